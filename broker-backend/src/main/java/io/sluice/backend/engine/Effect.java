@@ -1,0 +1,20 @@
+package io.sluice.backend.engine;
+
+/**
+ * Side effects of a command, returned as data. Only the partition's primary executes them; replicas discard
+ * them. A restarted primary re-derives pending hand-offs from state ({@code pendingDeadLetters}).
+ */
+public sealed interface Effect {
+
+    /** Messages became visible: wake parked long polls. */
+    record MessagesAvailable(PartitionId partition, int visibleCount) implements Effect {
+    }
+
+    /**
+     * Copy message {@code seq} to the dead-letter queue, then acknowledge with
+     * {@link PartitionCommand.AcknowledgeDeadLetters}. At least once: the copy is written before the source is
+     * removed.
+     */
+    record DeadLetter(PartitionId partition, long seq, DeadLetterReason reason) implements Effect {
+    }
+}

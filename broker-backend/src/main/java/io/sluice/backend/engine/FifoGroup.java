@@ -1,0 +1,26 @@
+package io.sluice.backend.engine;
+
+import java.util.ArrayDeque;
+
+/**
+ * One FIFO message group: its undelivered messages in send order, and how many of them are in flight.
+ * Invariant: in-flight messages are always a prefix of {@link #messages}, because a group is only offered to a
+ * receive when nothing in it is in flight, and a receive leases from the head.
+ */
+final class FifoGroup {
+    final String id;
+    final ArrayDeque<MessageEntry> messages = new ArrayDeque<>();
+    int inflight;
+    /** The head seq under which this group sits in the ready set, or -1 when it is not there. */
+    long readyKey = -1;
+
+    FifoGroup(String id) {
+        this.id = id;
+    }
+
+    /** A receive may take from this group: nothing in flight and the head message is visible. */
+    boolean isReady(long nowMillis) {
+        MessageEntry head = messages.peekFirst();
+        return inflight == 0 && head != null && head.visibleAtMillis <= nowMillis;
+    }
+}

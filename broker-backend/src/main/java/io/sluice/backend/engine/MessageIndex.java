@@ -1,0 +1,270 @@
+package io.sluice.backend.engine;
+
+import io.sluice.backend.engine.MessageEntry.Status;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * The in-memory index of one partition's messages: who is visible, in flight, delayed or waiting for a
+ * dead-letter hand-off, ordered so that every question the engine asks is answered without a scan:
+ *
+ * <ul>
+ *   <li>{@code byVisibleAt} (visibleAt, seq): visible messages are its prefix up to {@code now}; messages whose
+ *       deadline passed since the last command are the sub-range (lastNow, now];</li>
+ *   <li>{@code byRetention} (retention base, seq): the next message to expire is first;</li>
+ *   <li>FIFO: one {@link FifoGroup} per message group, and {@code readyGroups} (head seq → group) holding exactly
+ *       the groups a receive may take from, oldest head first.</li>
+ * </ul>
+ *
+ * <p>Every change to an entry's deadline goes through {@link #detach} / {@link #attach}, which keep the sorted
+ * sets and the counters exact. This class does no I/O; {@link PartitionQueueState} records the mutations.
+ */
+final class MessageIndex {
+    private final Map<Long, MessageEntry> bySeq = new HashMap<>();
+    private final TreeSet<MessageEntry> byVisibleAt = new TreeSet<>(MessageEntry.BY_VISIBLE_AT);
+    private final TreeSet<MessageEntry> byRetention = new TreeSet<>(MessageEntry.BY_RETENTION);
+    private final TreeMap<Long, MessageEntry> deadLetterPending = new TreeMap<>();
+    private final Map<String, FifoGroup> groups = new HashMap<>();
+    private final TreeMap<Long, FifoGroup> readyGroups = new TreeMap<>();
+    private int visible;
+    private int inflight;
+    private int delayed;
+    /** The time the counters and ready set are exact for. Never decreases. */
+    private long nowMillis;
+
+    MessageEntry get(long seq) {
+        return bySeq.get(seq);
+    }
+
+    int size() {
+        return bySeq.size();
+    }
+
+    int visibleCount() {
+        return visible;
+    }
+
+    int inflightCount() {
+        return inflight;
+    }
+
+    int delayedCount() {
+        return delayed;
+    }
+
+    long nowMillis() {
+        return nowMillis;
+    }
+
+    /**
+     * Moves time forward: messages whose deadline is in (previous now, now] become visible. Cost is the number
+     * of such messages, whatever the size of the queue.
+     *
+     * @return how many messages became visible
+     */
+    int advanceTo(long now) {
+        if (now <= nowMillis) {
+            return 0;
+        }
+        NavigableSet<MessageEntry> crossing = byVisibleAt.subSet(
+                MessageEntry.probe(nowMillis + 1, Long.MIN_VALUE), true, MessageEntry.probe(now, Long.MAX_VALUE), true);
+        List<FifoGroup> touched = new ArrayList<>();
+        int n = 0;
+        for (MessageEntry e : crossing) {
+            if (e.receivedAtMillis > 0) {
+                inflight--;
+                if (e.group != null) {
+                    e.group.inflight--;
+                }
+            } else {
+                delayed--;
+            }
+            visible++;
+            n++;
+            if (e.group != null) {
+                touched.add(e.group);
+            }
+        }
+        nowMillis = now;
+        for (FifoGroup g : touched) {
+            refreshReady(g);
+        }
+        return n;
+    }
+
+    /** Adds a new message; for FIFO it joins the tail of its group. */
+    void add(MessageEntry e, String fifoGroupId) {
+        bySeq.put(e.seq, e);
+        if (fifoGroupId != null && e.deadLetterReason == null) {
+            FifoGroup g = groups.computeIfAbsent(fifoGroupId, FifoGroup::new);
+            g.messages.addLast(e);
+            e.group = g;
+        }
+        attach(e);
+        if (e.group != null) {
+            refreshReady(e.group);
+        }
+    }
+
+    /** Takes an entry out of the sorted sets and counters; call before changing its deadline or status. */
+    void detach(MessageEntry e) {
+        Status s = e.status(nowMillis);
+        switch (s) {
+            case VISIBLE -> visible--;
+            case INFLIGHT -> {
+                inflight--;
+                if (e.group != null) {
+                    e.group.inflight--;
+                }
+            }
+            case DELAYED -> delayed--;
+            case DEAD_LETTER_PENDING -> deadLetterPending.remove(e.seq);
+        }
+        if (s != Status.DEAD_LETTER_PENDING) {
+            byVisibleAt.remove(e);
+            byRetention.remove(e);
+        }
+    }
+
+    /** Puts an entry back after a change; the inverse of {@link #detach}. */
+    void attach(MessageEntry e) {
+        Status s = e.status(nowMillis);
+        switch (s) {
+            case VISIBLE -> visible++;
+            case INFLIGHT -> {
+                inflight++;
+                if (e.group != null) {
+                    e.group.inflight++;
+                }
+            }
+            case DELAYED -> delayed++;
+            case DEAD_LETTER_PENDING -> deadLetterPending.put(e.seq, e);
+        }
+        if (s != Status.DEAD_LETTER_PENDING) {
+            byVisibleAt.add(e);
+            byRetention.add(e);
+        }
+    }
+
+    /** Removes a message for good (deleted, expired, purged or handed off and acknowledged). */
+    void remove(MessageEntry e) {
+        detach(e);
+        bySeq.remove(e.seq);
+        leaveGroup(e);
+    }
+
+    /** Marks a message as waiting for its dead-letter copy; it is no longer deliverable. */
+    void markDeadLetter(MessageEntry e, DeadLetterReason reason) {
+        detach(e);
+        leaveGroup(e);
+        e.deadLetterReason = reason;
+        attach(e);
+    }
+
+    private void leaveGroup(MessageEntry e) {
+        FifoGroup g = e.group;
+        if (g != null) {
+            g.messages.remove(e);
+            e.group = null;
+            refreshReady(g);
+        }
+    }
+
+    /** Re-evaluates whether a FIFO group may be offered to a receive, and drops empty groups. */
+    void refreshReady(FifoGroup g) {
+        if (g.readyKey >= 0) {
+            readyGroups.remove(g.readyKey);
+            g.readyKey = -1;
+        }
+        if (g.messages.isEmpty()) {
+            groups.remove(g.id);
+            return;
+        }
+        if (g.isReady(nowMillis)) {
+            g.readyKey = g.messages.peekFirst().seq;
+            readyGroups.put(g.readyKey, g);
+        }
+    }
+
+    /** Visible messages in delivery order (oldest deadline first). Do not modify the index while iterating. */
+    Iterable<MessageEntry> visibleInOrder() {
+        return byVisibleAt.headSet(MessageEntry.probe(nowMillis, Long.MAX_VALUE), true);
+    }
+
+    /** FIFO groups a receive may take from, oldest head first. Do not modify the index while iterating. */
+    Iterable<FifoGroup> readyGroups() {
+        return readyGroups.values();
+    }
+
+    boolean hasReadyGroup() {
+        return !readyGroups.isEmpty();
+    }
+
+    /** The live message that expires first, or null. */
+    MessageEntry oldestByRetention() {
+        return byRetention.isEmpty() ? null : byRetention.first();
+    }
+
+    /** The earliest deadline after now (a delayed or in-flight message becoming visible), or -1. */
+    long nextDeadlineMillis() {
+        MessageEntry next = byVisibleAt.higher(MessageEntry.probe(nowMillis, Long.MAX_VALUE));
+        return next == null ? -1 : next.visibleAtMillis;
+    }
+
+    /** Number of messages that would be visible at {@code at} (at or after now), without changing anything. */
+    int visibleAt(long at) {
+        if (at <= nowMillis) {
+            return visible;
+        }
+        return visible + byVisibleAt.subSet(MessageEntry.probe(nowMillis + 1, Long.MIN_VALUE), true,
+                MessageEntry.probe(at, Long.MAX_VALUE), true).size();
+    }
+
+    Map<Long, MessageEntry> deadLetterPending() {
+        return deadLetterPending;
+    }
+
+    /** All live and pending entries in seq order. A copy: safe to modify the index while iterating it. */
+    List<MessageEntry> entriesInSeqOrder() {
+        List<MessageEntry> all = new ArrayList<>(bySeq.values());
+        all.sort((a, b) -> Long.compare(a.seq, b.seq));
+        return all;
+    }
+
+    /** Drops everything (purge, retire). */
+    void clear() {
+        bySeq.clear();
+        byVisibleAt.clear();
+        byRetention.clear();
+        deadLetterPending.clear();
+        groups.clear();
+        readyGroups.clear();
+        visible = 0;
+        inflight = 0;
+        delayed = 0;
+    }
+
+    /** Sets the time before recovery re-adds entries from storage. */
+    void resetClock(long now) {
+        nowMillis = now;
+    }
+
+    /** Canonical description of everything derived, for state comparison in tests. */
+    String describe() {
+        StringBuilder sb = new StringBuilder();
+        sb.append("now=").append(nowMillis).append(" visible=").append(visible).append(" inflight=").append(inflight)
+                .append(" delayed=").append(delayed).append(" pending=").append(deadLetterPending.keySet()).append('\n');
+        for (MessageEntry e : entriesInSeqOrder()) {
+            sb.append(e).append('\n');
+        }
+        new TreeMap<>(groups).forEach((id, g) -> sb.append("group ").append(id).append(" inflight=").append(g.inflight)
+                .append(" seqs=").append(g.messages.stream().map(m -> m.seq).toList()).append('\n'));
+        sb.append("ready=").append(readyGroups.keySet()).append('\n');
+        return sb.toString();
+    }
+}

@@ -1,0 +1,60 @@
+package io.sluice.backend.engine;
+
+import io.sluice.common.MessageAttributeValue;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * One message of a send, already validated by the frontend. The message id is chosen by the sender's frontend
+ * (a UUID), so every replica stores the same id.
+ *
+ * @param delaySeconds   per-message delay, or {@code -1} for the queue's; ignored on FIFO queues
+ * @param groupId        FIFO message group (required there); stored as-is on standard queues
+ * @param deduplicationId FIFO explicit deduplication id, or null for content-based
+ * @param provenance     non-null when the message is moved here from another queue (dead-letter hand-off or
+ *                       redrive): it keeps its original timestamps and receive count
+ */
+public record NewMessage(
+        String messageId,
+        String body,
+        Map<String, MessageAttributeValue> attributes,
+        Map<String, MessageAttributeValue> systemAttributes,
+        int delaySeconds,
+        String groupId,
+        String deduplicationId,
+        String senderId,
+        Provenance provenance) {
+
+    public NewMessage {
+        Objects.requireNonNull(messageId, "messageId");
+        Objects.requireNonNull(body, "body");
+        attributes = attributes == null ? Map.of() : Map.copyOf(attributes);
+        systemAttributes = systemAttributes == null ? Map.of() : Map.copyOf(systemAttributes);
+        senderId = senderId == null ? "" : senderId;
+    }
+
+    public static NewMessage of(String messageId, String body) {
+        return new NewMessage(messageId, body, Map.of(), Map.of(), -1, null, null, null, null);
+    }
+
+    public static NewMessage fifo(String messageId, String body, String groupId, String deduplicationId) {
+        return new NewMessage(messageId, body, Map.of(), Map.of(), -1, groupId, deduplicationId, null, null);
+    }
+
+    public NewMessage withDelaySeconds(int seconds) {
+        return new NewMessage(messageId, body, attributes, systemAttributes, seconds, groupId, deduplicationId,
+                senderId, provenance);
+    }
+
+    /**
+     * Where a moved message came from.
+     *
+     * @param sentTimestampMillis       the original SentTimestamp
+     * @param receiveCount              receives so far; the count carries on in the new queue
+     * @param firstReceiveTimestampMillis 0 if never received
+     * @param deadLetterSourceArn       ARN of the queue it was dead-lettered from, or null on redrive
+     */
+    public record Provenance(long sentTimestampMillis, int receiveCount, long firstReceiveTimestampMillis,
+                             String deadLetterSourceArn) {
+    }
+}

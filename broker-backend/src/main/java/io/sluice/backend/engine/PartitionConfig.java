@@ -1,0 +1,92 @@
+package io.sluice.backend.engine;
+
+import io.sluice.common.SqsLimits;
+
+/**
+ * The queue attributes a partition's engine needs, replicated through the log (the {@code Configure} command)
+ * so every replica applies the same rules.
+ *
+ * @param fifo                       FIFO queue: group ordering, deduplication, receive attempts
+ * @param contentBasedDeduplication  FIFO: a send without a deduplication id is deduplicated by body hash
+ * @param deduplicationPerGroup      FIFO {@code DeduplicationScope=messageGroup}; otherwise queue-wide
+ * @param delaySeconds               queue default delay; retroactive on FIFO queues
+ * @param visibilityTimeoutSeconds   default lease for receives that do not name one
+ * @param retentionSeconds           messages older than this (from their retention base) are expired
+ * @param maxReceiveCount            0 = no redrive policy; otherwise a receive that would exceed it hands the
+ *                                   message off to the dead-letter queue instead of delivering it
+ * @param deadLetterOnExpiry         Sluice extension: expired messages go to the dead-letter queue (needs a
+ *                                   redrive policy) instead of being dropped
+ * @param maxInflight                in-flight limit; standard queues answer OverLimit, FIFO queues return none
+ */
+public record PartitionConfig(
+        boolean fifo,
+        boolean contentBasedDeduplication,
+        boolean deduplicationPerGroup,
+        int delaySeconds,
+        int visibilityTimeoutSeconds,
+        int retentionSeconds,
+        int maxReceiveCount,
+        boolean deadLetterOnExpiry,
+        int maxInflight) {
+
+    public static final PartitionConfig STANDARD_DEFAULTS = new PartitionConfig(false, false, false, 0,
+            SqsLimits.DEFAULT_VISIBILITY_TIMEOUT_SECONDS, SqsLimits.DEFAULT_RETENTION_SECONDS, 0, false,
+            SqsLimits.DEFAULT_MAX_INFLIGHT_STANDARD);
+
+    public static final PartitionConfig FIFO_DEFAULTS = new PartitionConfig(true, false, false, 0,
+            SqsLimits.DEFAULT_VISIBILITY_TIMEOUT_SECONDS, SqsLimits.DEFAULT_RETENTION_SECONDS, 0, false,
+            SqsLimits.DEFAULT_MAX_INFLIGHT_FIFO);
+
+    public PartitionConfig {
+        requireRange("delaySeconds", delaySeconds, 0, SqsLimits.MAX_DELAY_SECONDS);
+        requireRange("visibilityTimeoutSeconds", visibilityTimeoutSeconds, 0, SqsLimits.MAX_VISIBILITY_TIMEOUT_SECONDS);
+        requireRange("retentionSeconds", retentionSeconds, 1, SqsLimits.MAX_RETENTION_SECONDS);
+        requireRange("maxReceiveCount", maxReceiveCount, 0, SqsLimits.MAX_MAX_RECEIVE_COUNT);
+        requireRange("maxInflight", maxInflight, 1, Integer.MAX_VALUE);
+    }
+
+    public boolean hasDeadLetterQueue() {
+        return maxReceiveCount > 0;
+    }
+
+    public PartitionConfig withDelaySeconds(int seconds) {
+        return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, seconds,
+                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight);
+    }
+
+    public PartitionConfig withRetentionSeconds(int seconds) {
+        return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
+                visibilityTimeoutSeconds, seconds, maxReceiveCount, deadLetterOnExpiry, maxInflight);
+    }
+
+    public PartitionConfig withMaxReceiveCount(int count) {
+        return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
+                visibilityTimeoutSeconds, retentionSeconds, count, deadLetterOnExpiry, maxInflight);
+    }
+
+    public PartitionConfig withDeadLetterOnExpiry(boolean enabled) {
+        return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
+                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, enabled, maxInflight);
+    }
+
+    public PartitionConfig withMaxInflight(int limit) {
+        return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
+                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, limit);
+    }
+
+    public PartitionConfig withContentBasedDeduplication(boolean enabled) {
+        return new PartitionConfig(fifo, enabled, deduplicationPerGroup, delaySeconds,
+                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight);
+    }
+
+    public PartitionConfig withDeduplicationPerGroup(boolean perGroup) {
+        return new PartitionConfig(fifo, contentBasedDeduplication, perGroup, delaySeconds,
+                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight);
+    }
+
+    private static void requireRange(String name, int value, int min, int max) {
+        if (value < min || value > max) {
+            throw new IllegalArgumentException(name + " must be in [" + min + ", " + max + "]: " + value);
+        }
+    }
+}

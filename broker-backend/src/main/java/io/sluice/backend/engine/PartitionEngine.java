@@ -1,0 +1,93 @@
+package io.sluice.backend.engine;
+
+import io.sluice.backend.storage.ShardStore;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A partition's {@link PartitionQueueState} bound to its {@link ShardStore}: applies a command, writes its
+ * mutations in one batch with the log index, and joins leased messages with their stored bodies. This is the
+ * piece the Raft state machine will call from {@code applyTransaction}; it holds no threads and no locks, so
+ * the caller applies commands of one shard one at a time.
+ */
+public final class PartitionEngine {
+    private final ShardStore store;
+    private final PartitionQueueState state;
+
+    private PartitionEngine(ShardStore store, PartitionQueueState state) {
+        this.store = store;
+        this.state = state;
+    }
+
+    /** Creates a new partition: its first command is the configuration. */
+    public static PartitionEngine create(ShardStore store, PartitionId id, PartitionConfig config, long leaderTimeMillis,
+                                         long logIndex) {
+        PartitionEngine engine = new PartitionEngine(store, new PartitionQueueState(id, config));
+        engine.apply(new PartitionCommand.Configure(config), leaderTimeMillis, logIndex);
+        return engine;
+    }
+
+    /**
+     * Rebuilds a partition's in-memory index from the store: reads its config, meta, message states (not bodies),
+     * deduplication entries and receive attempts. Empty when the store has no such partition.
+     */
+    public static Optional<PartitionEngine> open(ShardStore store, PartitionId id) {
+        PartitionKeys keys = new PartitionKeys(id);
+        byte[] configBytes = store.get(keys.config());
+        byte[] metaBytes = store.get(keys.meta());
+        if (configBytes == null || metaBytes == null) {
+            return Optional.empty();
+        }
+        PartitionQueueState state = new PartitionQueueState(id, RecordCodec.decodeConfig(configBytes));
+        List<RecordCodec.DecodedState> states = new ArrayList<>();
+        store.scan(keys.typePrefix(PartitionKeys.STATE), keys.typeEnd(PartitionKeys.STATE),
+                (k, v) -> states.add(RecordCodec.decodeState(PartitionKeys.seqOf(k), v)));
+        List<DedupWindow.Entry> dedup = new ArrayList<>();
+        store.scan(keys.typePrefix(PartitionKeys.DEDUP), keys.typeEnd(PartitionKeys.DEDUP),
+                (k, v) -> dedup.add(RecordCodec.decodeDedup(PartitionKeys.suffixOf(k), v)));
+        List<ReceiveAttempts.Attempt> attempts = new ArrayList<>();
+        store.scan(keys.typePrefix(PartitionKeys.ATTEMPT), keys.typeEnd(PartitionKeys.ATTEMPT),
+                (k, v) -> attempts.add(RecordCodec.decodeAttempt(PartitionKeys.suffixOf(k), v)));
+        state.recover(RecordCodec.decodeMeta(metaBytes), states, dedup, attempts);
+        return Optional.of(new PartitionEngine(store, state));
+    }
+
+    public PartitionQueueState state() {
+        return state;
+    }
+
+    /**
+     * Applies a command and stores its mutations atomically with {@code logIndex}.
+     *
+     * @return the response, the effects, and for a receive the leased messages with their bodies
+     */
+    public Outcome apply(PartitionCommand command, long leaderTimeMillis, long logIndex) {
+        ApplyResult result = state.apply(command, leaderTimeMillis);
+        store.write(result.mutations(), logIndex);
+        List<DeliveredMessage> delivered = List.of();
+        if (result.response() instanceof PartitionResponse.Received received && !received.deliveries().isEmpty()) {
+            delivered = new ArrayList<>(received.deliveries().size());
+            for (PartitionResponse.Delivery d : received.deliveries()) {
+                delivered.add(new DeliveredMessage(d, readMessage(d.seq())));
+            }
+        }
+        return new Outcome(result.response(), result.effects(), delivered);
+    }
+
+    /** The stored body and attributes of a message (for deliveries and dead-letter copies). */
+    public StoredMessage readMessage(long seq) {
+        byte[] bytes = store.get(state.keys().body(seq));
+        if (bytes == null) {
+            throw new IllegalStateException("partition " + state.id() + " indexes seq " + seq + " but has no body");
+        }
+        return RecordCodec.decodeMessage(bytes);
+    }
+
+    public record Outcome(PartitionResponse response, List<Effect> effects, List<DeliveredMessage> delivered) {
+    }
+
+    /** A leased message: the lease from the engine and the message from storage. */
+    public record DeliveredMessage(PartitionResponse.Delivery delivery, StoredMessage message) {
+    }
+}

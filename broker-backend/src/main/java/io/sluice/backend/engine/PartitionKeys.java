@@ -1,0 +1,114 @@
+package io.sluice.backend.engine;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * The key layout. Every key of a partition starts with its 12-byte prefix {@code queueId(8) index(4)}
+ * (big-endian), so many partitions share one RocksDB instance and a partition's keys are one contiguous range.
+ * After the prefix a one-byte record type:
+ *
+ * <pre>
+ *   c                 partition config
+ *   m                 partition meta (next seq, last applied time, last purge, retired)
+ *   b seq(8)          message body and attributes (immutable, written once)
+ *   s seq(8)          message state (visibility, receive count, ...; rewritten on every lease)
+ *   d dedupKey        FIFO deduplication entry
+ *   a attemptId       FIFO receive-attempt record
+ * </pre>
+ *
+ * Bodies ({@code b}) and states ({@code s}) live in separate ranges so that rebuilding the in-memory index at
+ * open reads only the small state records, and a lease rewrites a few dozen bytes, not the body. Sequence
+ * numbers are big-endian so a range scan visits messages in send order. Queue id 0 holds shard-level keys
+ * such as the applied log index.
+ */
+public final class PartitionKeys {
+    static final byte CONFIG = 'c';
+    static final byte META = 'm';
+    static final byte BODY = 'b';
+    static final byte STATE = 's';
+    static final byte DEDUP = 'd';
+    static final byte ATTEMPT = 'a';
+
+    public static final int PREFIX_LENGTH = 12;
+
+    private final PartitionId partition;
+    private final byte[] prefix;
+
+    public PartitionKeys(PartitionId partition) {
+        this.partition = partition;
+        this.prefix = ByteBuffer.allocate(PREFIX_LENGTH).putLong(partition.queueId()).putInt(partition.index()).array();
+    }
+
+    public PartitionId partition() {
+        return partition;
+    }
+
+    /** First key of this partition's range. */
+    public byte[] rangeStart() {
+        return prefix.clone();
+    }
+
+    /** First key after this partition's range. */
+    public byte[] rangeEnd() {
+        return ByteBuffer.allocate(PREFIX_LENGTH).putLong(partition.queueId()).putInt(partition.index() + 1).array();
+    }
+
+    public byte[] config() {
+        return typed(CONFIG, 0).array();
+    }
+
+    public byte[] meta() {
+        return typed(META, 0).array();
+    }
+
+    public byte[] body(long seq) {
+        return typed(BODY, 8).putLong(seq).array();
+    }
+
+    public byte[] state(long seq) {
+        return typed(STATE, 8).putLong(seq).array();
+    }
+
+    public byte[] dedup(String dedupKey) {
+        byte[] k = dedupKey.getBytes(StandardCharsets.UTF_8);
+        return typed(DEDUP, k.length).put(k).array();
+    }
+
+    public byte[] attempt(String attemptId) {
+        byte[] k = attemptId.getBytes(StandardCharsets.UTF_8);
+        return typed(ATTEMPT, k.length).put(k).array();
+    }
+
+    /** The prefix of all keys of one record type: {@code prefix type}. */
+    public byte[] typePrefix(byte type) {
+        return typed(type, 0).array();
+    }
+
+    /** First key after all keys of one record type. */
+    public byte[] typeEnd(byte type) {
+        return typed((byte) (type + 1), 0).array();
+    }
+
+    public static long seqOf(byte[] key) {
+        return ByteBuffer.wrap(key, PREFIX_LENGTH + 1, 8).getLong();
+    }
+
+    public static String suffixOf(byte[] key) {
+        return new String(key, PREFIX_LENGTH + 1, key.length - PREFIX_LENGTH - 1, StandardCharsets.UTF_8);
+    }
+
+    public boolean owns(byte[] key) {
+        return key.length >= PREFIX_LENGTH && Arrays.equals(key, 0, PREFIX_LENGTH, prefix, 0, PREFIX_LENGTH);
+    }
+
+    private ByteBuffer typed(byte type, int extra) {
+        return ByteBuffer.allocate(PREFIX_LENGTH + 1 + extra).put(prefix).put(type);
+    }
+
+    /** Shard-level key holding the last applied log index (queue id 0 is never a real queue). */
+    public static byte[] appliedIndexKey() {
+        return ByteBuffer.allocate(PREFIX_LENGTH + 1).putLong(0).putInt(0).put((byte) 'i').array();
+    }
+}

@@ -1,0 +1,287 @@
+package io.sluice.backend.engine;
+
+import io.sluice.common.MessageAttributeValue;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Binary encodings of the stored records. Each record starts with a format version byte; readers accept every
+ * version they know, so a newer node reads older data. Strings are length-prefixed UTF-8, -1 meaning null.
+ */
+final class RecordCodec {
+    private static final byte V1 = 1;
+
+    private RecordCodec() {
+    }
+
+    // ---- message body record -------------------------------------------------------------------------------
+
+    static byte[] encodeMessage(StoredMessage m) {
+        Writer w = new Writer(64 + m.body().length() * 3);
+        w.u8(V1);
+        w.str(m.messageId());
+        w.str(m.body());
+        w.attributes(m.attributes());
+        w.attributes(m.systemAttributes());
+        w.i64(m.sentTimestampMillis());
+        w.str(m.groupId());
+        w.str(m.deduplicationId());
+        w.str(m.sequenceNumber());
+        w.str(m.senderId());
+        w.str(m.deadLetterSourceArn());
+        return w.toBytes();
+    }
+
+    static StoredMessage decodeMessage(byte[] bytes) {
+        Reader r = new Reader(bytes);
+        r.version();
+        return new StoredMessage(r.str(), r.str(), r.attributes(), r.attributes(), r.i64(), r.str(), r.str(), r.str(),
+                r.str(), r.str());
+    }
+
+    // ---- message state record ------------------------------------------------------------------------------
+
+    static byte[] encodeState(MessageEntry e) {
+        Writer w = new Writer(48);
+        w.u8(V1);
+        w.i64(e.visibleAtMillis);
+        w.i64(e.retentionBaseMillis);
+        w.i64(e.receivedAtMillis);
+        w.i64(e.firstReceiveMillis);
+        w.i32(e.receiveCount);
+        w.u8(e.deadLetterReason == null ? 0 : e.deadLetterReason.code());
+        w.str(e.groupId());
+        return w.toBytes();
+    }
+
+    /** A state record as read at open; the group id is resolved to a {@link FifoGroup} by the caller. */
+    record DecodedState(MessageEntry entry, String groupId) {
+    }
+
+    static DecodedState decodeState(long seq, byte[] bytes) {
+        Reader r = new Reader(bytes);
+        r.version();
+        MessageEntry e = new MessageEntry(seq);
+        e.visibleAtMillis = r.i64();
+        e.retentionBaseMillis = r.i64();
+        e.receivedAtMillis = r.i64();
+        e.firstReceiveMillis = r.i64();
+        e.receiveCount = r.i32();
+        int reason = r.u8();
+        e.deadLetterReason = reason == 0 ? null : DeadLetterReason.ofCode(reason);
+        return new DecodedState(e, r.str());
+    }
+
+    // ---- partition meta and config -------------------------------------------------------------------------
+
+    record Meta(long nextSeq, long lastNowMillis, long lastPurgeMillis, boolean retired) {
+    }
+
+    static byte[] encodeMeta(Meta m) {
+        Writer w = new Writer(32);
+        w.u8(V1);
+        w.i64(m.nextSeq());
+        w.i64(m.lastNowMillis());
+        w.i64(m.lastPurgeMillis());
+        w.u8(m.retired() ? 1 : 0);
+        return w.toBytes();
+    }
+
+    static Meta decodeMeta(byte[] bytes) {
+        Reader r = new Reader(bytes);
+        r.version();
+        return new Meta(r.i64(), r.i64(), r.i64(), r.u8() != 0);
+    }
+
+    static byte[] encodeConfig(PartitionConfig c) {
+        Writer w = new Writer(40);
+        w.u8(V1);
+        w.u8(c.fifo() ? 1 : 0);
+        w.u8(c.contentBasedDeduplication() ? 1 : 0);
+        w.u8(c.deduplicationPerGroup() ? 1 : 0);
+        w.i32(c.delaySeconds());
+        w.i32(c.visibilityTimeoutSeconds());
+        w.i32(c.retentionSeconds());
+        w.i32(c.maxReceiveCount());
+        w.u8(c.deadLetterOnExpiry() ? 1 : 0);
+        w.i32(c.maxInflight());
+        return w.toBytes();
+    }
+
+    static PartitionConfig decodeConfig(byte[] bytes) {
+        Reader r = new Reader(bytes);
+        r.version();
+        return new PartitionConfig(r.u8() != 0, r.u8() != 0, r.u8() != 0, r.i32(), r.i32(), r.i32(), r.i32(),
+                r.u8() != 0, r.i32());
+    }
+
+    // ---- deduplication and receive attempts ----------------------------------------------------------------
+
+    static byte[] encodeDedup(DedupWindow.Entry d) {
+        Writer w = new Writer(80);
+        w.u8(V1);
+        w.str(d.messageId());
+        w.i64(d.seq());
+        w.str(d.sequenceNumber());
+        w.i64(d.expiresAtMillis());
+        return w.toBytes();
+    }
+
+    static DedupWindow.Entry decodeDedup(String key, byte[] bytes) {
+        Reader r = new Reader(bytes);
+        r.version();
+        return new DedupWindow.Entry(key, r.str(), r.i64(), r.str(), r.i64());
+    }
+
+    static byte[] encodeAttempt(ReceiveAttempts.Attempt a) {
+        Writer w = new Writer(16 + a.leases().length * 8);
+        w.u8(V1);
+        w.i64(a.expiresAtMillis());
+        w.i32(a.leases().length / 3);
+        for (long v : a.leases()) {
+            w.i64(v);
+        }
+        return w.toBytes();
+    }
+
+    static ReceiveAttempts.Attempt decodeAttempt(String id, byte[] bytes) {
+        Reader r = new Reader(bytes);
+        r.version();
+        long expiresAt = r.i64();
+        long[] leases = new long[r.i32() * 3];
+        for (int i = 0; i < leases.length; i++) {
+            leases[i] = r.i64();
+        }
+        return new ReceiveAttempts.Attempt(id, expiresAt, leases);
+    }
+
+    // ---- primitives ----------------------------------------------------------------------------------------
+
+    private static final class Writer {
+        private byte[] buf;
+        private int len;
+
+        Writer(int capacity) {
+            buf = new byte[Math.max(16, capacity)];
+        }
+
+        private void ensure(int n) {
+            if (len + n > buf.length) {
+                buf = Arrays.copyOf(buf, Math.max(buf.length * 2, len + n));
+            }
+        }
+
+        void u8(int v) {
+            ensure(1);
+            buf[len++] = (byte) v;
+        }
+
+        void i32(int v) {
+            ensure(4);
+            ByteBuffer.wrap(buf, len, 4).putInt(v);
+            len += 4;
+        }
+
+        void i64(long v) {
+            ensure(8);
+            ByteBuffer.wrap(buf, len, 8).putLong(v);
+            len += 8;
+        }
+
+        void bytes(byte[] b) {
+            i32(b.length);
+            ensure(b.length);
+            System.arraycopy(b, 0, buf, len, b.length);
+            len += b.length;
+        }
+
+        void str(String s) {
+            if (s == null) {
+                i32(-1);
+            } else {
+                bytes(s.getBytes(StandardCharsets.UTF_8));
+            }
+        }
+
+        void attributes(Map<String, MessageAttributeValue> attributes) {
+            i32(attributes.size());
+            for (Map.Entry<String, MessageAttributeValue> e : new java.util.TreeMap<>(attributes).entrySet()) {
+                str(e.getKey());
+                str(e.getValue().dataType());
+                if (e.getValue().isBinary()) {
+                    u8(2);
+                    bytes(e.getValue().binaryValue());
+                } else {
+                    u8(1);
+                    str(e.getValue().stringValue());
+                }
+            }
+        }
+
+        byte[] toBytes() {
+            return Arrays.copyOf(buf, len);
+        }
+    }
+
+    private static final class Reader {
+        private final ByteBuffer buf;
+
+        Reader(byte[] bytes) {
+            buf = ByteBuffer.wrap(bytes);
+        }
+
+        void version() {
+            int v = u8();
+            if (v != V1) {
+                throw new IllegalStateException("unknown record format version " + v);
+            }
+        }
+
+        int u8() {
+            return buf.get() & 0xFF;
+        }
+
+        int i32() {
+            return buf.getInt();
+        }
+
+        long i64() {
+            return buf.getLong();
+        }
+
+        byte[] bytes() {
+            byte[] b = new byte[buf.getInt()];
+            buf.get(b);
+            return b;
+        }
+
+        String str() {
+            int n = buf.getInt();
+            if (n < 0) {
+                return null;
+            }
+            String s = new String(buf.array(), buf.position(), n, StandardCharsets.UTF_8);
+            buf.position(buf.position() + n);
+            return s;
+        }
+
+        Map<String, MessageAttributeValue> attributes() {
+            int n = i32();
+            if (n == 0) {
+                return Map.of();
+            }
+            Map<String, MessageAttributeValue> out = new LinkedHashMap<>();
+            for (int i = 0; i < n; i++) {
+                String name = str();
+                String type = str();
+                int kind = u8();
+                out.put(name, kind == 2 ? new MessageAttributeValue(type, null, bytes())
+                        : new MessageAttributeValue(type, str(), null));
+            }
+            return out;
+        }
+    }
+}

@@ -1,0 +1,163 @@
+package io.sluice.backend.storage;
+
+import io.sluice.backend.engine.Mutation;
+import io.sluice.backend.engine.PartitionKeys;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.function.BiConsumer;
+import org.rocksdb.CompressionType;
+import org.rocksdb.Options;
+import org.rocksdb.ReadOptions;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.RocksIterator;
+import org.rocksdb.Slice;
+import org.rocksdb.WriteBatch;
+import org.rocksdb.WriteOptions;
+
+/**
+ * One RocksDB instance holding many queue partitions (one shard), each under its own key prefix
+ * ({@link PartitionKeys}). Every command's mutations are written in one atomic {@link WriteBatch} together
+ * with the applied log index, so the stored state and the index that produced it never disagree.
+ *
+ * <p>A single column family, so a batch is atomic without {@code atomic_flush}.
+ */
+public final class ShardStore implements AutoCloseable {
+    static {
+        RocksDB.loadLibrary();
+    }
+
+    /** How a batch reaches the disk. */
+    public enum Durability {
+        /**
+         * RocksDB's WAL, fsynced before {@link #write} returns. For a store with no Raft log in front of it
+         * ({@code sluice dev} before replication, tests): an acknowledged write survives a crash.
+         */
+        SYNC_WAL,
+        /**
+         * No WAL: the Raft log is the write-ahead log, and replay after a crash re-applies entries above the
+         * stored applied index. Only correct with the rules in docs/architecture.md (applied index in the same
+         * batch, one column family, log purged only after a flushed snapshot).
+         */
+        NO_WAL
+    }
+
+    private final Path dir;
+    private final Options options;
+    private final RocksDB db;
+    private final WriteOptions writeOptions;
+    private final byte[] appliedIndexKey = PartitionKeys.appliedIndexKey();
+    private volatile long appliedIndex;
+
+    private ShardStore(Path dir, Options options, RocksDB db, WriteOptions writeOptions) throws RocksDBException {
+        this.dir = dir;
+        this.options = options;
+        this.db = db;
+        this.writeOptions = writeOptions;
+        byte[] stored = db.get(appliedIndexKey);
+        this.appliedIndex = stored == null ? 0 : ByteBuffer.wrap(stored).getLong();
+    }
+
+    public static ShardStore open(Path dir, Durability durability) {
+        Options options = new Options()
+                .setCreateIfMissing(true)
+                .setCompressionType(CompressionType.LZ4_COMPRESSION)
+                .setMaxBackgroundJobs(2)
+                .setKeepLogFileNum(5);
+        WriteOptions writeOptions = new WriteOptions();
+        if (durability == Durability.SYNC_WAL) {
+            writeOptions.setSync(true);
+        } else {
+            writeOptions.setDisableWAL(true).setSync(false);
+        }
+        try {
+            Files.createDirectories(dir);
+            return new ShardStore(dir, options, RocksDB.open(options, dir.toString()), writeOptions);
+        } catch (RocksDBException | java.io.IOException e) {
+            writeOptions.close();
+            options.close();
+            throw new StorageException("cannot open shard store at " + dir, e);
+        }
+    }
+
+    public Path dir() {
+        return dir;
+    }
+
+    /** The log index of the last batch written; commands at or below it are already applied. */
+    public long appliedIndex() {
+        return appliedIndex;
+    }
+
+    /**
+     * Writes one command's mutations and the applied index atomically. A failure here is fatal for the replica:
+     * the caller must stop rather than carry on with state that disagrees with its log.
+     */
+    public void write(List<Mutation> mutations, long logIndex) {
+        try (WriteBatch batch = new WriteBatch()) {
+            for (Mutation m : mutations) {
+                if (m instanceof Mutation.Put p) {
+                    batch.put(p.key(), p.value());
+                } else if (m instanceof Mutation.Delete d) {
+                    batch.delete(d.key());
+                } else if (m instanceof Mutation.DeleteRange r) {
+                    batch.deleteRange(r.fromInclusive(), r.toExclusive());
+                }
+            }
+            batch.put(appliedIndexKey, ByteBuffer.allocate(8).putLong(logIndex).array());
+            db.write(writeOptions, batch);
+            appliedIndex = logIndex;
+        } catch (RocksDBException e) {
+            throw new StorageException("write failed in " + dir, e);
+        }
+    }
+
+    public byte[] get(byte[] key) {
+        try {
+            return db.get(key);
+        } catch (RocksDBException e) {
+            throw new StorageException("read failed in " + dir, e);
+        }
+    }
+
+    /** Visits keys in {@code [from, to)} in order. Used at open and by tests; never on the receive path. */
+    public void scan(byte[] from, byte[] to, BiConsumer<byte[], byte[]> visitor) {
+        try (Slice upper = new Slice(to);
+             ReadOptions read = new ReadOptions().setIterateUpperBound(upper);
+             RocksIterator it = db.newIterator(read)) {
+            for (it.seek(from); it.isValid(); it.next()) {
+                visitor.accept(it.key(), it.value());
+            }
+            it.status();
+        } catch (RocksDBException e) {
+            throw new StorageException("scan failed in " + dir, e);
+        }
+    }
+
+    /** Flushes memtables to SST files: with {@link Durability#NO_WAL}, before the Raft log may be purged. */
+    public void flush() {
+        try (org.rocksdb.FlushOptions flush = new org.rocksdb.FlushOptions().setWaitForFlush(true)) {
+            db.flush(flush);
+        } catch (RocksDBException e) {
+            throw new StorageException("flush failed in " + dir, e);
+        }
+    }
+
+    /** RocksDB's own estimate of a property, e.g. {@code rocksdb.estimate-num-keys}. */
+    public long longProperty(String name) {
+        try {
+            return db.getLongProperty(name);
+        } catch (RocksDBException e) {
+            throw new StorageException("property " + name + " failed in " + dir, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        db.close();
+        writeOptions.close();
+        options.close();
+    }
+}
