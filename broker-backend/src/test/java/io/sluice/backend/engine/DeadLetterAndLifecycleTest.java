@@ -1,0 +1,166 @@
+package io.sluice.backend.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.backend.engine.PartitionEngine.DeliveredMessage;
+import io.sluice.common.SqsError;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Dead-letter hand-off, retention, purge and retirement. */
+class DeadLetterAndLifecycleTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void theReceiveThatWouldExceedMaxReceiveCountHandsOffInsteadOfDelivering() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS.withMaxReceiveCount(2))) {
+            q.send("poison");
+            q.send("fine");
+            assertEquals(2, q.receive(10, 10).size());
+            q.advanceSeconds(10);
+            List<DeliveredMessage> second = q.receive(10, 10);
+            assertEquals(2, second.size());
+            q.delete(second.stream().filter(d -> d.message().body().equals("fine")).findFirst().orElseThrow()
+                    .delivery().receiptHandle());
+            q.advanceSeconds(10);
+            q.send("newer");
+            assertEquals(List.of("newer"), q.bodies(q.receive(10, 10)), "the receive goes on past the hand-off");
+
+            List<Effect.DeadLetter> handOffs = q.deadLetterEffects();
+            assertEquals(1, handOffs.size());
+            assertEquals(DeadLetterReason.MAX_RECEIVES_EXCEEDED, handOffs.get(0).reason());
+            StoredMessage moved = q.engine.readMessage(handOffs.get(0).seq());
+            assertEquals("poison", moved.body());
+            assertEquals(1, q.counts().deadLetterPending());
+            assertEquals(handOffs, q.engine.state().pendingDeadLetters());
+
+            q.advanceSeconds(3600);
+            assertTrue(q.receive(10, 10).stream().noneMatch(d -> d.message().body().equals("poison")),
+                    "never delivered while the hand-off is pending");
+            var acked = q.apply(new PartitionCommand.AcknowledgeDeadLetters(List.of(handOffs.get(0).seq())));
+            assertEquals(new PartitionResponse.Count(1), acked.response());
+            assertEquals(0, q.counts().deadLetterPending());
+            assertTrue(q.engine.state().pendingDeadLetters().isEmpty());
+        }
+    }
+
+    @Test
+    void maxReceiveCountOneDeliversOnceAndMovesOnTheSecondReceive() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS.withMaxReceiveCount(1))) {
+            q.send("m");
+            q.receiveOne(0);
+            assertTrue(q.receive(10, 30).isEmpty());
+            assertEquals(1, q.deadLetterEffects().size());
+        }
+    }
+
+    @Test
+    void movedMessageKeepsItsHistory() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS)) {
+            q.advanceSeconds(100);
+            q.send(new NewMessage("orig-id", "b", null, null, -1, null, null, null,
+                    new NewMessage.Provenance(EngineFixture.START, 1, EngineFixture.START + 5, "arn:aws:sqs:us-east-1:0:src")));
+            DeliveredMessage got = q.receiveOne(30);
+            assertEquals(2, got.delivery().receiveCount(), "the receive count carries on");
+            assertEquals(EngineFixture.START + 5, got.delivery().firstReceiveTimestampMillis());
+            assertEquals(EngineFixture.START, got.message().sentTimestampMillis());
+            assertEquals("arn:aws:sqs:us-east-1:0:src", got.message().deadLetterSourceArn());
+        }
+    }
+
+    @Test
+    void fifoHandOffUnblocksTheGroup() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.FIFO_DEFAULTS.withMaxReceiveCount(1))) {
+            q.sendFifo("g", "1");
+            q.sendFifo("g", "2");
+            q.receiveOne(0);
+            assertEquals(List.of("2"), q.bodies(q.receive(10, 30)));
+            assertEquals(1, q.deadLetterEffects().size());
+        }
+    }
+
+    @Test
+    void retentionExpiresMessagesAndLoweringItAppliesToQueuedOnes() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS.withRetentionSeconds(120))) {
+            q.send("old");
+            q.advanceSeconds(60);
+            q.send("young");
+            q.advanceSeconds(60);
+            assertEquals(List.of("young"), q.bodies(q.receive(10, 0)), "old expired at 120 s, even without a sweep");
+            q.apply(new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS.withRetentionSeconds(60)));
+            var swept = q.apply(new PartitionCommand.Expire(100));
+            assertEquals(new PartitionResponse.Count(1), swept.response());
+            assertEquals(new QueueCounts(0, 0, 0, 0, -1), q.counts());
+            assertTrue(q.deadLetterEffects().isEmpty(), "dropped, not dead-lettered, by default");
+        }
+    }
+
+    @Test
+    void expiryCanDeadLetterWhenTheQueueAsksForIt() {
+        PartitionConfig config = PartitionConfig.STANDARD_DEFAULTS.withRetentionSeconds(60).withMaxReceiveCount(5)
+                .withDeadLetterOnExpiry(true);
+        try (EngineFixture q = new EngineFixture(dir, config)) {
+            q.send("m");
+            q.receiveOne(120);
+            q.advanceSeconds(60);
+            q.apply(new PartitionCommand.Expire(100));
+            assertEquals(DeadLetterReason.RETENTION_EXPIRED, q.deadLetterEffects().get(0).reason(),
+                    "in-flight messages expire too");
+        }
+    }
+
+    @Test
+    void purgeRemovesEverythingOnceAMinute() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS)) {
+            q.send("visible");
+            q.send(NewMessage.of("d", "delayed").withDelaySeconds(60));
+            q.send("inflight");
+            q.receive(1, 600);
+            assertEquals(new PartitionResponse.Count(3), q.apply(new PartitionCommand.Purge()).response());
+            assertEquals(new QueueCounts(0, 0, 0, 0, -1), q.counts());
+            q.advanceSeconds(59.999);
+            var again = assertInstanceOf(PartitionResponse.Rejected.class, q.apply(new PartitionCommand.Purge()).response());
+            assertEquals(SqsError.PURGE_QUEUE_IN_PROGRESS, again.failure().error());
+            q.advanceSeconds(0.001);
+            assertEquals(new PartitionResponse.Count(0), q.apply(new PartitionCommand.Purge()).response());
+            q.reopen();
+            assertEquals(new QueueCounts(0, 0, 0, 0, -1), q.counts(), "purged data stays purged after reopen");
+        }
+    }
+
+    @Test
+    void retiringAQueueHandsEverythingOffAndRefusesNewWork() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS.withMaxReceiveCount(3))) {
+            q.send("a");
+            q.send("b");
+            q.receive(1, 30);
+            assertEquals(new PartitionResponse.Count(2), q.apply(new PartitionCommand.Retire(true)).response());
+            assertTrue(q.deadLetterEffects().stream().allMatch(d -> d.reason() == DeadLetterReason.SOURCE_QUEUE_DELETED));
+            assertEquals(2, q.deadLetterEffects().size());
+            var rejected = assertInstanceOf(PartitionResponse.Rejected.class,
+                    q.apply(new PartitionCommand.Send(List.of(NewMessage.of("x", "y")))).response());
+            assertEquals(SqsError.QUEUE_DOES_NOT_EXIST, rejected.failure().error());
+            q.apply(new PartitionCommand.AcknowledgeDeadLetters(
+                    q.deadLetterEffects().stream().map(Effect.DeadLetter::seq).toList()));
+            assertEquals(new QueueCounts(0, 0, 0, 0, -1), q.counts());
+        }
+    }
+
+    @Test
+    void retiringWithoutHandOffDropsAllData() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS)) {
+            q.send("a");
+            q.apply(new PartitionCommand.Retire(false));
+            assertTrue(q.dump().keySet().stream().noneMatch(
+                    k -> k.startsWith("00000000000000070000000062") || k.startsWith("00000000000000070000000073")),
+                    "no body or state keys remain");
+            q.reopen();
+            assertTrue(q.engine.state().retired());
+        }
+    }
+}
