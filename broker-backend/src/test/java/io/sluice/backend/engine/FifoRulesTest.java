@@ -51,6 +51,17 @@ class FifoRulesTest {
     }
 
     @Test
+    void releasingTheHeadWhileALaterMessageIsInFlightKeepsTheGroupBlocked() {
+        q.sendFifo("g", "1");
+        q.sendFifo("g", "2");
+        List<DeliveredMessage> both = q.receive(2, 30);
+        assertNull(q.changeVisibility(both.get(0).delivery().receiptHandle(), 0));
+        assertTrue(q.receive(10, 30).isEmpty(), "2 is still in flight");
+        assertNull(q.changeVisibility(both.get(1).delivery().receiptHandle(), 0));
+        assertEquals(List.of("1", "2"), q.bodies(q.receive(10, 30)));
+    }
+
+    @Test
     void aBlockedGroupDoesNotHoldUpOtherGroups() {
         q.sendFifo("a", "a1");
         q.sendFifo("a", "a2");

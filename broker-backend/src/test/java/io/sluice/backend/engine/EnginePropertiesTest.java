@@ -1,0 +1,334 @@
+package io.sluice.backend.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.backend.engine.PartitionEngine.DeliveredMessage;
+import io.sluice.backend.engine.PartitionEngine.Outcome;
+import io.sluice.common.ReceiptHandle;
+import io.sluice.common.SqsFailure;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Stream;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+
+/**
+ * Random command sequences against the engine on RocksDB, checked step by step against a model of the rules,
+ * and at the end against a twin engine fed the same log and against a reopened copy. jqwik prints the seed and
+ * the shrunk sequence of a failure.
+ */
+class EnginePropertiesTest {
+
+    sealed interface Op {
+    }
+
+    record SendOp(int group, int delaySeconds, int reuseDedupOf) implements Op {
+    }
+
+    record ReceiveOp(int max, int visibilitySeconds) implements Op {
+    }
+
+    record DeleteOp(int pick) implements Op {
+    }
+
+    record ChangeVisibilityOp(int pick, int visibilitySeconds) implements Op {
+    }
+
+    record AdvanceOp(int millis) implements Op {
+    }
+
+    record ExpireOp() implements Op {
+    }
+
+    record AckDeadLettersOp() implements Op {
+    }
+
+    record ReopenOp() implements Op {
+    }
+
+    record Scenario(boolean fifo, int maxReceiveCount, int retentionSeconds, List<Op> ops) {
+    }
+
+    @Provide
+    Arbitrary<Scenario> scenarios() {
+        Arbitrary<Op> op = Arbitraries.frequencyOf(
+                net.jqwik.api.Tuple.of(6, Combinators.combine(Arbitraries.integers().between(0, 3),
+                        Arbitraries.of(0, 0, 0, 2, 30), Arbitraries.integers().between(-3, 12))
+                        .as(SendOp::new)),
+                net.jqwik.api.Tuple.of(5, Combinators.combine(Arbitraries.integers().between(1, 10),
+                        Arbitraries.of(0, 1, 5, 30, 43_200)).as(ReceiveOp::new)),
+                net.jqwik.api.Tuple.of(3, Arbitraries.integers().between(0, 40).map(DeleteOp::new)),
+                net.jqwik.api.Tuple.of(2, Combinators.combine(Arbitraries.integers().between(0, 40),
+                        Arbitraries.of(0, 3, 60, 43_200)).as(ChangeVisibilityOp::new)),
+                net.jqwik.api.Tuple.of(4, Arbitraries.of(1, 999, 1000, 4_000, 30_000, 200_000).map(AdvanceOp::new)),
+                net.jqwik.api.Tuple.of(1, Arbitraries.just(new ExpireOp())),
+                net.jqwik.api.Tuple.of(1, Arbitraries.just(new AckDeadLettersOp())),
+                net.jqwik.api.Tuple.of(1, Arbitraries.just(new ReopenOp())));
+        return Combinators.combine(Arbitraries.of(true, false), Arbitraries.of(0, 1, 3),
+                Arbitraries.of(600, 1_209_600), op.list().ofMinSize(1).ofMaxSize(80)).as(Scenario::new);
+    }
+
+    @Property(tries = 150)
+    void engineFollowsTheRules(@ForAll("scenarios") Scenario scenario) throws IOException {
+        Path root = Files.createTempDirectory("sluice-prop");
+        try {
+            new Simulation(scenario, root).run();
+        } finally {
+            try (Stream<Path> walk = Files.walk(root)) {
+                walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    /** The model of one message. */
+    static final class ModelMessage {
+        final String id;
+        final int group;
+        final long sentMillis;
+        final int order;
+        long seq;
+        long visibleAtMillis;
+        long receivedAtMillis;
+        int receiveCount;
+        String fate; // null while live: deleted, expired, dead-letter, acknowledged
+
+        ModelMessage(String id, int group, long sentMillis, int order) {
+            this.id = id;
+            this.group = group;
+            this.sentMillis = sentMillis;
+            this.order = order;
+        }
+    }
+
+    static final class Simulation {
+        final Scenario s;
+        final PartitionConfig config;
+        final EngineFixture engine;
+        final EngineFixture twin;
+        final Map<String, ModelMessage> byId = new HashMap<>();
+        final Map<Long, ModelMessage> bySeq = new HashMap<>();
+        final List<ModelMessage> sendOrder = new ArrayList<>();
+        final List<ReceiptHandle> handles = new ArrayList<>();
+        final Map<String, Long> dedupFirstSent = new HashMap<>();
+        final Map<String, String> dedupOwner = new HashMap<>();
+        final List<String> dedupIds = new ArrayList<>();
+        final Set<Long> pendingDeadLetters = new HashSet<>();
+        int sent;
+
+        Simulation(Scenario s, Path root) throws IOException {
+            this.s = s;
+            PartitionConfig base = s.fifo() ? PartitionConfig.FIFO_DEFAULTS : PartitionConfig.STANDARD_DEFAULTS;
+            this.config = base.withMaxReceiveCount(s.maxReceiveCount()).withRetentionSeconds(s.retentionSeconds());
+            this.engine = new EngineFixture(Files.createDirectory(root.resolve("a")), config);
+            this.twin = new EngineFixture(Files.createDirectory(root.resolve("b")), config);
+        }
+
+        long now() {
+            return engine.clock.nowMillis();
+        }
+
+        Outcome apply(PartitionCommand command) {
+            Outcome outcome = engine.apply(command);
+            twin.clock.set(now());
+            twin.apply(command);
+            for (Effect e : outcome.effects()) {
+                if (e instanceof Effect.DeadLetter d) {
+                    onDeadLetter(d);
+                }
+            }
+            return outcome;
+        }
+
+        void run() {
+            try {
+                for (Op op : s.ops()) {
+                    step(op);
+                    checkCounts();
+                }
+                drainAndCompare();
+            } finally {
+                engine.close();
+                twin.close();
+            }
+        }
+
+        void step(Op op) {
+            if (op instanceof SendOp o) {
+                send(o);
+            } else if (op instanceof ReceiveOp o) {
+                receive(o.max(), o.visibilitySeconds());
+            } else if (op instanceof DeleteOp o && !handles.isEmpty()) {
+                delete(handles.get(o.pick() % handles.size()));
+            } else if (op instanceof ChangeVisibilityOp o && !handles.isEmpty()) {
+                changeVisibility(handles.get(o.pick() % handles.size()), o.visibilitySeconds());
+            } else if (op instanceof AdvanceOp o) {
+                engine.clock.advanceMillis(o.millis());
+            } else if (op instanceof ExpireOp) {
+                apply(new PartitionCommand.Expire(1000));
+                expireInModel();
+            } else if (op instanceof AckDeadLettersOp) {
+                List<Long> seqs = new ArrayList<>(pendingDeadLetters);
+                apply(new PartitionCommand.AcknowledgeDeadLetters(seqs));
+                seqs.forEach(seq -> bySeq.get(seq).fate = "acknowledged");
+                pendingDeadLetters.clear();
+            } else if (op instanceof ReopenOp) {
+                String before = engine.engine.state().describe();
+                engine.reopen();
+                assertEquals(before, engine.engine.state().describe(), "reopen rebuilt a different state");
+            }
+        }
+
+        void send(SendOp o) {
+            String id = "m" + sent;
+            String dedupId = o.reuseDedupOf() >= 0 && o.reuseDedupOf() < dedupIds.size()
+                    ? dedupIds.get(o.reuseDedupOf()) : "d" + sent;
+            NewMessage m = s.fifo() ? NewMessage.fifo(id, "body-" + sent, "g" + o.group(), dedupId)
+                    : NewMessage.of(id, "body-" + sent).withDelaySeconds(o.delaySeconds());
+            Long first = dedupFirstSent.get(dedupId);
+            boolean expectDuplicate = s.fifo() && first != null && now() < first + 300_000;
+            var result = ((PartitionResponse.Sent) apply(new PartitionCommand.Send(List.of(m))).response()).messages().get(0);
+            assertEquals(expectDuplicate, result.duplicate(), "deduplication of " + dedupId);
+            if (expectDuplicate) {
+                assertEquals(dedupOwner.get(dedupId), result.messageId(), "a duplicate returns the original id");
+                return;
+            }
+            dedupFirstSent.put(dedupId, now());
+            dedupOwner.put(dedupId, id);
+            dedupIds.add(dedupId);
+            ModelMessage mm = new ModelMessage(id, o.group(), now(), sent++);
+            mm.seq = result.seq();
+            mm.visibleAtMillis = now() + (s.fifo() ? 0 : o.delaySeconds() * 1000L);
+            byId.put(id, mm);
+            bySeq.put(mm.seq, mm);
+            sendOrder.add(mm);
+        }
+
+        List<DeliveredMessage> receive(int max, int visibilitySeconds) {
+            expireInModel();
+            Outcome outcome = apply(new PartitionCommand.Receive(max, visibilitySeconds, null));
+            if (outcome.response() instanceof PartitionResponse.Rejected) {
+                return List.of();
+            }
+            List<DeliveredMessage> got = outcome.delivered();
+            assertTrue(got.size() <= max);
+            Set<String> inThisBatch = new HashSet<>();
+            for (DeliveredMessage d : got) {
+                ModelMessage m = byId.get(d.message().messageId());
+                assertNotNull(m, "delivered a message that was never acknowledged as sent");
+                assertNull(m.fate, "delivered a message that is " + m.fate);
+                assertTrue(m.visibleAtMillis <= now(), "delivered while invisible or delayed: " + m.id);
+                assertEquals(m.receiveCount + 1, d.delivery().receiveCount(), "receive count must go up by one");
+                if (s.fifo()) {
+                    for (ModelMessage other : sendOrder) {
+                        if (other.group == m.group && other.order < m.order && other.fate == null) {
+                            assertTrue(inThisBatch.contains(other.id), "FIFO order broken in group " + m.group);
+                        }
+                        if (other.group == m.group && other != m && other.fate == null && !inThisBatch.contains(other.id)
+                                && other.receiveCount > 0 && other.visibleAtMillis > now()) {
+                            throw new AssertionError("group " + m.group + " delivered while " + other.id + " in flight");
+                        }
+                    }
+                }
+                inThisBatch.add(m.id);
+                m.receiveCount++;
+                m.receivedAtMillis = now();
+                m.visibleAtMillis = now() + visibilitySeconds * 1000L;
+                handles.add(d.delivery().receiptHandle());
+            }
+            return got;
+        }
+
+        void delete(ReceiptHandle h) {
+            ModelMessage m = bySeq.get(h.seq());
+            boolean live = m.fate == null;
+            boolean current = live && m.receiveCount == h.receiveCount() && m.visibleAtMillis > now();
+            boolean expectOk = !s.fifo() || !live || current;
+            SqsFailure f = ((PartitionResponse.EntryOutcomes) apply(new PartitionCommand.Delete(List.of(h))).response())
+                    .failures().get(0);
+            assertEquals(expectOk, f == null, "delete outcome for " + m.id + ": " + f);
+            if (expectOk && live) {
+                m.fate = "deleted";
+            }
+        }
+
+        void changeVisibility(ReceiptHandle h, int seconds) {
+            ModelMessage m = bySeq.get(h.seq());
+            boolean inflight = m.visibleAtMillis > now();
+            boolean expectOk = m.fate == null && m.receiveCount == h.receiveCount() && (!s.fifo() || inflight)
+                    && now() - m.receivedAtMillis + seconds * 1000L <= 43_200_000L;
+            SqsFailure f = ((PartitionResponse.EntryOutcomes) apply(new PartitionCommand.ChangeVisibility(
+                    List.of(new PartitionCommand.VisibilityChange(h, seconds)))).response()).failures().get(0);
+            assertEquals(expectOk, f == null, "change visibility outcome for " + m.id + ": " + f);
+            if (expectOk) {
+                m.visibleAtMillis = now() + seconds * 1000L;
+            }
+        }
+
+        void onDeadLetter(Effect.DeadLetter d) {
+            ModelMessage m = bySeq.get(d.seq());
+            assertNull(m.fate, "dead-lettered a message that is " + m.fate);
+            assertEquals(DeadLetterReason.MAX_RECEIVES_EXCEEDED, d.reason());
+            assertEquals(s.maxReceiveCount(), m.receiveCount, "handed off only on the receive that exceeds the count");
+            assertTrue(m.visibleAtMillis <= now(), "handed off while in flight");
+            m.fate = "dead-letter";
+            pendingDeadLetters.add(d.seq());
+        }
+
+        /** Messages past retention may disappear at any command; the model forgets them when they are due. */
+        void expireInModel() {
+            for (ModelMessage m : sendOrder) {
+                if (m.fate == null && now() - m.sentMillis >= s.retentionSeconds() * 1000L) {
+                    m.fate = "expired";
+                }
+            }
+        }
+
+        void checkCounts() {
+            QueueCounts c = engine.counts();
+            long liveOrPending = sendOrder.stream().filter(m -> m.fate == null || m.fate.equals("dead-letter")).count();
+            long expiredButStillStored = sendOrder.stream().filter(m -> "expired".equals(m.fate)).count();
+            int stored = c.visible() + c.inflight() + c.delayed() + c.deadLetterPending();
+            assertTrue(stored >= liveOrPending && stored <= liveOrPending + expiredButStillStored,
+                    "no acknowledged message may vanish: engine holds " + stored + ", model " + liveOrPending);
+            assertEquals(pendingDeadLetters.size(), c.deadLetterPending());
+        }
+
+        /** Same log, same state; then every live message is still deliverable. */
+        void drainAndCompare() {
+            assertEquals(engine.engine.state().describe(), twin.engine.state().describe(), "replicas diverged");
+            assertEquals(engine.dump(), twin.dump(), "stored bytes diverged");
+            Set<String> received = new HashSet<>();
+            engine.clock.advanceMillis(43_200_001L);
+            expireInModel();
+            for (int round = 0; round < 1000; round++) {
+                List<DeliveredMessage> got = receive(10, 43_200);
+                if (got.isEmpty()) {
+                    break;
+                }
+                for (DeliveredMessage d : got) {
+                    received.add(d.message().messageId());
+                    delete(d.delivery().receiptHandle());
+                }
+            }
+            Set<String> expected = new HashSet<>();
+            sendOrder.stream().filter(m -> m.fate == null || m.fate.equals("deleted") && received.contains(m.id))
+                    .forEach(m -> expected.add(m.id));
+            assertEquals(expected, received, "every live message is delivered in the end");
+        }
+    }
+}
