@@ -48,11 +48,15 @@ public final class ShardStore implements AutoCloseable {
     private final Options options;
     private final RocksDB db;
     private final WriteOptions writeOptions;
+    private final WriteOptions unsyncedOptions = new WriteOptions().setSync(false);
+    private final Durability durability;
     private final byte[] appliedIndexKey = PartitionKeys.appliedIndexKey();
     private volatile long appliedIndex;
 
-    private ShardStore(Path dir, Options options, RocksDB db, WriteOptions writeOptions) throws RocksDBException {
+    private ShardStore(Path dir, Options options, RocksDB db, WriteOptions writeOptions, Durability durability)
+            throws RocksDBException {
         this.dir = dir;
+        this.durability = durability;
         this.options = options;
         this.db = db;
         this.writeOptions = writeOptions;
@@ -74,7 +78,7 @@ public final class ShardStore implements AutoCloseable {
         }
         try {
             Files.createDirectories(dir);
-            return new ShardStore(dir, options, RocksDB.open(options, dir.toString()), writeOptions);
+            return new ShardStore(dir, options, RocksDB.open(options, dir.toString()), writeOptions, durability);
         } catch (RocksDBException | java.io.IOException e) {
             writeOptions.close();
             options.close();
@@ -96,6 +100,14 @@ public final class ShardStore implements AutoCloseable {
      * the caller must stop rather than carry on with state that disagrees with its log.
      */
     public void write(List<Mutation> mutations, long logIndex) {
+        write(mutations, logIndex, true);
+    }
+
+    /**
+     * As {@link #write(List, long)}; with {@code sync=false} under {@link Durability#SYNC_WAL} the batch is in the
+     * WAL but not yet forced to disk: the caller must {@link #syncWal()} before acknowledging it.
+     */
+    public void write(List<Mutation> mutations, long logIndex, boolean sync) {
         try (WriteBatch batch = new WriteBatch()) {
             for (Mutation m : mutations) {
                 if (m instanceof Mutation.Put p) {
@@ -107,7 +119,7 @@ public final class ShardStore implements AutoCloseable {
                 }
             }
             batch.put(appliedIndexKey, ByteBuffer.allocate(8).putLong(logIndex).array());
-            db.write(writeOptions, batch);
+            db.write(sync || durability == Durability.NO_WAL ? writeOptions : unsyncedOptions, batch);
             appliedIndex = logIndex;
         } catch (RocksDBException e) {
             throw new StorageException("write failed in " + dir, e);
@@ -136,6 +148,19 @@ public final class ShardStore implements AutoCloseable {
         }
     }
 
+    /**
+     * Forces every write so far to disk. With {@link Durability#SYNC_WAL} a caller may write a group of commands
+     * unsynced ({@link #write(List, long, boolean)}) and then sync once: RocksDB's WAL is sequential, so one
+     * fsync makes the whole group durable (group commit).
+     */
+    public void syncWal() {
+        try {
+            db.flushWal(true);
+        } catch (RocksDBException e) {
+            throw new StorageException("WAL sync failed in " + dir, e);
+        }
+    }
+
     /** Flushes memtables to SST files: with {@link Durability#NO_WAL}, before the Raft log may be purged. */
     public void flush() {
         try (org.rocksdb.FlushOptions flush = new org.rocksdb.FlushOptions().setWaitForFlush(true)) {
@@ -158,6 +183,7 @@ public final class ShardStore implements AutoCloseable {
     public void close() {
         db.close();
         writeOptions.close();
+        unsyncedOptions.close();
         options.close();
     }
 }

@@ -1,0 +1,40 @@
+package io.sluice.backend;
+
+import io.sluice.backend.engine.Effect;
+import io.sluice.backend.engine.PartitionCommand;
+import io.sluice.backend.engine.PartitionConfig;
+import io.sluice.backend.engine.PartitionEngine;
+import io.sluice.backend.engine.PartitionId;
+import io.sluice.backend.engine.QueueCounts;
+import io.sluice.backend.engine.StoredMessage;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The data plane as the frontend sees it: submit a command to a partition and get its outcome once it is
+ * durable. {@code sluice dev} implements it in-process ({@link io.sluice.backend.local.LocalShard}); the
+ * replicated cluster implements it over Raft shards. Futures complete off the caller's thread; callers on a
+ * Netty event loop must not block on them.
+ */
+public interface PartitionService {
+
+    /** Applies a command; the outcome is released only after its mutations are on disk. */
+    CompletableFuture<PartitionEngine.Outcome> submit(PartitionId partition, PartitionCommand command);
+
+    /** Creates a partition (idempotent: an existing partition is reconfigured). */
+    CompletableFuture<Void> createPartition(PartitionId partition, PartitionConfig config);
+
+    /** Counts as of now; a partition that does not exist has none. */
+    CompletableFuture<QueueCounts> counts(PartitionId partition);
+
+    /** The stored copy of a message, or null if it is gone. */
+    CompletableFuture<StoredMessage> readMessage(PartitionId partition, long seq);
+
+    /** Registers for effects of every command applied here (called on the service's thread: do not block). */
+    void addListener(EffectListener listener);
+
+    @FunctionalInterface
+    interface EffectListener {
+        void onEffects(List<Effect> effects);
+    }
+}
