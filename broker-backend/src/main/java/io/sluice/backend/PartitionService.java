@@ -27,6 +27,18 @@ public interface PartitionService {
     /** Counts as of now; a partition that does not exist has none. */
     CompletableFuture<QueueCounts> counts(PartitionId partition);
 
+    /** Messages visible right now (deadlines passed since the last command included), without leasing any. */
+    CompletableFuture<Integer> visibleNow(PartitionId partition);
+
+    /** When the next delayed or in-flight message becomes visible, or -1: when to look again for a parked poll. */
+    CompletableFuture<Long> nextDeadlineMillis(PartitionId partition);
+
+    /** Dead-letter hand-offs not yet acknowledged, in every partition here (re-executed after a restart). */
+    CompletableFuture<List<Effect.DeadLetter>> pendingDeadLetters();
+
+    /** Forgets a retired partition. */
+    CompletableFuture<Void> dropPartition(PartitionId partition);
+
     /** The stored copy of a message, or null if it is gone. */
     CompletableFuture<StoredMessage> readMessage(PartitionId partition, long seq);
 

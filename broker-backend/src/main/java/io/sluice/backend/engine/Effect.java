@@ -15,6 +15,7 @@ public sealed interface Effect {
      * {@link PartitionCommand.AcknowledgeDeadLetters}. At least once: the copy is written before the source is
      * removed.
      */
-    record DeadLetter(PartitionId partition, long seq, DeadLetterReason reason) implements Effect {
+    record DeadLetter(PartitionId partition, long seq, DeadLetterReason reason, int receiveCount,
+                      long firstReceiveTimestampMillis) implements Effect {
     }
 }

@@ -503,7 +503,11 @@ public final class PartitionQueueState {
     private void deadLetter(MessageEntry e, DeadLetterReason reason) {
         index.markDeadLetter(e, reason);
         putState(e);
-        effects.add(new Effect.DeadLetter(id, e.seq, reason));
+        effects.add(deadLetterEffect(e));
+    }
+
+    private Effect.DeadLetter deadLetterEffect(MessageEntry e) {
+        return new Effect.DeadLetter(id, e.seq, e.deadLetterReason, e.receiveCount, e.firstReceiveMillis);
     }
 
     private PartitionResponse acknowledgeDeadLetters(AcknowledgeDeadLetters command) {
@@ -589,7 +593,7 @@ public final class PartitionQueueState {
     /** Hand-offs not yet acknowledged, oldest first: a new primary re-executes these. */
     public List<Effect.DeadLetter> pendingDeadLetters() {
         List<Effect.DeadLetter> out = new ArrayList<>();
-        index.deadLetterPending().forEach((seq, e) -> out.add(new Effect.DeadLetter(id, seq, e.deadLetterReason)));
+        index.deadLetterPending().values().forEach(e -> out.add(deadLetterEffect(e)));
         return out;
     }
 

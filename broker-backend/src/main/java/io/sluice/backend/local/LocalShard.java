@@ -97,6 +97,7 @@ public final class LocalShard implements PartitionService, AutoCloseable {
     }
 
     /** Forgets a partition after its {@code Retire} (its keys are already deleted or handed off). */
+    @Override
     public CompletableFuture<Void> dropPartition(PartitionId id) {
         return call(shard -> {
             partitions.remove(id);
@@ -130,6 +131,7 @@ public final class LocalShard implements PartitionService, AutoCloseable {
     }
 
     /** Visible messages at this moment, counting deadlines passed since the last command. */
+    @Override
     public CompletableFuture<Integer> visibleNow(PartitionId id) {
         return call(shard -> {
             PartitionEngine engine = partitions.get(id);
@@ -138,6 +140,7 @@ public final class LocalShard implements PartitionService, AutoCloseable {
     }
 
     /** When the next delayed or in-flight message of a partition becomes visible (-1: none). */
+    @Override
     public CompletableFuture<Long> nextDeadlineMillis(PartitionId id) {
         return call(shard -> {
             PartitionEngine engine = partitions.get(id);
@@ -146,6 +149,7 @@ public final class LocalShard implements PartitionService, AutoCloseable {
     }
 
     /** Dead-letter hand-offs not yet acknowledged, for every partition. */
+    @Override
     public CompletableFuture<List<Effect.DeadLetter>> pendingDeadLetters() {
         return call(shard -> {
             List<Effect.DeadLetter> out = new ArrayList<>();

@@ -1,0 +1,231 @@
+package io.sluice.frontend.action;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sluice.backend.engine.PartitionCommand;
+import io.sluice.backend.engine.QueueCounts;
+import io.sluice.common.SqsError;
+import io.sluice.common.SqsException;
+import io.sluice.common.validation.QueueAttributeName;
+import io.sluice.common.validation.QueueAttributes;
+import io.sluice.common.validation.QueueAttributesValidator;
+import io.sluice.common.validation.TagValidator;
+import io.sluice.frontend.service.SqsServices;
+import io.sluice.metadata.QueueMetadata;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+
+/** GetQueueAttributes, SetQueueAttributes, PurgeQueue and the tag actions. */
+public final class QueueAttributeActions {
+    private QueueAttributeActions() {
+    }
+
+    public static final class GetQueueAttributes implements SqsAction {
+        private final SqsServices services;
+
+        public GetQueueAttributes(SqsServices services) {
+            this.services = services;
+        }
+
+        @Override
+        public String name() {
+            return "GetQueueAttributes";
+        }
+
+        @Override
+        public CompletableFuture<ObjectNode> execute(ActionContext ctx, Params params) {
+            QueueMetadata queue = services.resolveQueue(ctx, params);
+            List<String> names = params.stringList("AttributeNames");
+            QueueAttributesValidator.checkGetAttributeNames(names).ifPresent(f -> {
+                throw new SqsException(f);
+            });
+            if (names.isEmpty()) {
+                return Responses.empty();
+            }
+            Set<String> wanted = new HashSet<>(names);
+            boolean all = wanted.contains(QueueAttributeName.ALL);
+            return counts(services, queue).thenApply(counts -> {
+                Map<String, String> values = new TreeMap<>(services.attributes(queue).toStringMap());
+                values.put("QueueArn", services.arn(queue.name()));
+                values.put("CreatedTimestamp", Long.toString(queue.createdTimestampSeconds()));
+                values.put("LastModifiedTimestamp", Long.toString(queue.lastModifiedTimestampSeconds()));
+                values.put("ApproximateNumberOfMessages", Long.toString(counts.visible()));
+                values.put("ApproximateNumberOfMessagesNotVisible", Long.toString(counts.inflight()));
+                values.put("ApproximateNumberOfMessagesDelayed", Long.toString(counts.delayed()));
+                Map<String, String> selected = new LinkedHashMap<>();
+                values.forEach((k, v) -> {
+                    if (all || wanted.contains(k)) {
+                        selected.put(k, v);
+                    }
+                });
+                ObjectNode out = Responses.object();
+                if (!selected.isEmpty()) {
+                    out.set("Attributes", Responses.stringMap(selected));
+                }
+                return out;
+            });
+        }
+    }
+
+    /** Counts summed over a queue's partitions. */
+    static CompletableFuture<QueueCounts> counts(SqsServices services, QueueMetadata queue) {
+        List<CompletableFuture<QueueCounts>> parts = services.partitionIds(queue).stream()
+                .map(id -> services.partitions().counts(id)).toList();
+        return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            int visible = 0;
+            int inflight = 0;
+            int delayed = 0;
+            int pending = 0;
+            long oldest = -1;
+            for (CompletableFuture<QueueCounts> f : parts) {
+                QueueCounts c = f.join();
+                visible += c.visible();
+                inflight += c.inflight();
+                delayed += c.delayed();
+                pending += c.deadLetterPending();
+                if (c.oldestRetentionBaseMillis() >= 0 && (oldest < 0 || c.oldestRetentionBaseMillis() < oldest)) {
+                    oldest = c.oldestRetentionBaseMillis();
+                }
+            }
+            return new QueueCounts(visible, inflight, delayed, pending, oldest);
+        });
+    }
+
+    public static final class SetQueueAttributes implements SqsAction {
+        private final SqsServices services;
+
+        public SetQueueAttributes(SqsServices services) {
+            this.services = services;
+        }
+
+        @Override
+        public String name() {
+            return "SetQueueAttributes";
+        }
+
+        @Override
+        public CompletableFuture<ObjectNode> execute(ActionContext ctx, Params params) {
+            QueueMetadata queue = services.resolveQueue(ctx, params);
+            QueueAttributes next = QueueAttributesValidator.forSet(services.attributes(queue),
+                    params.stringMap("Attributes")).orElseThrow();
+            QueueLifecycleActions.RedriveRules.check(services, queue.name(), next);
+            QueueMetadata updated = services.catalog().setAttributes(queue.name(), next.toStringMap(),
+                    services.nowMillis()).orElseThrow(ctx::queueDoesNotExist);
+            return services.applyPartitionConfig(updated).thenApply(v -> Responses.object());
+        }
+    }
+
+    public static final class PurgeQueue implements SqsAction {
+        private final SqsServices services;
+
+        public PurgeQueue(SqsServices services) {
+            this.services = services;
+        }
+
+        @Override
+        public String name() {
+            return "PurgeQueue";
+        }
+
+        @Override
+        public CompletableFuture<ObjectNode> execute(ActionContext ctx, Params params) {
+            QueueMetadata queue = services.resolveQueue(ctx, params);
+            List<CompletableFuture<Boolean>> purged = services.partitionIds(queue).stream()
+                    .map(id -> services.partitions().submit(id, new PartitionCommand.Purge())
+                            .thenApply(o -> !(o.response() instanceof io.sluice.backend.engine.PartitionResponse.Rejected)))
+                    .toList();
+            return CompletableFuture.allOf(purged.toArray(CompletableFuture[]::new)).thenApply(v -> {
+                if (purged.stream().noneMatch(CompletableFuture::join)) {
+                    throw new SqsException(SqsError.PURGE_QUEUE_IN_PROGRESS, "Only one PurgeQueue operation on "
+                            + queue.name() + " is allowed every 60 seconds.");
+                }
+                return Responses.object();
+            });
+        }
+    }
+
+    public static final class TagQueue implements SqsAction {
+        private final SqsServices services;
+
+        public TagQueue(SqsServices services) {
+            this.services = services;
+        }
+
+        @Override
+        public String name() {
+            return "TagQueue";
+        }
+
+        @Override
+        public CompletableFuture<ObjectNode> execute(ActionContext ctx, Params params) {
+            QueueMetadata queue = services.resolveQueue(ctx, params);
+            Map<String, String> added = params.stringMap("Tags");
+            if (added.isEmpty()) {
+                throw Params.missing("Tags");
+            }
+            TagValidator.validateTagQueue(queue.tags(), added).ifPresent(f -> {
+                throw new SqsException(f);
+            });
+            Map<String, String> tags = new TreeMap<>(queue.tags());
+            tags.putAll(added);
+            services.catalog().setTags(queue.name(), tags).orElseThrow(ctx::queueDoesNotExist);
+            return Responses.empty();
+        }
+    }
+
+    public static final class UntagQueue implements SqsAction {
+        private final SqsServices services;
+
+        public UntagQueue(SqsServices services) {
+            this.services = services;
+        }
+
+        @Override
+        public String name() {
+            return "UntagQueue";
+        }
+
+        @Override
+        public CompletableFuture<ObjectNode> execute(ActionContext ctx, Params params) {
+            QueueMetadata queue = services.resolveQueue(ctx, params);
+            List<String> keys = params.stringList("TagKeys");
+            if (keys.isEmpty()) {
+                throw Params.missing("TagKeys");
+            }
+            TagValidator.validateTagKeys(keys).ifPresent(f -> {
+                throw new SqsException(f);
+            });
+            Map<String, String> tags = new TreeMap<>(queue.tags());
+            keys.forEach(tags::remove);
+            services.catalog().setTags(queue.name(), tags).orElseThrow(ctx::queueDoesNotExist);
+            return Responses.empty();
+        }
+    }
+
+    public static final class ListQueueTags implements SqsAction {
+        private final SqsServices services;
+
+        public ListQueueTags(SqsServices services) {
+            this.services = services;
+        }
+
+        @Override
+        public String name() {
+            return "ListQueueTags";
+        }
+
+        @Override
+        public CompletableFuture<ObjectNode> execute(ActionContext ctx, Params params) {
+            QueueMetadata queue = services.resolveQueue(ctx, params);
+            ObjectNode out = Responses.object();
+            if (!queue.tags().isEmpty()) {
+                out.set("Tags", Responses.stringMap(new TreeMap<>(queue.tags())));
+            }
+            return Responses.done(out);
+        }
+    }
+}

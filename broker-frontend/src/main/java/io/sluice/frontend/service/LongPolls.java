@@ -1,0 +1,104 @@
+package io.sluice.frontend.service;
+
+import io.sluice.backend.PartitionService;
+import io.sluice.backend.engine.Effect;
+import io.sluice.backend.engine.PartitionId;
+import io.sluice.common.Clock;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Parked long polls. A waiting {@code ReceiveMessage} holds no thread: it is a future registered on its
+ * partitions, completed by the first of
+ * <ul>
+ *   <li>a {@code MessagesAvailable} effect from one of its partitions (a send, a released lease, ...),</li>
+ *   <li>the next deadline of a delayed or in-flight message in one of its partitions (nothing else would
+ *       announce it), or</li>
+ *   <li>the poll's own deadline, or shutdown.</li>
+ * </ul>
+ * The caller registers <em>before</em> its receive attempt, so an arrival between an empty receive and parking
+ * is never missed. Completing a waiter leases nothing: the caller then tries to receive, if its client is still
+ * connected.
+ */
+public final class LongPolls implements PartitionService.EffectListener, AutoCloseable {
+    private final Clock clock;
+    private final Map<PartitionId, Set<CompletableFuture<Void>>> waiters = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService timer;
+    private volatile boolean closing;
+
+    public LongPolls(Clock clock) {
+        this.clock = clock;
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "sluice-long-poll-timer");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** A waiter on these partitions, completed at the latest at {@code deadlineMillis}. */
+    public CompletableFuture<Void> register(List<PartitionId> partitions, long deadlineMillis) {
+        CompletableFuture<Void> waiter = new CompletableFuture<>();
+        if (closing) {
+            waiter.complete(null);
+            return waiter;
+        }
+        for (PartitionId p : partitions) {
+            waiters.computeIfAbsent(p, k -> ConcurrentHashMap.newKeySet()).add(waiter);
+        }
+        wakeAt(waiter, deadlineMillis);
+        waiter.whenComplete((v, e) -> {
+            for (PartitionId p : partitions) {
+                Set<CompletableFuture<Void>> set = waiters.get(p);
+                if (set != null) {
+                    set.remove(waiter);
+                }
+            }
+        });
+        return waiter;
+    }
+
+    /** Also wake this waiter at {@code atMillis} (e.g. when a delayed message becomes visible). */
+    public void wakeAt(CompletableFuture<Void> waiter, long atMillis) {
+        long delay = Math.max(0, atMillis - clock.nowMillis());
+        var scheduled = timer.schedule(() -> waiter.complete(null), delay, TimeUnit.MILLISECONDS);
+        waiter.whenComplete((v, e) -> scheduled.cancel(false));
+    }
+
+    public boolean closing() {
+        return closing;
+    }
+
+    public int parked() {
+        return waiters.values().stream().mapToInt(Set::size).sum();
+    }
+
+    @Override
+    public void onEffects(List<Effect> effects) {
+        for (Effect e : effects) {
+            if (e instanceof Effect.MessagesAvailable available) {
+                Set<CompletableFuture<Void>> set = waiters.get(available.partition());
+                if (set != null) {
+                    set.forEach(w -> w.complete(null));
+                }
+            }
+        }
+    }
+
+    /** Answers every parked poll now (they return empty) and refuses to park new ones. */
+    public void wakeAllForShutdown() {
+        closing = true;
+        waiters.values().forEach(set -> set.forEach(w -> w.complete(null)));
+    }
+
+    @Override
+    public void close() {
+        wakeAllForShutdown();
+        timer.shutdownNow();
+    }
+}

@@ -1,0 +1,167 @@
+package io.sluice.frontend.service;
+
+import io.sluice.backend.PartitionService;
+import io.sluice.backend.engine.PartitionConfig;
+import io.sluice.backend.engine.PartitionId;
+import io.sluice.common.Clock;
+import io.sluice.common.validation.QueueArn;
+import io.sluice.common.validation.QueueAttributes;
+import io.sluice.common.validation.QueueAttributesValidator;
+import io.sluice.frontend.FrontendConfig;
+import io.sluice.frontend.action.ActionContext;
+import io.sluice.frontend.action.Params;
+import io.sluice.metadata.QueueCatalog;
+import io.sluice.metadata.QueueMetadata;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * What every action needs: the catalog, the partitions, the clock, and the queue-level rules that connect them
+ * (URLs and ARNs, resolving a request's queue, turning queue attributes into a partition configuration).
+ */
+public final class SqsServices {
+    private final QueueCatalog catalog;
+    private final PartitionService partitions;
+    private final Clock clock;
+    private final FrontendConfig config;
+    /** Parsed attributes per queue incarnation and modification time: parsing on every request is waste. */
+    private final Map<Long, Parsed> parsed = new ConcurrentHashMap<>();
+
+    private record Parsed(long modifiedSeconds, Map<String, String> raw, QueueAttributes attributes) {
+    }
+
+    public SqsServices(QueueCatalog catalog, PartitionService partitions, Clock clock, FrontendConfig config) {
+        this.catalog = catalog;
+        this.partitions = partitions;
+        this.clock = clock;
+        this.config = config;
+    }
+
+    public QueueCatalog catalog() {
+        return catalog;
+    }
+
+    public PartitionService partitions() {
+        return partitions;
+    }
+
+    public Clock clock() {
+        return clock;
+    }
+
+    public FrontendConfig config() {
+        return config;
+    }
+
+    // ---- names, URLs, ARNs ---------------------------------------------------------------------------------
+
+    public String queueUrl(ActionContext ctx, String name) {
+        String base = config.publicBaseUrl() != null ? config.publicBaseUrl()
+                : "http://" + (ctx.host() == null || ctx.host().isBlank() ? "localhost" : ctx.host());
+        if (base.endsWith("/")) {
+            base = base.substring(0, base.length() - 1);
+        }
+        return base + "/" + config.accountId() + "/" + name;
+    }
+
+    public String arn(String queueName) {
+        return "arn:aws:sqs:" + config.region() + ":" + config.accountId() + ":" + queueName;
+    }
+
+    /** The queue an ARN names, if it is in this account and region. */
+    public Optional<QueueMetadata> queueByArn(String arn) {
+        return QueueArn.parse(arn)
+                .filter(a -> a.accountId().equals(config.accountId()) && a.region().equals(config.region()))
+                .flatMap(a -> catalog.get(a.queueName()));
+    }
+
+    /**
+     * The queue named by {@code QueueUrl}, or by the request path when the client sent to the queue URL itself.
+     * Only the path counts: {@code /<account>/<name>}, scheme, host, port and a trailing slash ignored.
+     */
+    public QueueMetadata resolveQueue(ActionContext ctx, Params params) {
+        String url = params.string("QueueUrl");
+        String path;
+        if (url != null && !url.isEmpty()) {
+            path = pathOf(url);
+        } else if (ctx.path() != null && ctx.path().length() > 1) {
+            path = ctx.path();
+        } else {
+            throw Params.missing("QueueUrl");
+        }
+        String name = queueNameFromPath(path);
+        if (name == null) {
+            throw ctx.queueDoesNotExist();
+        }
+        return catalog.get(name).orElseThrow(ctx::queueDoesNotExist);
+    }
+
+    private static String pathOf(String url) {
+        if (url.startsWith("/")) {
+            return url;
+        }
+        try {
+            String path = URI.create(url.trim()).getRawPath();
+            return path == null ? "" : path;
+        } catch (IllegalArgumentException e) {
+            return url;
+        }
+    }
+
+    /** {@code /<account>/<name>[/]} → name; anything else → null. */
+    static String queueNameFromPath(String path) {
+        String p = path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
+        String[] parts = p.split("/");
+        if (parts.length != 3 || !parts[0].isEmpty() || parts[1].isEmpty() || parts[2].isEmpty()) {
+            return null;
+        }
+        return parts[2];
+    }
+
+    // ---- attributes and partitions -------------------------------------------------------------------------
+
+    /** The queue's attributes, parsed from the catalog's string map. */
+    public QueueAttributes attributes(QueueMetadata queue) {
+        Parsed p = parsed.get(queue.queueId());
+        if (p == null || p.modifiedSeconds() != queue.lastModifiedTimestampSeconds() || !p.raw().equals(queue.attributes())) {
+            QueueAttributes attrs = QueueAttributesValidator.forCreate(queue.name(), queue.attributes())
+                    .orElseThrow();
+            p = new Parsed(queue.lastModifiedTimestampSeconds(), queue.attributes(), attrs);
+            parsed.put(queue.queueId(), p);
+        }
+        return p.attributes();
+    }
+
+    /** The rules the engine enforces, from the queue's attributes. */
+    public PartitionConfig partitionConfig(QueueAttributes a) {
+        return new PartitionConfig(a.fifo(), a.contentBasedDeduplication(),
+                a.deduplicationScope() == QueueAttributes.DeduplicationScope.MESSAGE_GROUP, a.delaySeconds(),
+                a.visibilityTimeout(), a.messageRetentionPeriod(),
+                a.redrivePolicy() == null ? 0 : a.redrivePolicy().maxReceiveCount(), false,
+                config.maxInflightPerPartition());
+    }
+
+    public List<PartitionId> partitionIds(QueueMetadata queue) {
+        List<PartitionId> ids = new ArrayList<>(queue.partitions());
+        for (int i = 0; i < queue.partitions(); i++) {
+            ids.add(new PartitionId(queue.queueId(), i));
+        }
+        return ids;
+    }
+
+    /** Creates (or reconfigures) every partition of a queue. */
+    public CompletableFuture<Void> applyPartitionConfig(QueueMetadata queue) {
+        PartitionConfig pc = partitionConfig(attributes(queue));
+        return CompletableFuture.allOf(partitionIds(queue).stream()
+                .map(id -> partitions.createPartition(id, pc)).toArray(CompletableFuture[]::new));
+    }
+
+    public long nowMillis() {
+        return clock.nowMillis();
+    }
+}
