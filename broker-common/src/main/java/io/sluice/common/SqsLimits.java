@@ -25,6 +25,23 @@ public final class SqsLimits {
     public static final int DEFAULT_RETENTION_SECONDS = 345_600;
     public static final int DEFAULT_VISIBILITY_TIMEOUT_SECONDS = 30;
 
+    public static final int MIN_KMS_DATA_KEY_REUSE_PERIOD_SECONDS = 60;
+    public static final int MAX_KMS_DATA_KEY_REUSE_PERIOD_SECONDS = 86_400;
+    public static final int DEFAULT_KMS_DATA_KEY_REUSE_PERIOD_SECONDS = 300;
+    /** Queue {@code Policy} documents are stored, not enforced; only their size is limited. */
+    public static final int MAX_POLICY_BYTES = 8_192;
+    /** {@code RedriveAllowPolicy.sourceQueueArns} with {@code redrivePermission=byQueue}. */
+    public static final int MAX_REDRIVE_ALLOW_SOURCE_ARNS = 10;
+
+    /** Message attributes of type Number: significant digits and magnitude bounds (spec 5.5). */
+    public static final int MAX_NUMBER_ATTRIBUTE_PRECISION = 38;
+    public static final int MIN_NUMBER_ATTRIBUTE_EXPONENT = -128;
+    public static final int MAX_NUMBER_ATTRIBUTE_EXPONENT = 126;
+
+    public static final int MAX_TAGS_PER_QUEUE = 50;
+    public static final int MAX_TAG_KEY_LENGTH = 128;
+    public static final int MAX_TAG_VALUE_LENGTH = 256;
+
     public static final int MIN_MAX_RECEIVE_COUNT = 1;
     public static final int MAX_MAX_RECEIVE_COUNT = 1000;
 
@@ -41,6 +58,8 @@ public final class SqsLimits {
     public static final long RECREATE_AFTER_DELETE_MILLIS = 60_000L;
 
     public static final int MAX_QUEUE_NAME_LENGTH = 80;
+    /** FIFO queue names end in {@code .fifo}, which counts toward {@link #MAX_QUEUE_NAME_LENGTH}. */
+    public static final String FIFO_QUEUE_SUFFIX = ".fifo";
     public static final int MAX_BATCH_ENTRY_ID_LENGTH = 80;
     public static final int MAX_LIST_QUEUES_RESULTS = 1000;
 

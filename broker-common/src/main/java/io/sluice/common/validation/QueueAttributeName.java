@@ -1,0 +1,114 @@
+package io.sluice.common.validation;
+
+import io.sluice.common.SqsLimits;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The queue attribute names of spec section 4, with whether a client may set them and whether they exist only on
+ * FIFO queues. Names are case-sensitive, as in SQS.
+ */
+public enum QueueAttributeName {
+    DELAY_SECONDS("DelaySeconds", 0, SqsLimits.MAX_DELAY_SECONDS),
+    MAXIMUM_MESSAGE_SIZE("MaximumMessageSize", SqsLimits.MIN_MESSAGE_SIZE_LIMIT_BYTES,
+            SqsLimits.MAX_MESSAGE_SIZE_BYTES),
+    MESSAGE_RETENTION_PERIOD("MessageRetentionPeriod", SqsLimits.MIN_RETENTION_SECONDS,
+            SqsLimits.MAX_RETENTION_SECONDS),
+    RECEIVE_MESSAGE_WAIT_TIME_SECONDS("ReceiveMessageWaitTimeSeconds", 0, SqsLimits.MAX_WAIT_TIME_SECONDS),
+    VISIBILITY_TIMEOUT("VisibilityTimeout", 0, SqsLimits.MAX_VISIBILITY_TIMEOUT_SECONDS),
+    POLICY("Policy", true, false),
+    REDRIVE_POLICY("RedrivePolicy", true, false),
+    REDRIVE_ALLOW_POLICY("RedriveAllowPolicy", true, false),
+    FIFO_QUEUE("FifoQueue", true, true),
+    CONTENT_BASED_DEDUPLICATION("ContentBasedDeduplication", true, true),
+    DEDUPLICATION_SCOPE("DeduplicationScope", true, true),
+    FIFO_THROUGHPUT_LIMIT("FifoThroughputLimit", true, true),
+    KMS_MASTER_KEY_ID("KmsMasterKeyId", true, false),
+    KMS_DATA_KEY_REUSE_PERIOD_SECONDS("KmsDataKeyReusePeriodSeconds", SqsLimits.MIN_KMS_DATA_KEY_REUSE_PERIOD_SECONDS,
+            SqsLimits.MAX_KMS_DATA_KEY_REUSE_PERIOD_SECONDS),
+    SQS_MANAGED_SSE_ENABLED("SqsManagedSseEnabled", true, false),
+    QUEUE_ARN("QueueArn", false, false),
+    CREATED_TIMESTAMP("CreatedTimestamp", false, false),
+    LAST_MODIFIED_TIMESTAMP("LastModifiedTimestamp", false, false),
+    APPROXIMATE_NUMBER_OF_MESSAGES("ApproximateNumberOfMessages", false, false),
+    APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE("ApproximateNumberOfMessagesNotVisible", false, false),
+    APPROXIMATE_NUMBER_OF_MESSAGES_DELAYED("ApproximateNumberOfMessagesDelayed", false, false);
+
+    /** The pseudo-name GetQueueAttributes accepts for "every attribute"; not an attribute itself. */
+    public static final String ALL = "All";
+
+    private static final Map<String, QueueAttributeName> BY_WIRE_NAME = new HashMap<>();
+
+    static {
+        for (QueueAttributeName n : values()) {
+            BY_WIRE_NAME.put(n.wireName, n);
+        }
+    }
+
+    private final String wireName;
+    private final boolean settable;
+    private final boolean fifoOnly;
+    private final boolean integer;
+    private final int min;
+    private final int max;
+
+    QueueAttributeName(String wireName, boolean settable, boolean fifoOnly) {
+        this.wireName = wireName;
+        this.settable = settable;
+        this.fifoOnly = fifoOnly;
+        this.integer = false;
+        this.min = 0;
+        this.max = 0;
+    }
+
+    /** A settable integer attribute valid in {@code [min, max]}. */
+    QueueAttributeName(String wireName, int min, int max) {
+        this.wireName = wireName;
+        this.settable = true;
+        this.fifoOnly = false;
+        this.integer = true;
+        this.min = min;
+        this.max = max;
+    }
+
+    /** The exact name on the wire, e.g. {@code DelaySeconds}. */
+    public String wireName() {
+        return wireName;
+    }
+
+    /** False for the read-only attributes, which CreateQueue and SetQueueAttributes reject. */
+    public boolean settable() {
+        return settable;
+    }
+
+    /** True for attributes that exist only on FIFO queues. */
+    public boolean fifoOnly() {
+        return fifoOnly;
+    }
+
+    /** True for the settable integer attributes, which have a {@link #min()}-{@link #max()} range. */
+    public boolean isInteger() {
+        return integer;
+    }
+
+    /** Smallest valid value of an integer attribute. */
+    public int min() {
+        return min;
+    }
+
+    /** Largest valid value of an integer attribute. */
+    public int max() {
+        return max;
+    }
+
+    /** Whether an integer attribute accepts this value; false for non-integer attributes. */
+    public boolean inRange(long value) {
+        return integer && value >= min && value <= max;
+    }
+
+    /** The attribute with this exact wire name; empty for unknown names (including {@code All}). */
+    public static Optional<QueueAttributeName> fromWireName(String name) {
+        return Optional.ofNullable(name == null ? null : BY_WIRE_NAME.get(name));
+    }
+}
