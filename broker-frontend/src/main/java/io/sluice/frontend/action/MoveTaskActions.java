@@ -1,0 +1,62 @@
+package io.sluice.frontend.action;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sluice.frontend.service.MoveTasks;
+import java.util.concurrent.CompletableFuture;
+
+/** StartMessageMoveTask, ListMessageMoveTasks, CancelMessageMoveTask. */
+public final class MoveTaskActions {
+    private MoveTaskActions() {
+    }
+
+    public record StartMessageMoveTask(MoveTasks tasks) implements SqsAction {
+        @Override
+        public String name() {
+            return "StartMessageMoveTask";
+        }
+
+        @Override
+        public CompletableFuture<ObjectNode> execute(ActionContext ctx, Params params) {
+            String source = params.requiredString("SourceArn");
+            String destination = params.string("DestinationArn");
+            return tasks.start(source, destination == null || destination.isEmpty() ? null : destination,
+                            params.integer("MaxNumberOfMessagesPerSecond"))
+                    .thenApply(t -> Responses.object().put("TaskHandle", t.handle()));
+        }
+    }
+
+    public record ListMessageMoveTasks(MoveTasks tasks) implements SqsAction {
+        @Override
+        public String name() {
+            return "ListMessageMoveTasks";
+        }
+
+        @Override
+        public CompletableFuture<ObjectNode> execute(ActionContext ctx, Params params) {
+            String source = params.requiredString("SourceArn");
+            Integer max = params.integer("MaxResults");
+            if (max != null && (max < 1 || max > 10)) {
+                throw Params.invalidValue("MaxResults", max.toString(), "Must be between 1 and 10");
+            }
+            ArrayNode results = Responses.array();
+            tasks.list(source, max == null ? 1 : max).forEach(t -> results.add(tasks.render(t)));
+            ObjectNode out = Responses.object();
+            out.set("Results", results);
+            return Responses.done(out);
+        }
+    }
+
+    public record CancelMessageMoveTask(MoveTasks tasks) implements SqsAction {
+        @Override
+        public String name() {
+            return "CancelMessageMoveTask";
+        }
+
+        @Override
+        public CompletableFuture<ObjectNode> execute(ActionContext ctx, Params params) {
+            long moved = tasks.cancel(params.requiredString("TaskHandle"));
+            return Responses.done(Responses.object().put("ApproximateNumberOfMessagesMoved", moved));
+        }
+    }
+}

@@ -1,0 +1,187 @@
+package io.sluice.frontend.action;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sluice.backend.engine.PartitionCommand;
+import io.sluice.backend.engine.PartitionEngine;
+import io.sluice.backend.engine.PartitionId;
+import io.sluice.backend.engine.PartitionResponse;
+import io.sluice.backend.engine.StoredMessage;
+import io.sluice.common.MessageAttributeValue;
+import io.sluice.common.MessageDigests;
+import io.sluice.common.SqsError;
+import io.sluice.common.SqsException;
+import io.sluice.common.validation.AttributeNameFilter;
+import io.sluice.common.validation.QueueAttributes;
+import io.sluice.common.validation.ReceiveValidator;
+import io.sluice.common.validation.SystemAttributeSelection;
+import io.sluice.frontend.service.LongPolls;
+import io.sluice.frontend.service.SqsServices;
+import io.sluice.metadata.QueueMetadata;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * ReceiveMessage, short and long polls. A long poll registers a waiter before each receive attempt, so nothing
+ * that arrives in between is missed, and parks on it when the attempt finds nothing; no thread waits. A message is
+ * leased only while the client is still connected, and a lease that completes after the client went away is
+ * released at once (visibility 0), so a disconnect leaves nothing invisible.
+ */
+public final class ReceiveMessage implements SqsAction {
+    private final SqsServices services;
+    private final LongPolls longPolls;
+    private final AtomicInteger rotation = new AtomicInteger();
+
+    public ReceiveMessage(SqsServices services, LongPolls longPolls) {
+        this.services = services;
+        this.longPolls = longPolls;
+    }
+
+    @Override
+    public String name() {
+        return "ReceiveMessage";
+    }
+
+    /** What one receive asks for, after validation. */
+    private record Request(QueueMetadata queue, int max, int visibilitySeconds, String attemptId, long deadlineMillis,
+                           SystemAttributeSelection system, AttributeNameFilter attributes) {
+    }
+
+    @Override
+    public CompletableFuture<ObjectNode> execute(ActionContext ctx, Params params) {
+        QueueMetadata queue = services.resolveQueue(ctx, params);
+        QueueAttributes attributes = services.attributes(queue);
+        Integer max = params.integer("MaxNumberOfMessages");
+        Integer visibility = params.integer("VisibilityTimeout");
+        Integer wait = params.integer("WaitTimeSeconds");
+        String attemptId = params.string("ReceiveRequestAttemptId");
+        ReceiveValidator.validate(max, visibility, wait, attemptId, queue.fifo()).ifPresent(f -> {
+            throw new SqsException(f);
+        });
+        int waitSeconds = wait != null ? wait : attributes.receiveMessageWaitTimeSeconds();
+        Request request = new Request(queue, max == null ? 1 : max, visibility == null ? -1 : visibility,
+                queue.fifo() && attemptId != null && !attemptId.isEmpty() ? attemptId : null,
+                services.nowMillis() + waitSeconds * 1000L,
+                SystemAttributeSelection.of(params.stringList("AttributeNames"),
+                        params.stringList("MessageSystemAttributeNames")),
+                AttributeNameFilter.of(params.stringList("MessageAttributeNames")));
+        return attempt(ctx, request, waitSeconds > 0);
+    }
+
+    private CompletableFuture<ObjectNode> attempt(ActionContext ctx, Request r, boolean longPoll) {
+        if (!ctx.connected() || longPolls.closing()) {
+            return Responses.empty();
+        }
+        List<PartitionId> partitions = services.partitionIds(r.queue());
+        CompletableFuture<Void> waiter = longPoll ? longPolls.register(partitions, r.deadlineMillis()) : null;
+        PartitionId partition = partitions.get(Math.floorMod(rotation.getAndIncrement(), partitions.size()));
+        return services.partitions()
+                .submit(partition, new PartitionCommand.Receive(r.max(), r.visibilitySeconds(), r.attemptId()))
+                .thenCompose(outcome -> {
+                    if (outcome.response() instanceof PartitionResponse.Rejected rejected) {
+                        boolean overLimit = rejected.failure().error() == SqsError.OVER_LIMIT;
+                        if (!(overLimit && waiter != null)) {
+                            cancel(waiter);
+                            throw new SqsException(rejected.failure());
+                        }
+                    } else if (!outcome.delivered().isEmpty()) {
+                        cancel(waiter);
+                        if (!ctx.connected()) {
+                            release(partition, outcome);
+                            return Responses.empty();
+                        }
+                        return Responses.done(render(r, outcome.delivered()));
+                    }
+                    if (waiter == null || services.nowMillis() >= r.deadlineMillis()) {
+                        cancel(waiter);
+                        return Responses.empty();
+                    }
+                    return services.partitions().nextDeadlineMillis(partition).thenCompose(next -> {
+                        if (next > 0 && next < r.deadlineMillis()) {
+                            longPolls.wakeAt(waiter, next);
+                        }
+                        return waiter.thenCompose(v -> services.nowMillis() >= r.deadlineMillis()
+                                ? finalAttempt(ctx, r) : attempt(ctx, r, true));
+                    });
+                });
+    }
+
+    /** At the deadline: one last short poll, so a message that arrived at the last moment is not missed. */
+    private CompletableFuture<ObjectNode> finalAttempt(ActionContext ctx, Request r) {
+        return attempt(ctx, r, false);
+    }
+
+    private static void cancel(CompletableFuture<Void> waiter) {
+        if (waiter != null) {
+            waiter.complete(null);
+        }
+    }
+
+    /** The client left while its lease was being taken: make the messages visible again at once. */
+    private void release(PartitionId partition, PartitionEngine.Outcome outcome) {
+        services.partitions().submit(partition, new PartitionCommand.ChangeVisibility(outcome.delivered().stream()
+                .map(d -> new PartitionCommand.VisibilityChange(d.delivery().receiptHandle(), 0)).toList()));
+    }
+
+    private ObjectNode render(Request r, List<PartitionEngine.DeliveredMessage> delivered) {
+        ArrayNode messages = Responses.array();
+        for (PartitionEngine.DeliveredMessage d : delivered) {
+            StoredMessage m = d.message();
+            ObjectNode node = Responses.object();
+            node.put("MessageId", m.messageId());
+            node.put("ReceiptHandle", d.delivery().receiptHandle().encode());
+            node.put("MD5OfBody", MessageDigests.md5OfBody(m.body()));
+            node.put("Body", m.body());
+            Map<String, String> system = r.system().select(systemAttributes(d));
+            if (!system.isEmpty()) {
+                node.set("Attributes", Responses.stringMap(system));
+            }
+            Map<String, MessageAttributeValue> selected = r.attributes().select(m.attributes());
+            if (!selected.isEmpty()) {
+                node.put("MD5OfMessageAttributes", MessageDigests.md5OfAttributes(selected));
+                ObjectNode attrs = Responses.object();
+                selected.forEach((name, v) -> {
+                    ObjectNode value = Responses.object();
+                    if (v.isBinary()) {
+                        value.put("BinaryValue", Base64.getEncoder().encodeToString(v.binaryValue()));
+                    } else {
+                        value.put("StringValue", v.stringValue());
+                    }
+                    value.put("DataType", v.dataType());
+                    attrs.set(name, value);
+                });
+                node.set("MessageAttributes", attrs);
+            }
+            messages.add(node);
+        }
+        ObjectNode out = Responses.object();
+        out.set("Messages", messages);
+        return out;
+    }
+
+    private static Map<String, String> systemAttributes(PartitionEngine.DeliveredMessage d) {
+        StoredMessage m = d.message();
+        Map<String, String> out = new LinkedHashMap<>();
+        out.put("SenderId", m.senderId());
+        out.put("SentTimestamp", Long.toString(m.sentTimestampMillis()));
+        out.put("ApproximateReceiveCount", Integer.toString(d.delivery().receiveCount()));
+        out.put("ApproximateFirstReceiveTimestamp", Long.toString(d.delivery().firstReceiveTimestampMillis()));
+        putIfPresent(out, "SequenceNumber", m.sequenceNumber());
+        putIfPresent(out, "MessageGroupId", m.groupId());
+        putIfPresent(out, "MessageDeduplicationId", m.deduplicationId());
+        MessageAttributeValue trace = m.systemAttributes().get("AWSTraceHeader");
+        putIfPresent(out, "AWSTraceHeader", trace == null ? null : trace.stringValue());
+        putIfPresent(out, "DeadLetterQueueSourceArn", m.deadLetterSourceArn());
+        return out;
+    }
+
+    private static void putIfPresent(Map<String, String> out, String name, String value) {
+        if (value != null) {
+            out.put(name, value);
+        }
+    }
+}

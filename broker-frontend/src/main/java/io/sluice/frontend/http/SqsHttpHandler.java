@@ -1,0 +1,87 @@
+package io.sluice.frontend.http;
+
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.DateFormatter;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.sluice.common.SqsError;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Hands each complete request to the {@link SqsRequestProcessor} and writes its answer when it is ready. Nothing
+ * here blocks: the processor runs actions on worker threads and long polls are futures, so the event loop only
+ * copies bytes.
+ */
+final class SqsHttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
+    private final SqsRequestProcessor processor;
+    private final InFlight inFlight;
+
+    SqsHttpHandler(SqsRequestProcessor processor, InFlight inFlight) {
+        this.processor = processor;
+        this.inFlight = inFlight;
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
+        boolean keepAlive = HttpUtil.isKeepAlive(request);
+        Map<String, List<String>> headers = new LinkedHashMap<>();
+        request.headers().forEach(h -> headers.computeIfAbsent(h.getKey().toLowerCase(Locale.ROOT), k -> new ArrayList<>())
+                .add(h.getValue()));
+        SqsRequestProcessor.Incoming in = new SqsRequestProcessor.Incoming(request.method().name(), request.uri(),
+                headers, ByteBufUtil.getBytes(request.content()), String.valueOf(ctx.channel().remoteAddress()),
+                () -> ctx.channel().isActive());
+        if (request.decoderResult().isFailure()) {
+            write(ctx, processor.reject(in, SqsError.MALFORMED_REQUEST.withMessage("The HTTP request is malformed.")),
+                    false);
+            return;
+        }
+        inFlight.begin();
+        processor.process(in).whenComplete((out, error) -> {
+            inFlight.end();
+            if (out != null) {
+                write(ctx, out, keepAlive);
+            } else {
+                ctx.close();
+            }
+        });
+    }
+
+    static void write(ChannelHandlerContext ctx, SqsRequestProcessor.Outgoing out, boolean keepAlive) {
+        if (!ctx.channel().isActive()) {
+            return;
+        }
+        FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
+                HttpResponseStatus.valueOf(out.status()), Unpooled.wrappedBuffer(out.body()));
+        response.headers().set(HttpHeaderNames.CONTENT_TYPE, out.contentType());
+        response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, out.body().length);
+        response.headers().set(HttpHeaderNames.DATE, DateFormatter.format(new Date()));
+        out.headers().forEach((k, v) -> response.headers().set(k, v));
+        if (keepAlive) {
+            response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
+            ctx.writeAndFlush(response);
+        } else {
+            response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+            ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        ctx.close();
+    }
+}

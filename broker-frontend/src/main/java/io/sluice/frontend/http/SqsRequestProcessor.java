@@ -1,0 +1,263 @@
+package io.sluice.frontend.http;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.sluice.common.Clock;
+import io.sluice.common.SqsError;
+import io.sluice.common.SqsException;
+import io.sluice.common.SqsFailure;
+import io.sluice.frontend.action.ActionContext;
+import io.sluice.frontend.action.ActionTable;
+import io.sluice.frontend.action.Params;
+import io.sluice.frontend.action.SqsAction;
+import io.sluice.frontend.auth.AuthResult;
+import io.sluice.frontend.auth.AuthorizationPolicy;
+import io.sluice.frontend.auth.SigV4Verifier;
+import io.sluice.frontend.auth.SignedRequest;
+import io.sluice.frontend.protocol.JsonCodec;
+import io.sluice.frontend.protocol.Protocol;
+import io.sluice.frontend.protocol.QueryDecoder;
+import io.sluice.frontend.protocol.QueryParameters;
+import io.sluice.frontend.protocol.XmlEncoder;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One SQS request from bytes to bytes, independent of the HTTP server: detect the protocol, authenticate,
+ * decode, authorize, dispatch, render the result or the error in the request's protocol. Runs the action on the
+ * worker executor (actions may block on the catalog); never blocks the caller.
+ */
+public final class SqsRequestProcessor {
+    private static final Logger LOG = LoggerFactory.getLogger(SqsRequestProcessor.class);
+    private static final Logger ACCESS = LoggerFactory.getLogger("io.sluice.access");
+    static final String JSON_TYPE = "application/x-amz-json-1.0";
+    static final String XML_TYPE = "text/xml";
+
+    /** The HTTP request as received. Header names lower-case. */
+    public record Incoming(String method, String uri, Map<String, List<String>> headers, byte[] body,
+                           String remoteAddress, BooleanSupplier connected) {
+        String header(String name) {
+            List<String> v = headers.get(name);
+            return v == null || v.isEmpty() ? null : v.get(0);
+        }
+    }
+
+    /** The HTTP response to send. */
+    public record Outgoing(int status, String contentType, byte[] body, Map<String, String> headers) {
+    }
+
+    private final ActionTable actions;
+    private final SigV4Verifier verifier;
+    private final AuthorizationPolicy policy;
+    private final Executor workers;
+    private final MeterRegistry metrics;
+    private final Clock clock;
+
+    /** @param verifier null disables authentication (every request is from the anonymous key). */
+    public SqsRequestProcessor(ActionTable actions, SigV4Verifier verifier, AuthorizationPolicy policy, Executor workers,
+                               MeterRegistry metrics, Clock clock) {
+        this.actions = actions;
+        this.verifier = verifier;
+        this.policy = policy;
+        this.workers = workers;
+        this.metrics = metrics;
+        this.clock = clock;
+    }
+
+    public CompletableFuture<Outgoing> process(Incoming in) {
+        String requestId = UUID.randomUUID().toString();
+        long startNanos = System.nanoTime();
+        Protocol protocol = detect(in);
+        String[] action = {null};
+        String[] accessKey = {null};
+        CompletableFuture<ObjectNode> result;
+        try {
+            result = dispatch(in, protocol, requestId, action, accessKey);
+        } catch (SqsException e) {
+            result = CompletableFuture.failedFuture(e);
+        } catch (RuntimeException e) {
+            result = CompletableFuture.failedFuture(e);
+        }
+        return result.handle((tree, error) -> {
+            Outgoing out = error == null ? success(protocol, action[0], tree, requestId)
+                    : failure(protocol, failureOf(error, requestId), requestId);
+            record(in, action[0], accessKey[0], out, requestId, startNanos);
+            return out;
+        });
+    }
+
+    private CompletableFuture<ObjectNode> dispatch(Incoming in, Protocol protocol, String requestId, String[] action,
+                                                   String[] accessKey) {
+        URI uri = parseUri(in.uri());
+        String rawQuery = uri.getRawQuery();
+        String principal = authenticate(in, uri.getRawPath(), rawQuery);
+        accessKey[0] = principal;
+        ObjectNode tree;
+        if (protocol == Protocol.JSON) {
+            String target = in.header("x-amz-target");
+            if (target == null || !target.startsWith("AmazonSQS.") || target.length() == "AmazonSQS.".length()) {
+                throw new SqsException(SqsError.UNKNOWN_OPERATION, "Missing or unrecognised X-Amz-Target header.");
+            }
+            action[0] = target.substring("AmazonSQS.".length());
+            tree = JsonCodec.parse(in.body());
+        } else {
+            Map<String, String> params = QueryParameters.decode(rawQuery, in.body(), in.header("content-type"));
+            action[0] = params.get("Action");
+            if (action[0] == null || action[0].isEmpty()) {
+                throw new SqsException(SqsError.MISSING_ACTION, "The request must contain the parameter Action.");
+            }
+            tree = QueryDecoder.decode(action[0], params);
+        }
+        SqsAction handler = actions.get(action[0]);
+        if (handler == null) {
+            String name = action[0];
+            action[0] = null;
+            if (ActionTable.UNSUPPORTED.contains(name)) {
+                throw new SqsException(SqsError.UNSUPPORTED_OPERATION, name + " is not supported by Sluice.");
+            }
+            throw protocol == Protocol.JSON
+                    ? new SqsException(SqsError.UNKNOWN_OPERATION, "The action " + abbreviate(name) + " is not valid for this endpoint.")
+                    : new SqsException(SqsError.INVALID_ACTION, "The action " + abbreviate(name) + " is not valid for this endpoint.");
+        }
+        Params params = new Params(tree);
+        String queueName = queueNameOf(params, uri.getRawPath());
+        if (!policy.isAllowed(principal, handler.name(), queueName)) {
+            throw new SqsException(SqsError.ACCESS_DENIED, "Access to the resource is denied.");
+        }
+        String host = in.header("host");
+        ActionContext ctx = new ActionContext(requestId, protocol, principal, host, uri.getRawPath(),
+                in.header("x-amzn-trace-id"), in.connected());
+        return CompletableFuture.supplyAsync(() -> handler.execute(ctx, params), workers).thenCompose(f -> f);
+    }
+
+    private String authenticate(Incoming in, String rawPath, String rawQuery) {
+        if (verifier == null) {
+            return "anonymous";
+        }
+        SignedRequest signed = SignedRequest.of(in.method(), rawPath, rawQuery, in.headers(), in.body());
+        AuthResult result = verifier.verify(signed);
+        if (result instanceof AuthResult.Rejected rejected) {
+            throw new SqsException(rejected.failure());
+        }
+        return ((AuthResult.Authenticated) result).accessKeyId();
+    }
+
+    static Protocol detect(Incoming in) {
+        String target = in.header("x-amz-target");
+        String contentType = in.header("content-type");
+        if ((target != null && target.startsWith("AmazonSQS."))
+                || (contentType != null && contentType.toLowerCase(Locale.ROOT).startsWith(JSON_TYPE))) {
+            return Protocol.JSON;
+        }
+        return Protocol.QUERY;
+    }
+
+    private static URI parseUri(String raw) {
+        try {
+            return new URI(raw);
+        } catch (Exception e) {
+            throw new SqsException(SqsError.INVALID_ADDRESS, "The request URI is not valid.");
+        }
+    }
+
+    /** For authorization: the queue a request names (QueueUrl, QueueName or path); null for account-wide actions. */
+    private static String queueNameOf(Params params, String path) {
+        try {
+            String name = params.string("QueueName");
+            if (name != null) {
+                return name;
+            }
+            String url = params.string("QueueUrl");
+            String p = url != null ? url : path;
+            if (p == null) {
+                return null;
+            }
+            String trimmed = p.endsWith("/") ? p.substring(0, p.length() - 1) : p;
+            int slash = trimmed.lastIndexOf('/');
+            return slash >= 0 && slash < trimmed.length() - 1 ? trimmed.substring(slash + 1) : null;
+        } catch (SqsException e) {
+            return null;
+        }
+    }
+
+    private SqsFailure failureOf(Throwable error, String requestId) {
+        Throwable e = error;
+        while ((e instanceof CompletionException || e instanceof java.util.concurrent.ExecutionException)
+                && e.getCause() != null) {
+            e = e.getCause();
+        }
+        if (e instanceof SqsException s) {
+            return s.failure();
+        }
+        LOG.error("request {} failed", requestId, e);
+        return SqsError.INTERNAL_FAILURE.failure();
+    }
+
+    private Outgoing success(Protocol protocol, String action, ObjectNode tree, String requestId) {
+        Map<String, String> headers = new LinkedHashMap<>();
+        headers.put("x-amzn-RequestId", requestId);
+        if (protocol == Protocol.JSON) {
+            return new Outgoing(200, JSON_TYPE, JsonCodec.success(tree), headers);
+        }
+        return new Outgoing(200, XML_TYPE, XmlEncoder.success(action, tree, requestId), headers);
+    }
+
+    Outgoing failure(Protocol protocol, SqsFailure failure, String requestId) {
+        Map<String, String> headers = new LinkedHashMap<>();
+        headers.put("x-amzn-RequestId", requestId);
+        if (protocol == Protocol.JSON) {
+            headers.put("x-amzn-query-error", JsonCodec.queryErrorHeader(failure));
+            return new Outgoing(failure.error().httpStatus(), JSON_TYPE, JsonCodec.error(failure), headers);
+        }
+        return new Outgoing(failure.error().httpStatus(), XML_TYPE, XmlEncoder.error(failure, requestId), headers);
+    }
+
+    /** An error for a request that never reached {@link #process} (too large, undecodable HTTP). */
+    public Outgoing reject(Incoming in, SqsFailure failure) {
+        String requestId = UUID.randomUUID().toString();
+        Outgoing out = failure(detect(in), failure, requestId);
+        record(in, null, null, out, requestId, System.nanoTime());
+        return out;
+    }
+
+    private void record(Incoming in, String action, String accessKey, Outgoing out, String requestId, long startNanos) {
+        long nanos = System.nanoTime() - startNanos;
+        String outcome = out.status() == 200 ? "ok" : Integer.toString(out.status());
+        Timer.builder("sqs.requests").description("SQS requests by action and outcome")
+                .tag("action", action == null ? "unknown" : action).tag("outcome", outcome)
+                .publishPercentileHistogram().register(metrics).record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+        if (accessKey != null) {
+            metrics.counter("sqs.usage.requests", "access_key", accessKey).increment();
+            metrics.counter("sqs.usage.bytes", "access_key", accessKey).increment(in.body().length);
+        }
+        if (ACCESS.isInfoEnabled()) {
+            ACCESS.info("{} {} {} {} key={} {}us id={}", in.remoteAddress(), action == null ? "-" : action, out.status(),
+                    in.body().length, accessKey == null ? "-" : accessKey, nanos / 1000, requestId);
+        }
+    }
+
+    private static String abbreviate(String s) {
+        String printable = s.replaceAll("[^\\x20-\\x7E]", "?");
+        return printable.length() > 64 ? printable.substring(0, 64) + "..." : printable;
+    }
+
+    static String utf8(byte[] b) {
+        return new String(b, StandardCharsets.UTF_8);
+    }
+
+    Clock clock() {
+        return clock;
+    }
+}

@@ -1,0 +1,221 @@
+package io.sluice.frontend.service;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sluice.backend.engine.NewMessage;
+import io.sluice.backend.engine.PartitionCommand;
+import io.sluice.backend.engine.PartitionEngine;
+import io.sluice.backend.engine.PartitionId;
+import io.sluice.backend.engine.StoredMessage;
+import io.sluice.common.SqsError;
+import io.sluice.common.SqsException;
+import io.sluice.common.validation.QueueAttributes;
+import io.sluice.metadata.QueueMetadata;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Dead-letter redrive (StartMessageMoveTask and friends, spec 8.2). A task receives from the dead-letter queue in
+ * batches, sends each message to its destination (the task's, or the queue it was dead-lettered from) with its
+ * id, body, attributes and send time, and deletes it from the dead-letter queue only after that send is durable:
+ * at least once. The rate is kept by scheduling the next batch, never by sleeping. Tasks live in this process's
+ * memory: after a restart the history is gone and a running task must be started again.
+ */
+public final class MoveTasks {
+    private static final int BATCH = 10;
+
+    public enum Status { RUNNING, COMPLETED, CANCELLING, CANCELLED, FAILED }
+
+    /** One task; mutable fields are only written by its own schedule and by cancel. */
+    public static final class Task {
+        final String id = UUID.randomUUID().toString();
+        final String sourceArn;
+        final String destinationArn;
+        final Integer ratePerSecond;
+        final long startedMillis;
+        final long toMove;
+        final AtomicLong moved = new AtomicLong();
+        volatile Status status = Status.RUNNING;
+        volatile String failureReason;
+
+        Task(String sourceArn, String destinationArn, Integer ratePerSecond, long startedMillis, long toMove) {
+            this.sourceArn = sourceArn;
+            this.destinationArn = destinationArn;
+            this.ratePerSecond = ratePerSecond;
+            this.startedMillis = startedMillis;
+            this.toMove = toMove;
+        }
+
+        public String handle() {
+            String raw = id + "|" + sourceArn;
+            return Base64.getUrlEncoder().withoutPadding().encodeToString(raw.getBytes(StandardCharsets.UTF_8));
+        }
+    }
+
+    private final SqsServices services;
+    private final ScheduledExecutorService scheduler;
+    private final Map<String, Task> tasks = new ConcurrentHashMap<>();
+
+    public MoveTasks(SqsServices services, ScheduledExecutorService scheduler) {
+        this.services = services;
+        this.scheduler = scheduler;
+    }
+
+    public CompletableFuture<Task> start(String sourceArn, String destinationArn, Integer rate) {
+        QueueMetadata source = services.queueByArn(sourceArn).orElseThrow(() -> new SqsException(
+                SqsError.RESOURCE_NOT_FOUND, "The resource that you specified for the SourceArn parameter doesn't exist."));
+        boolean isDeadLetterQueue = services.catalog().list("").stream().anyMatch(q -> {
+            QueueAttributes a = services.attributes(q);
+            return a.redrivePolicy() != null && sourceArn.equals(a.redrivePolicy().deadLetterTargetArn());
+        });
+        if (!isDeadLetterQueue) {
+            throw new SqsException(SqsError.INVALID_PARAMETER_VALUE, "Source queue must be configured as a Dead Letter"
+                    + " Queue.");
+        }
+        if (destinationArn != null && services.queueByArn(destinationArn).isEmpty()) {
+            throw new SqsException(SqsError.RESOURCE_NOT_FOUND,
+                    "The resource that you specified for the DestinationArn parameter doesn't exist.");
+        }
+        if (rate != null && (rate < 1 || rate > 500)) {
+            throw new SqsException(SqsError.INVALID_PARAMETER_VALUE, "Value " + rate + " for parameter"
+                    + " MaxNumberOfMessagesPerSecond is invalid. Reason: Must be between 1 and 500.");
+        }
+        synchronized (this) {
+            if (tasks.values().stream().anyMatch(t -> t.sourceArn.equals(sourceArn) && t.status == Status.RUNNING)) {
+                throw new SqsException(SqsError.INVALID_PARAMETER_VALUE, "There is already a task running. Only one"
+                        + " active task is allowed for a source queue arn at a given time.");
+            }
+        }
+        return visible(source).thenApply(toMove -> {
+            Task task = new Task(sourceArn, destinationArn, rate, services.nowMillis(), toMove);
+            tasks.put(task.id, task);
+            scheduler.execute(() -> step(task));
+            return task;
+        });
+    }
+
+    private CompletableFuture<Long> visible(QueueMetadata queue) {
+        List<CompletableFuture<Integer>> parts = services.partitionIds(queue).stream()
+                .map(id -> services.partitions().visibleNow(id)).toList();
+        return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
+                .thenApply(v -> parts.stream().mapToLong(CompletableFuture::join).sum());
+    }
+
+    /** Tasks of a source, newest first. */
+    public List<Task> list(String sourceArn, int max) {
+        if (services.queueByArn(sourceArn).isEmpty()) {
+            throw new SqsException(SqsError.RESOURCE_NOT_FOUND,
+                    "The resource that you specified for the SourceArn parameter doesn't exist.");
+        }
+        return tasks.values().stream().filter(t -> t.sourceArn.equals(sourceArn))
+                .sorted(Comparator.comparingLong((Task t) -> t.startedMillis).reversed().thenComparing(t -> t.id))
+                .limit(max).toList();
+    }
+
+    public long cancel(String handle) {
+        String raw;
+        try {
+            raw = new String(Base64.getUrlDecoder().decode(handle), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            raw = "";
+        }
+        int bar = raw.indexOf('|');
+        if (bar <= 0) {
+            throw new SqsException(SqsError.INVALID_PARAMETER_VALUE, "Value for parameter TaskHandle is invalid.");
+        }
+        Task task = tasks.get(raw.substring(0, bar));
+        if (task == null) {
+            throw new SqsException(SqsError.RESOURCE_NOT_FOUND, "Task does not exist.");
+        }
+        if (task.status != Status.RUNNING) {
+            throw new SqsException(SqsError.INVALID_PARAMETER_VALUE, "Only active tasks can be cancelled.");
+        }
+        task.status = Status.CANCELLING;
+        return task.moved.get();
+    }
+
+    public ObjectNode render(Task t) {
+        ObjectNode n = io.sluice.frontend.action.Responses.object();
+        if (t.status == Status.RUNNING) {
+            n.put("TaskHandle", t.handle());
+        }
+        n.put("Status", t.status.name());
+        n.put("SourceArn", t.sourceArn);
+        if (t.destinationArn != null) {
+            n.put("DestinationArn", t.destinationArn);
+        }
+        if (t.ratePerSecond != null) {
+            n.put("MaxNumberOfMessagesPerSecond", t.ratePerSecond);
+        }
+        n.put("ApproximateNumberOfMessagesMoved", t.moved.get());
+        n.put("ApproximateNumberOfMessagesToMove", t.toMove);
+        if (t.failureReason != null) {
+            n.put("FailureReason", t.failureReason);
+        }
+        n.put("StartedTimestamp", t.startedMillis);
+        return n;
+    }
+
+    private void step(Task task) {
+        if (task.status == Status.CANCELLING) {
+            task.status = Status.CANCELLED;
+            return;
+        }
+        long remaining = task.toMove - task.moved.get();
+        Optional<QueueMetadata> source = services.queueByArn(task.sourceArn);
+        if (remaining <= 0 || source.isEmpty()) {
+            task.status = source.isEmpty() ? Status.FAILED : Status.COMPLETED;
+            task.failureReason = source.isEmpty() ? "AWS.SimpleQueueService.NonExistentQueue" : null;
+            return;
+        }
+        int batch = (int) Math.min(BATCH, Math.min(remaining, task.ratePerSecond == null ? BATCH : task.ratePerSecond));
+        PartitionId from = services.partitionIds(source.get()).get(0);
+        services.partitions().submit(from, new PartitionCommand.Receive(batch, 60, null))
+                .thenCompose(o -> moveAll(task, from, o.delivered()).thenApply(v -> o.delivered().size()))
+                .whenComplete((moved, e) -> {
+                    if (e != null) {
+                        task.status = Status.FAILED;
+                        task.failureReason = e.getCause() instanceof SqsException s
+                                ? s.failure().error().queryCode() : "AWS.SimpleQueueService.InternalError";
+                    } else if (moved == 0) {
+                        task.status = task.status == Status.CANCELLING ? Status.CANCELLED : Status.COMPLETED;
+                    } else {
+                        long delayMillis = task.ratePerSecond == null ? 0 : moved * 1000L / task.ratePerSecond;
+                        scheduler.schedule(() -> step(task), delayMillis, TimeUnit.MILLISECONDS);
+                    }
+                });
+    }
+
+    private CompletableFuture<Void> moveAll(Task task, PartitionId from, List<PartitionEngine.DeliveredMessage> batch) {
+        List<CompletableFuture<?>> moves = new ArrayList<>();
+        for (PartitionEngine.DeliveredMessage d : batch) {
+            StoredMessage m = d.message();
+            String destArn = task.destinationArn != null ? task.destinationArn : m.deadLetterSourceArn();
+            QueueMetadata dest = destArn == null ? null : services.queueByArn(destArn).orElse(null);
+            if (dest == null) {
+                throw new SqsException(SqsError.QUEUE_DOES_NOT_EXIST, "destination " + destArn + " does not exist");
+            }
+            NewMessage copy = new NewMessage(m.messageId(), m.body(), m.attributes(), m.systemAttributes(), 0,
+                    m.groupId(), m.deduplicationId(), m.senderId(), new NewMessage.Provenance(m.sentTimestampMillis(),
+                    d.delivery().receiveCount() - 1, d.delivery().firstReceiveTimestampMillis(), null));
+            int partition = dest.fifo() && m.groupId() != null && dest.partitions() > 1
+                    ? Math.floorMod(m.groupId().hashCode(), dest.partitions()) : 0;
+            moves.add(services.partitions().submit(new PartitionId(dest.queueId(), partition),
+                            new PartitionCommand.Send(List.of(copy)))
+                    .thenCompose(o -> services.partitions().submit(from,
+                            new PartitionCommand.Delete(List.of(d.delivery().receiptHandle()))))
+                    .thenRun(task.moved::incrementAndGet));
+        }
+        return CompletableFuture.allOf(moves.toArray(CompletableFuture[]::new));
+    }
+}

@@ -1,0 +1,94 @@
+package io.sluice.server;
+
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/** The admin endpoint: {@code GET /health} (200 once serving, 503 otherwise) and {@code GET /metrics}. */
+final class AdminServer implements AutoCloseable {
+    private final PrometheusMeterRegistry registry;
+    private final BooleanSupplier healthy;
+    private EventLoopGroup group;
+    private Channel channel;
+
+    AdminServer(PrometheusMeterRegistry registry, BooleanSupplier healthy) {
+        this.registry = registry;
+        this.healthy = healthy;
+    }
+
+    InetSocketAddress start(String host, int port) throws InterruptedException {
+        group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        channel = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(new HttpServerCodec(4096, 8192, 8192))
+                                .addLast(new HttpObjectAggregator(64 * 1024))
+                                .addLast(new Handler());
+                    }
+                }).bind(host, port).sync().channel();
+        return (InetSocketAddress) channel.localAddress();
+    }
+
+    private final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
+            String path = request.uri().split("\\?", 2)[0];
+            FullHttpResponse response;
+            switch (path) {
+                case "/health" -> {
+                    boolean ok = healthy.getAsBoolean();
+                    response = text(ok ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE,
+                            ok ? "OK\n" : "STARTING OR STOPPING\n", "text/plain; charset=utf-8");
+                }
+                case "/metrics" -> response = text(HttpResponseStatus.OK, registry.scrape(),
+                        "text/plain; version=0.0.4; charset=utf-8");
+                default -> response = text(HttpResponseStatus.NOT_FOUND, "not found\n", "text/plain; charset=utf-8");
+            }
+            boolean keepAlive = HttpUtil.isKeepAlive(request);
+            HttpUtil.setKeepAlive(response, keepAlive);
+            var f = ctx.writeAndFlush(response);
+            if (!keepAlive) {
+                f.addListener(ChannelFutureListener.CLOSE);
+            }
+        }
+
+        private FullHttpResponse text(HttpResponseStatus status, String body, String type) {
+            byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+            FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, Unpooled.wrappedBuffer(bytes));
+            r.headers().set(HttpHeaderNames.CONTENT_TYPE, type).setInt(HttpHeaderNames.CONTENT_LENGTH, bytes.length);
+            return r;
+        }
+    }
+
+    @Override
+    public void close() {
+        if (channel != null) {
+            channel.close().syncUninterruptibly();
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+    }
+}

@@ -1,0 +1,173 @@
+package io.sluice.server;
+
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.sluice.backend.engine.PartitionCommand;
+import io.sluice.backend.engine.PartitionId;
+import io.sluice.backend.local.LocalShard;
+import io.sluice.backend.storage.ShardStore;
+import io.sluice.common.Clock;
+import io.sluice.common.SystemClock;
+import io.sluice.frontend.FrontendConfig;
+import io.sluice.frontend.action.ActionTable;
+import io.sluice.frontend.auth.AuthorizationPolicy;
+import io.sluice.frontend.auth.InMemoryCredentialStore;
+import io.sluice.frontend.auth.SigV4Verifier;
+import io.sluice.frontend.http.SqsHttpServer;
+import io.sluice.frontend.http.SqsRequestProcessor;
+import io.sluice.frontend.service.DeadLetterMover;
+import io.sluice.frontend.service.LongPolls;
+import io.sluice.frontend.service.MoveTasks;
+import io.sluice.frontend.service.SqsServices;
+import io.sluice.metadata.LocalQueueCatalog;
+import io.sluice.metadata.QueueMetadata;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code sluice dev}: every role in one process. The catalog is a local file, the data one shard on local disk
+ * (replication factor 1), forced to disk before any request is acknowledged. Restart it on the same data folder and
+ * every queue and acknowledged message is there.
+ */
+public final class DevServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(DevServer.class);
+
+    private final ServerConfig config;
+    private final Clock clock = SystemClock.INSTANCE;
+    private volatile boolean serving;
+    private ShardStore store;
+    private LocalShard shard;
+    private LongPolls longPolls;
+    private ExecutorService workers;
+    private ScheduledExecutorService scheduler;
+    private SqsHttpServer sqs;
+    private AdminServer admin;
+    private InetSocketAddress sqsAddress;
+    private InetSocketAddress adminAddress;
+
+    public DevServer(ServerConfig config) {
+        this.config = config;
+    }
+
+    public void start() throws InterruptedException {
+        Path data = Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath();
+        LocalQueueCatalog catalog = LocalQueueCatalog.open(data.resolve("catalog"));
+        store = ShardStore.open(data.resolve("shard-0"), ShardStore.Durability.SYNC_WAL);
+        shard = new LocalShard(store, clock);
+
+        String publicUrl = config.get(ServerConfigKeys.PUBLIC_URL);
+        FrontendConfig frontend = new FrontendConfig(config.get(ServerConfigKeys.REGION),
+                config.get(ServerConfigKeys.ACCOUNT_ID), publicUrl.isEmpty() ? null : publicUrl,
+                config.get(ServerConfigKeys.MAX_REQUEST_BYTES), config.get(ServerConfigKeys.MAX_INFLIGHT));
+        SqsServices services = new SqsServices(catalog, shard, clock, frontend);
+        for (QueueMetadata q : catalog.list("")) {
+            for (PartitionId id : services.partitionIds(q)) {
+                if (!shard.openPartition(id).join()) {
+                    services.applyPartitionConfig(q).join(); // created in the catalog, not yet on disk: finish it
+                }
+            }
+        }
+
+        workers = Executors.newFixedThreadPool(config.get(ServerConfigKeys.WORKER_THREADS), daemon("sluice-worker"));
+        scheduler = Executors.newScheduledThreadPool(1, daemon("sluice-housekeeping"));
+        longPolls = new LongPolls(clock);
+        DeadLetterMover mover = new DeadLetterMover(services, workers);
+        shard.addListener(longPolls);
+        shard.addListener(mover);
+        MoveTasks moveTasks = new MoveTasks(services, scheduler);
+
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        SigV4Verifier verifier = config.get(ServerConfigKeys.AUTH_ENABLED)
+                ? new SigV4Verifier(new InMemoryCredentialStore(Map.of(config.get(ServerConfigKeys.ACCESS_KEY),
+                config.get(ServerConfigKeys.SECRET_KEY))), clock, Optional.empty())
+                : null;
+        SqsRequestProcessor processor = new SqsRequestProcessor(new ActionTable(services, longPolls, moveTasks),
+                verifier, AuthorizationPolicy.allowAll(), workers, registry, clock);
+
+        long expireEvery = config.get(ServerConfigKeys.EXPIRE_INTERVAL_MS);
+        scheduler.scheduleWithFixedDelay(() -> housekeeping(services), expireEvery, expireEvery, TimeUnit.MILLISECONDS);
+        scheduler.scheduleWithFixedDelay(mover::resumePending, 0, 10, TimeUnit.SECONDS);
+
+        String host = config.get(ServerConfigKeys.HOST);
+        sqs = new SqsHttpServer(processor, frontend.maxRequestBytes());
+        sqsAddress = sqs.start(host, config.get(ServerConfigKeys.PORT));
+        admin = new AdminServer(registry, () -> serving);
+        adminAddress = admin.start(host, config.get(ServerConfigKeys.ADMIN_PORT));
+        serving = true;
+        LOG.info("Sluice dev serving SQS on http://{}:{} (admin http://{}:{}), data in {}", host, sqsAddress.getPort(),
+                host, adminAddress.getPort(), data);
+    }
+
+    private void housekeeping(SqsServices services) {
+        try {
+            for (PartitionId id : shard.partitionIds().join()) {
+                shard.submit(id, new PartitionCommand.Expire(1000));
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("housekeeping failed", e);
+        }
+    }
+
+    public InetSocketAddress sqsAddress() {
+        return sqsAddress;
+    }
+
+    public InetSocketAddress adminAddress() {
+        return adminAddress;
+    }
+
+    /** Graceful: stop accepting, answer parked polls, let in-flight requests finish, then close storage. */
+    @Override
+    public void close() {
+        serving = false;
+        if (longPolls != null) {
+            longPolls.wakeAllForShutdown();
+        }
+        if (sqs != null) {
+            sqs.stop(config.get(ServerConfigKeys.SHUTDOWN_GRACE_MS));
+        }
+        if (admin != null) {
+            admin.close();
+        }
+        if (scheduler != null) {
+            scheduler.shutdownNow();
+        }
+        if (workers != null) {
+            workers.shutdown();
+            try {
+                workers.awaitTermination(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (longPolls != null) {
+            longPolls.close();
+        }
+        if (shard != null) {
+            shard.close();
+        }
+        if (store != null) {
+            store.close();
+        }
+        LOG.info("Sluice dev stopped");
+    }
+
+    private static ThreadFactory daemon(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+}

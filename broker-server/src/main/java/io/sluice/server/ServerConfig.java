@@ -1,0 +1,51 @@
+package io.sluice.server;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+
+/** Resolved configuration: defaults, then the config file, then the environment, then explicit overrides. */
+public final class ServerConfig {
+    private final Map<String, String> values;
+
+    private ServerConfig(Map<String, String> values) {
+        this.values = values;
+    }
+
+    public static ServerConfig load(Path file, Map<String, String> environment, Map<String, String> overrides) {
+        Map<String, String> values = new HashMap<>();
+        if (file != null) {
+            Properties props = new Properties();
+            try (Reader r = Files.newBufferedReader(file)) {
+                props.load(r);
+            } catch (IOException e) {
+                throw new IllegalArgumentException("cannot read config file " + file + ": " + e.getMessage(), e);
+            }
+            for (String name : props.stringPropertyNames()) {
+                if (ServerConfigKeys.all().stream().noneMatch(k -> k.name().equals(name))) {
+                    throw new IllegalArgumentException("unknown configuration key in " + file + ": " + name);
+                }
+                values.put(name, props.getProperty(name));
+            }
+        }
+        for (ConfigKey<?> k : ServerConfigKeys.all()) {
+            String env = environment.get(k.environmentName());
+            if (env != null) {
+                values.put(k.name(), env);
+            }
+        }
+        values.putAll(overrides);
+        ServerConfig config = new ServerConfig(values);
+        ServerConfigKeys.all().forEach(config::get); // validate every value now, not on first use
+        return config;
+    }
+
+    public <T> T get(ConfigKey<T> key) {
+        String raw = values.get(key.name());
+        return raw == null ? key.defaultValue() : key.parser().apply(raw);
+    }
+}

@@ -1,0 +1,76 @@
+package io.sluice.server;
+
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Every configuration key of the server, in one place. docs/configuration.md is generated from this class. */
+public final class ServerConfigKeys {
+    private ServerConfigKeys() {
+    }
+
+    public static final ConfigKey<String> HOST = ConfigKey.string("sluice.host", "127.0.0.1",
+            "Address the SQS endpoint and the admin endpoint bind to (0.0.0.0 for all interfaces).");
+    public static final ConfigKey<Integer> PORT = ConfigKey.integer("sluice.port", 9324, 0, 65535,
+            "SQS endpoint port (both protocols). 0 picks a free port.");
+    public static final ConfigKey<Integer> ADMIN_PORT = ConfigKey.integer("sluice.admin-port", 9325, 0, 65535,
+            "Admin port: GET /health and GET /metrics (Prometheus). 0 picks a free port.");
+    public static final ConfigKey<String> DATA_DIR = ConfigKey.string("sluice.data-dir", "./data",
+            "Where queues and messages are stored.");
+    public static final ConfigKey<String> ACCESS_KEY = ConfigKey.string("sluice.access-key", "sluice",
+            "Access key id accepted by SigV4 verification (dev credentials; printed at start).");
+    public static final ConfigKey<String> SECRET_KEY = ConfigKey.string("sluice.secret-key", "sluice-dev-secret",
+            "Secret access key for sluice.access-key.");
+    public static final ConfigKey<Boolean> AUTH_ENABLED = ConfigKey.bool("sluice.auth.enabled", true,
+            "Verify AWS Signature V4 on every request. Off accepts unsigned requests as 'anonymous'.");
+    public static final ConfigKey<String> REGION = ConfigKey.string("sluice.region", "us-east-1",
+            "Region used in queue ARNs.");
+    public static final ConfigKey<String> ACCOUNT_ID = ConfigKey.string("sluice.account-id", "000000000000",
+            "The 12-digit account id in queue URLs and ARNs.");
+    public static final ConfigKey<String> PUBLIC_URL = ConfigKey.string("sluice.public-url", "",
+            "Base of queue URLs handed to clients (e.g. https://sqs.example.com); empty uses the request's Host.");
+    public static final ConfigKey<Integer> MAX_REQUEST_BYTES = ConfigKey.integer("sluice.max-request-bytes",
+            5 * 1024 * 1024, 64 * 1024, 64 * 1024 * 1024,
+            "Largest request accepted; larger ones are refused before being buffered (1 MiB messages need ~4 MiB when"
+                    + " form-encoded).");
+    public static final ConfigKey<Integer> MAX_INFLIGHT = ConfigKey.integer("sluice.max-inflight-per-partition",
+            120_000, 1, Integer.MAX_VALUE, "In-flight message limit of one queue partition (SQS: 120,000).");
+    public static final ConfigKey<Integer> EXPIRE_INTERVAL_MS = ConfigKey.integer("sluice.expire-interval-ms", 1000,
+            10, 3_600_000, "How often retention expiry and dedup-window cleanup run per partition.");
+    public static final ConfigKey<Integer> SHUTDOWN_GRACE_MS = ConfigKey.integer("sluice.shutdown-grace-ms", 5000, 0,
+            600_000, "On stop: how long in-flight requests may take to finish; parked long polls are answered at once.");
+    public static final ConfigKey<Integer> WORKER_THREADS = ConfigKey.integer("sluice.worker-threads", 8, 1, 512,
+            "Threads that run SQS actions (never the network event loops).");
+
+    /** Every key declared above, in declaration order. */
+    public static List<ConfigKey<?>> all() {
+        List<ConfigKey<?>> keys = new ArrayList<>();
+        for (Field f : ServerConfigKeys.class.getDeclaredFields()) {
+            if (Modifier.isStatic(f.getModifiers()) && f.getType() == ConfigKey.class) {
+                try {
+                    keys.add((ConfigKey<?>) f.get(null));
+                } catch (IllegalAccessException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+        }
+        return keys;
+    }
+
+    /** docs/configuration.md. */
+    public static String renderMarkdown() {
+        StringBuilder sb = new StringBuilder();
+        sb.append("# Configuration\n\n");
+        sb.append("Generated from `ServerConfigKeys` (a test fails when this file is stale). Each key is read, lowest");
+        sb.append(" precedence first, from its default, the config file (`--config FILE`, Java properties), the");
+        sb.append(" environment (upper case, `.` and `-` as `_`), and the command line.\n\n");
+        sb.append("| key | environment | type | default | meaning |\n|---|---|---|---|---|\n");
+        for (ConfigKey<?> k : all()) {
+            sb.append("| `").append(k.name()).append("` | `").append(k.environmentName()).append("` | ")
+                    .append(k.type()).append(" | `").append(k.defaultValue()).append("` | ").append(k.doc())
+                    .append(" |\n");
+        }
+        return sb.toString();
+    }
+}
