@@ -39,7 +39,7 @@ public final class Params {
         if (v == null || v.isNull()) {
             return null;
         }
-        if (!v.isValueNode()) {
+        if (!v.isTextual()) {
             throw invalid(name, "must be a string");
         }
         return v.asText();
@@ -91,7 +91,7 @@ public final class Params {
             throw invalid(name, "must be a list");
         }
         for (JsonNode item : v) {
-            if (!item.isValueNode() || item.isNull()) {
+            if (!item.isTextual()) {
                 throw invalid(name, "must be a list of strings");
             }
             out.add(item.asText());
@@ -112,7 +112,7 @@ public final class Params {
         Iterator<Map.Entry<String, JsonNode>> it = v.fields();
         while (it.hasNext()) {
             Map.Entry<String, JsonNode> e = it.next();
-            if (!e.getValue().isValueNode() || e.getValue().isNull()) {
+            if (!e.getValue().isTextual()) {
                 throw invalid(name + "." + e.getKey(), "must be a string");
             }
             out.put(e.getKey(), e.getValue().asText());

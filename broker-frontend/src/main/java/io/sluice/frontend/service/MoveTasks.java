@@ -207,7 +207,7 @@ public final class MoveTasks {
             }
             NewMessage copy = new NewMessage(m.messageId(), m.body(), m.attributes(), m.systemAttributes(), 0,
                     m.groupId(), m.deduplicationId(), m.senderId(), new NewMessage.Provenance(m.sentTimestampMillis(),
-                    d.delivery().receiveCount() - 1, d.delivery().firstReceiveTimestampMillis(), null));
+                    0, 0, null)); // a redriven message starts its receive count afresh, or it would bounce straight back
             int partition = dest.fifo() && m.groupId() != null && dest.partitions() > 1
                     ? Math.floorMod(m.groupId().hashCode(), dest.partitions()) : 0;
             moves.add(services.partitions().submit(new PartitionId(dest.queueId(), partition),

@@ -1,0 +1,125 @@
+package io.sluice.it;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.services.sqs.model.ListMessageMoveTasksResultEntry;
+import software.amazon.awssdk.services.sqs.model.Message;
+import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
+import software.amazon.awssdk.services.sqs.model.ResourceNotFoundException;
+import software.amazon.awssdk.services.sqs.model.SendMessageResponse;
+import software.amazon.awssdk.services.sqs.model.SqsException;
+
+/** FIFO ordering, group blocking, deduplication; dead-letter queues and redrive through the SDK. */
+class FifoAndDeadLetterIT extends SharedServer {
+
+    static String createFifo(String prefix, Map<String, String> extra) {
+        java.util.HashMap<String, String> attrs = new java.util.HashMap<>(extra);
+        attrs.put("FifoQueue", "true");
+        return sqs.createQueue(b -> b.queueName(unique(prefix) + ".fifo").attributesWithStrings(attrs)).queueUrl();
+    }
+
+    @Test
+    void fifoKeepsGroupOrderBlocksTheGroupAndDeduplicates() {
+        String url = createFifo("order", Map.of());
+        for (int i = 1; i <= 3; i++) {
+            int n = i;
+            sqs.sendMessage(b -> b.queueUrl(url).messageBody("g1-" + n).messageGroupId("g1").messageDeduplicationId("d" + n));
+        }
+        SendMessageResponse other = sqs.sendMessage(b -> b.queueUrl(url).messageBody("g2-1").messageGroupId("g2")
+                .messageDeduplicationId("d4"));
+        assertNotNull(other.sequenceNumber());
+
+        List<Message> first = sqs.receiveMessage(b -> b.queueUrl(url).maxNumberOfMessages(2).visibilityTimeout(30)).messages();
+        assertEquals(List.of("g1-1", "g1-2"), first.stream().map(Message::body).toList());
+        List<Message> next = sqs.receiveMessage(b -> b.queueUrl(url).maxNumberOfMessages(10)).messages();
+        assertEquals(List.of("g2-1"), next.stream().map(Message::body).toList(), "g1 is blocked while in flight");
+
+        SendMessageResponse dup = sqs.sendMessage(b -> b.queueUrl(url).messageBody("g1-1 again").messageGroupId("g1")
+                .messageDeduplicationId("d1"));
+        first.forEach(m -> sqs.deleteMessage(b -> b.queueUrl(url).receiptHandle(m.receiptHandle())));
+        List<Message> rest = sqs.receiveMessage(b -> b.queueUrl(url).maxNumberOfMessages(10)).messages();
+        assertEquals(List.of("g1-3"), rest.stream().map(Message::body).toList(), "the duplicate was not enqueued");
+        assertEquals(first.get(0).messageId(), dup.messageId(), "a duplicate send returns the original id");
+    }
+
+    @Test
+    void fifoSendRulesAreEnforced() {
+        String url = createFifo("rules", Map.of());
+        SqsException noGroup = assertThrows(SqsException.class, () -> sqs.sendMessage(b -> b.queueUrl(url)
+                .messageBody("x").messageDeduplicationId("d")));
+        assertEquals("MissingParameter", noGroup.awsErrorDetails().errorCode());
+        SqsException noDedup = assertThrows(SqsException.class, () -> sqs.sendMessage(b -> b.queueUrl(url)
+                .messageBody("x").messageGroupId("g")));
+        assertEquals("InvalidParameterValue", noDedup.awsErrorDetails().errorCode());
+        String cbd = createFifo("cbd", Map.of("ContentBasedDeduplication", "true"));
+        String a = sqs.sendMessage(b -> b.queueUrl(cbd).messageBody("same").messageGroupId("g")).messageId();
+        String b2 = sqs.sendMessage(b -> b.queueUrl(cbd).messageBody("same").messageGroupId("g")).messageId();
+        assertEquals(a, b2);
+        assertEquals("1", MessagingIT.approximate(cbd, QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES));
+    }
+
+    @Test
+    void exhaustedMessagesMoveToTheDeadLetterQueueAndCanBeRedriven() {
+        String dlq = createQueue("dlq");
+        String dlqArn = sqs.getQueueAttributes(b -> b.queueUrl(dlq).attributeNames(QueueAttributeName.QUEUE_ARN))
+                .attributes().get(QueueAttributeName.QUEUE_ARN);
+        String source = sqs.createQueue(b -> b.queueName(unique("src")).attributes(Map.of(QueueAttributeName.REDRIVE_POLICY,
+                "{\"deadLetterTargetArn\":\"" + dlqArn + "\",\"maxReceiveCount\":\"2\"}"))).queueUrl();
+        String sourceArn = sqs.getQueueAttributes(b -> b.queueUrl(source).attributeNames(QueueAttributeName.QUEUE_ARN))
+                .attributes().get(QueueAttributeName.QUEUE_ARN);
+        String id = sqs.sendMessage(b -> b.queueUrl(source).messageBody("poison")).messageId();
+
+        for (int i = 0; i < 2; i++) {
+            assertEquals(id, sqs.receiveMessage(b -> b.queueUrl(source).visibilityTimeout(0)).messages().get(0).messageId());
+        }
+        assertFalse(sqs.receiveMessage(b -> b.queueUrl(source)).hasMessages(), "the third receive hands it off");
+        Message dead = sqs.receiveMessage(b -> b.queueUrl(dlq).waitTimeSeconds(10).visibilityTimeout(0)
+                .attributeNamesWithStrings("All")).messages().get(0);
+        assertEquals(id, dead.messageId());
+        assertEquals("poison", dead.body());
+        assertEquals(sourceArn, dead.attributesAsStrings().get("DeadLetterQueueSourceArn"));
+        assertEquals("3", dead.attributesAsStrings().get("ApproximateReceiveCount"), "the count carries on");
+        assertEquals(List.of(source), sqs.listDeadLetterSourceQueues(b -> b.queueUrl(dlq)).queueUrls());
+
+        String handle = sqs.startMessageMoveTask(b -> b.sourceArn(dlqArn)).taskHandle();
+        assertNotNull(handle);
+        await().atMost(Duration.ofSeconds(20)).until(() -> "COMPLETED".equals(
+                sqs.listMessageMoveTasks(b -> b.sourceArn(dlqArn)).results().get(0).status()));
+        ListMessageMoveTasksResultEntry done = sqs.listMessageMoveTasks(b -> b.sourceArn(dlqArn)).results().get(0);
+        assertEquals(1L, done.approximateNumberOfMessagesMoved());
+        Message back = sqs.receiveMessage(b -> b.queueUrl(source).waitTimeSeconds(5)).messages().get(0);
+        assertEquals(id, back.messageId(), "redriven to its source with its id");
+        assertFalse(sqs.receiveMessage(b -> b.queueUrl(dlq)).hasMessages());
+    }
+
+    @Test
+    void moveTaskErrors() {
+        String plain = createQueue("notdlq");
+        String arn = sqs.getQueueAttributes(b -> b.queueUrl(plain).attributeNames(QueueAttributeName.QUEUE_ARN))
+                .attributes().get(QueueAttributeName.QUEUE_ARN);
+        SqsException notDlq = assertThrows(SqsException.class, () -> sqs.startMessageMoveTask(b -> b.sourceArn(arn)));
+        assertEquals("InvalidParameterValue", notDlq.awsErrorDetails().errorCode());
+        assertThrows(ResourceNotFoundException.class,
+                () -> sqs.startMessageMoveTask(b -> b.sourceArn("arn:aws:sqs:us-east-1:000000000000:" + unique("none"))));
+        SqsException badHandle = assertThrows(SqsException.class, () -> sqs.cancelMessageMoveTask(b -> b.taskHandle("???")));
+        assertEquals("InvalidParameterValue", badHandle.awsErrorDetails().errorCode());
+    }
+
+    @Test
+    void redrivePolicyTargetMustExist() {
+        SqsException e = assertThrows(SqsException.class, () -> sqs.createQueue(b -> b.queueName(unique("src"))
+                .attributes(Map.of(QueueAttributeName.REDRIVE_POLICY, "{\"deadLetterTargetArn\":"
+                        + "\"arn:aws:sqs:us-east-1:000000000000:nope\",\"maxReceiveCount\":3}"))));
+        assertEquals("InvalidParameterValue", e.awsErrorDetails().errorCode());
+        assertTrue(e.statusCode() == 400);
+    }
+}

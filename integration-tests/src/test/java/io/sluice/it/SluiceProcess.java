@@ -1,0 +1,136 @@
+package io.sluice.it;
+
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real {@code sluice dev} process started from the launcher jar on free loopback ports. Stop it gracefully
+ * (SIGTERM) or kill it (SIGKILL) by its PID; restart it on the same data folder.
+ */
+public final class SluiceProcess implements AutoCloseable {
+    public static final String ACCESS_KEY = "it-key";
+    public static final String SECRET_KEY = "it-secret";
+
+    private final Path dataDir;
+    private final Path log;
+    private final List<String> extraArgs;
+    private Process process;
+    private int port;
+    private int adminPort;
+
+    private SluiceProcess(Path dataDir, List<String> extraArgs) {
+        this.dataDir = dataDir;
+        this.log = dataDir.resolveSibling(dataDir.getFileName() + ".log");
+        this.extraArgs = extraArgs;
+    }
+
+    /** Starts a server with a fresh data folder. */
+    public static SluiceProcess start(String name, String... extraArgs) throws IOException {
+        Path base = Path.of(System.getProperty("sluice.it.dir", "target/it"));
+        Files.createDirectories(base);
+        Path data = Files.createTempDirectory(base, name + "-");
+        SluiceProcess p = new SluiceProcess(data, List.of(extraArgs));
+        p.launch();
+        return p;
+    }
+
+    private void launch() throws IOException {
+        port = freePort();
+        adminPort = freePort();
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx512m", "-XX:+UseSerialGC", "-jar", jar(), "dev",
+                "--port", Integer.toString(port), "--admin-port", Integer.toString(adminPort),
+                "--data-dir", dataDir.toString(), "--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY));
+        cmd.addAll(extraArgs);
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        pb.environment().put("SLUICE_ACCESS_LOG_LEVEL", "WARN");
+        process = pb.start();
+        HttpClient http = HttpClient.newHttpClient();
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
+            if (!process.isAlive()) {
+                throw new IllegalStateException("sluice exited with " + process.exitValue() + "; see " + log);
+            }
+            try {
+                return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminPort + "/health")).build(),
+                        HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
+            } catch (IOException e) {
+                return false;
+            }
+        });
+    }
+
+    static String jar() {
+        String jar = System.getProperty("sluice.jar");
+        if (jar == null || !Files.exists(Path.of(jar))) {
+            throw new IllegalStateException("launcher jar not found: " + jar + " (run mvn package first)");
+        }
+        return jar;
+    }
+
+    public URI endpoint() {
+        return URI.create("http://127.0.0.1:" + port);
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public URI adminEndpoint() {
+        return URI.create("http://127.0.0.1:" + adminPort);
+    }
+
+    public long pid() {
+        return process.pid();
+    }
+
+    /** SIGTERM and wait: the graceful path. */
+    public void stop() throws InterruptedException {
+        if (process != null && process.isAlive()) {
+            process.destroy();
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /** SIGKILL: the crash path. */
+    public void kill() throws InterruptedException {
+        if (process != null && process.isAlive()) {
+            process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Starts again on the same data folder (new ports). */
+    public void restart() throws IOException {
+        launch();
+    }
+
+    public boolean alive() {
+        return process != null && process.isAlive();
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        stop();
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            s.setReuseAddress(true);
+            return s.getLocalPort();
+        }
+    }
+}

@@ -1,0 +1,31 @@
+package io.sluice.it;
+
+import java.net.URI;
+import java.time.Duration;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration;
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.sqs.SqsClient;
+
+/** AWS SDK for Java v2 clients (JSON protocol, MD5 checks on) pointed at a test server. */
+public final class SqsClients {
+    private SqsClients() {
+    }
+
+    public static SqsClient client(URI endpoint) {
+        return client(endpoint, SluiceProcess.ACCESS_KEY, SluiceProcess.SECRET_KEY);
+    }
+
+    public static SqsClient client(URI endpoint, String accessKey, String secretKey) {
+        return SqsClient.builder()
+                .endpointOverride(endpoint)
+                .region(Region.US_EAST_1)
+                .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(accessKey, secretKey)))
+                .httpClient(UrlConnectionHttpClient.builder().socketTimeout(Duration.ofSeconds(30)).build())
+                .overrideConfiguration(ClientOverrideConfiguration.builder()
+                        .apiCallAttemptTimeout(Duration.ofSeconds(30)).build())
+                .build();
+    }
+}
