@@ -87,12 +87,20 @@ public final class DevServer implements AutoCloseable {
         MoveTasks moveTasks = new MoveTasks(services, scheduler);
 
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        Map<String, String> secrets = new java.util.LinkedHashMap<>();
+        secrets.put(config.get(ServerConfigKeys.ACCESS_KEY), config.get(ServerConfigKeys.SECRET_KEY));
+        AuthorizationPolicy policy = AuthorizationPolicy.allowAll();
+        String keysFile = config.get(ServerConfigKeys.KEYS_FILE);
+        if (!keysFile.isEmpty()) {
+            AccessKeysFile keys = AccessKeysFile.read(Path.of(keysFile));
+            secrets.putAll(keys.secrets());
+            policy = new AuthorizationPolicy(keys.rules());
+        }
         SigV4Verifier verifier = config.get(ServerConfigKeys.AUTH_ENABLED)
-                ? new SigV4Verifier(new InMemoryCredentialStore(Map.of(config.get(ServerConfigKeys.ACCESS_KEY),
-                config.get(ServerConfigKeys.SECRET_KEY))), clock, Optional.empty())
+                ? new SigV4Verifier(new InMemoryCredentialStore(secrets), clock, Optional.empty())
                 : null;
         SqsRequestProcessor processor = new SqsRequestProcessor(new ActionTable(services, longPolls, moveTasks),
-                verifier, AuthorizationPolicy.allowAll(), workers, registry, clock);
+                verifier, policy, workers, registry, clock);
 
         long expireEvery = config.get(ServerConfigKeys.EXPIRE_INTERVAL_MS);
         scheduler.scheduleWithFixedDelay(() -> housekeeping(services), expireEvery, expireEvery, TimeUnit.MILLISECONDS);

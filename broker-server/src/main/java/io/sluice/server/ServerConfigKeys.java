@@ -24,6 +24,8 @@ public final class ServerConfigKeys {
             "Secret access key for sluice.access-key.");
     public static final ConfigKey<Boolean> AUTH_ENABLED = ConfigKey.bool("sluice.auth.enabled", true,
             "Verify AWS Signature V4 on every request. Off accepts unsigned requests as 'anonymous'.");
+    public static final ConfigKey<String> KEYS_FILE = ConfigKey.string("sluice.auth.keys-file", "",
+            "JSON file of further access keys and per-key rules (actions and queue-name globs); see docs/operations.md.");
     public static final ConfigKey<String> REGION = ConfigKey.string("sluice.region", "us-east-1",
             "Region used in queue ARNs.");
     public static final ConfigKey<String> ACCOUNT_ID = ConfigKey.string("sluice.account-id", "000000000000",

@@ -26,24 +26,37 @@ public final class SluiceProcess implements AutoCloseable {
     private final Path dataDir;
     private final Path log;
     private final List<String> extraArgs;
+    private final java.util.Map<String, String> extraEnv;
     private Process process;
     private int port;
     private int adminPort;
 
-    private SluiceProcess(Path dataDir, List<String> extraArgs) {
+    private SluiceProcess(Path dataDir, List<String> extraArgs, java.util.Map<String, String> extraEnv) {
         this.dataDir = dataDir;
         this.log = dataDir.resolveSibling(dataDir.getFileName() + ".log");
         this.extraArgs = extraArgs;
+        this.extraEnv = extraEnv;
     }
 
     /** Starts a server with a fresh data folder. */
     public static SluiceProcess start(String name, String... extraArgs) throws IOException {
-        Path base = Path.of(System.getProperty("sluice.it.dir", "target/it"));
-        Files.createDirectories(base);
-        Path data = Files.createTempDirectory(base, name + "-");
-        SluiceProcess p = new SluiceProcess(data, List.of(extraArgs));
+        return start(name, java.util.Map.of(), extraArgs);
+    }
+
+    /** Starts a server with a fresh data folder and extra environment (configuration keys as SLUICE_...). */
+    public static SluiceProcess start(String name, java.util.Map<String, String> env, String... extraArgs)
+            throws IOException {
+        Path data = Files.createTempDirectory(itDir(), name + "-");
+        SluiceProcess p = new SluiceProcess(data, List.of(extraArgs), env);
         p.launch();
         return p;
+    }
+
+    /** Where test servers keep their data and logs. */
+    public static Path itDir() throws IOException {
+        Path base = Path.of(System.getProperty("sluice.it.dir", "target/it"));
+        Files.createDirectories(base);
+        return base;
     }
 
     private void launch() throws IOException {
@@ -57,6 +70,7 @@ public final class SluiceProcess implements AutoCloseable {
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
         pb.environment().put("SLUICE_ACCESS_LOG_LEVEL", "WARN");
+        pb.environment().putAll(extraEnv);
         process = pb.start();
         HttpClient http = HttpClient.newHttpClient();
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {

@@ -47,8 +47,9 @@ public final class ReceiveMessage implements SqsAction {
     }
 
     /** What one receive asks for, after validation. */
+    /** @param longPoll the request waits (WaitTimeSeconds &gt; 0): at the in-flight limit it gets nothing, not OverLimit */
     private record Request(QueueMetadata queue, int max, int visibilitySeconds, String attemptId, long deadlineMillis,
-                           SystemAttributeSelection system, AttributeNameFilter attributes) {
+                           boolean longPoll, SystemAttributeSelection system, AttributeNameFilter attributes) {
     }
 
     @Override
@@ -65,7 +66,7 @@ public final class ReceiveMessage implements SqsAction {
         int waitSeconds = wait != null ? wait : attributes.receiveMessageWaitTimeSeconds();
         Request request = new Request(queue, max == null ? 1 : max, visibility == null ? -1 : visibility,
                 queue.fifo() && attemptId != null && !attemptId.isEmpty() ? attemptId : null,
-                services.nowMillis() + waitSeconds * 1000L,
+                services.nowMillis() + waitSeconds * 1000L, waitSeconds > 0,
                 SystemAttributeSelection.of(params.stringList("AttributeNames"),
                         params.stringList("MessageSystemAttributeNames")),
                 AttributeNameFilter.of(params.stringList("MessageAttributeNames")));
@@ -84,7 +85,7 @@ public final class ReceiveMessage implements SqsAction {
                 .thenCompose(outcome -> {
                     if (outcome.response() instanceof PartitionResponse.Rejected rejected) {
                         boolean overLimit = rejected.failure().error() == SqsError.OVER_LIMIT;
-                        if (!(overLimit && waiter != null)) {
+                        if (!(overLimit && r.longPoll())) {
                             cancel(waiter);
                             throw new SqsException(rejected.failure());
                         }
