@@ -49,6 +49,7 @@ public final class DevServer implements AutoCloseable {
     private LocalShard shard;
     private LongPolls longPolls;
     private ExecutorService workers;
+    private ExecutorService completions;
     private ScheduledExecutorService scheduler;
     private SqsHttpServer sqs;
     private AdminServer admin;
@@ -63,7 +64,8 @@ public final class DevServer implements AutoCloseable {
         Path data = Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath();
         LocalQueueCatalog catalog = LocalQueueCatalog.open(data.resolve("catalog"));
         store = ShardStore.open(data.resolve("shard-0"), ShardStore.Durability.SYNC_WAL);
-        shard = new LocalShard(store, clock);
+        completions = Executors.newSingleThreadExecutor(daemon("sluice-shard-completions"));
+        shard = new LocalShard(store, clock, completions);
 
         String publicUrl = config.get(ServerConfigKeys.PUBLIC_URL);
         FrontendConfig frontend = new FrontendConfig(config.get(ServerConfigKeys.REGION),
@@ -163,6 +165,9 @@ public final class DevServer implements AutoCloseable {
         }
         if (shard != null) {
             shard.close();
+        }
+        if (completions != null) {
+            completions.shutdown();
         }
         if (store != null) {
             store.close();

@@ -43,6 +43,31 @@ class ConnectionLifecycleIT {
     }
 
     @Test
+    void pipelinedRequestsAreAnsweredInOrder() throws Exception {
+        try (SluiceProcess server = SluiceProcess.start("pipeline"); SqsClient sqs = SqsClients.client(server.endpoint())) {
+            String url = sqs.createQueue(b -> b.queueName("piped")).queueUrl();
+            byte[] slow = RawHttp.build(server.port(), "POST", "/", Map.of("Content-Type", "application/x-amz-json-1.0",
+                    "X-Amz-Target", "AmazonSQS.ReceiveMessage", "Connection", "keep-alive"),
+                    ("{\"QueueUrl\":\"" + url + "\",\"WaitTimeSeconds\":1}").getBytes(StandardCharsets.UTF_8),
+                    SluiceProcess.ACCESS_KEY, SluiceProcess.SECRET_KEY);
+            byte[] fast = RawHttp.build(server.port(), "POST", "/", Map.of("Content-Type", "application/x-amz-json-1.0",
+                    "X-Amz-Target", "AmazonSQS.GetQueueUrl"), "{\"QueueName\":\"piped\"}".getBytes(StandardCharsets.UTF_8),
+                    SluiceProcess.ACCESS_KEY, SluiceProcess.SECRET_KEY);
+            String first = new String(slow, StandardCharsets.UTF_8).replace("Connection: close\r\n", "");
+            try (Socket s = new Socket("127.0.0.1", server.port())) {
+                s.setSoTimeout(10_000);
+                s.getOutputStream().write(first.getBytes(StandardCharsets.UTF_8));
+                s.getOutputStream().write(fast);
+                s.getOutputStream().flush();
+                String both = new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                int receive = both.indexOf("\r\n\r\n{}");
+                int getUrl = both.indexOf("\"QueueUrl\"");
+                assertTrue(receive > 0 && getUrl > receive, "the long poll's answer comes first:\n" + both);
+            }
+        }
+    }
+
+    @Test
     void shutdownAnswersParkedPollsAndTheMetricsCountedThem() throws Exception {
         SluiceProcess server = SluiceProcess.start("shutdown");
         try (SqsClient sqs = SqsClients.client(server.endpoint())) {

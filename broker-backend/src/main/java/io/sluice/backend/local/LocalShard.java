@@ -46,6 +46,8 @@ public final class LocalShard implements PartitionService, AutoCloseable {
     private final LinkedBlockingQueue<Task> queue = new LinkedBlockingQueue<>();
     private final List<EffectListener> listeners = new CopyOnWriteArrayList<>();
     private final Thread thread;
+    /** Where outcomes are released: callers' continuations must not run on (and slow) the shard thread. */
+    private final java.util.concurrent.Executor completions;
     private volatile boolean running = true;
     private long logIndex;
 
@@ -54,8 +56,17 @@ public final class LocalShard implements PartitionService, AutoCloseable {
     }
 
     public LocalShard(ShardStore store, Clock clock) {
+        this(store, clock, Runnable::run);
+    }
+
+    /**
+     * @param completions runs the completion of each outcome's future (and so the caller's continuations);
+     *                    {@code Runnable::run} completes on the shard thread itself
+     */
+    public LocalShard(ShardStore store, Clock clock, java.util.concurrent.Executor completions) {
         this.store = store;
         this.clock = clock;
+        this.completions = completions;
         this.logIndex = store.appliedIndex();
         this.thread = new Thread(this::run, "sluice-shard-" + store.dir().getFileName());
         this.thread.setDaemon(true);
@@ -234,7 +245,8 @@ public final class LocalShard implements PartitionService, AutoCloseable {
                 if (logIndex != indexBefore) {
                     store.syncWal();
                 }
-                release.forEach(Runnable::run);
+                List<Runnable> ready = List.copyOf(release);
+                completions.execute(() -> ready.forEach(Runnable::run));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;

@@ -21,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Hands each complete request to the {@link SqsRequestProcessor} and writes its answer when it is ready. Nothing
@@ -30,6 +31,11 @@ import java.util.Map;
 final class SqsHttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     private final SqsRequestProcessor processor;
     private final InFlight inFlight;
+    /**
+     * The previous request's response on this connection. HTTP/1.1 answers pipelined requests in order, so a
+     * request is processed only once the one before it has been answered. Touched only on the event loop.
+     */
+    private CompletableFuture<Void> previous = CompletableFuture.completedFuture(null);
 
     SqsHttpHandler(SqsRequestProcessor processor, InFlight inFlight) {
         this.processor = processor;
@@ -51,13 +57,14 @@ final class SqsHttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             return;
         }
         inFlight.begin();
-        processor.process(in).whenComplete((out, error) -> {
+        previous = previous.thenCompose(v -> processor.process(in)).handle((out, error) -> {
             inFlight.end();
             if (out != null) {
                 write(ctx, out, keepAlive);
             } else {
                 ctx.close();
             }
+            return null;
         });
     }
 
