@@ -43,6 +43,28 @@ class ConnectionLifecycleIT {
     }
 
     @Test
+    void requestsSentToTheQueueUrlItselfWork() throws Exception {
+        try (SluiceProcess server = SluiceProcess.start("queue-path"); SqsClient sqs = SqsClients.client(server.endpoint())) {
+            String url = sqs.createQueue(b -> b.queueName("by-path")).queueUrl();
+            String path = "/000000000000/by-path";
+            RawHttp.Response query = RawHttp.exchange(server.port(), RawHttp.build(server.port(), "POST", path,
+                    Map.of("Content-Type", "application/x-www-form-urlencoded"),
+                    "Action=SendMessage&MessageBody=via+query+path".getBytes(StandardCharsets.UTF_8),
+                    SluiceProcess.ACCESS_KEY, SluiceProcess.SECRET_KEY));
+            assertEquals(200, query.status(), query.body());
+            assertTrue(query.body().contains("<SendMessageResponse"), query.body());
+            RawHttp.Response json = RawHttp.exchange(server.port(), RawHttp.build(server.port(), "POST", path,
+                    Map.of("Content-Type", "application/x-amz-json-1.0", "X-Amz-Target", "AmazonSQS.SendMessage"),
+                    "{\"MessageBody\":\"via json path\"}".getBytes(StandardCharsets.UTF_8),
+                    SluiceProcess.ACCESS_KEY, SluiceProcess.SECRET_KEY));
+            assertEquals(200, json.status(), json.body());
+            List<String> bodies = sqs.receiveMessage(b -> b.queueUrl(url).maxNumberOfMessages(10)).messages().stream()
+                    .map(Message::body).sorted().toList();
+            assertEquals(List.of("via json path", "via query path"), bodies);
+        }
+    }
+
+    @Test
     void pipelinedRequestsAreAnsweredInOrder() throws Exception {
         try (SluiceProcess server = SluiceProcess.start("pipeline"); SqsClient sqs = SqsClients.client(server.endpoint())) {
             String url = sqs.createQueue(b -> b.queueName("piped")).queueUrl();

@@ -151,6 +151,16 @@ final class MessageIndex {
         }
     }
 
+    /** Changes an entry's deadline or counters through {@code change}, keeping every index and counter exact. */
+    void update(MessageEntry e, java.util.function.Consumer<MessageEntry> change) {
+        detach(e);
+        change.accept(e);
+        attach(e);
+        if (e.group != null) {
+            refreshReady(e.group);
+        }
+    }
+
     /** Removes a message for good (deleted, expired, purged or handed off and acknowledged). */
     void remove(MessageEntry e) {
         detach(e);

@@ -49,8 +49,8 @@ public final class PartitionQueueState {
     private long lastPurgeMillis = -1;
     private boolean retired;
     private final MessageIndex index = new MessageIndex();
-    private final DedupWindow dedup = new DedupWindow();
-    private final ReceiveAttempts attempts = new ReceiveAttempts();
+    private final ExpiringRegistry<DedupWindow.Entry> dedup = DedupWindow.create();
+    private final ExpiringRegistry<ReceiveAttempts.Attempt> attempts = ReceiveAttempts.create();
 
     /** Per-apply scratch: what the current command stores and triggers. */
     private List<Mutation> mutations;
@@ -145,12 +145,7 @@ public final class PartitionQueueState {
             // FIFO queue delay is retroactive for messages never received.
             for (MessageEntry e : index.entriesInSeqOrder()) {
                 if (!e.isDeadLetterPending() && e.receiveCount == 0 && e.receivedAtMillis == 0) {
-                    index.detach(e);
-                    e.visibleAtMillis = e.retentionBaseMillis + next.delaySeconds() * 1000L;
-                    index.attach(e);
-                    if (e.group != null) {
-                        index.refreshReady(e.group);
-                    }
+                    index.update(e, m -> m.visibleAtMillis = m.retentionBaseMillis + next.delaySeconds() * 1000L);
                     putState(e);
                 }
             }
@@ -282,29 +277,35 @@ public final class PartitionQueueState {
         for (MessageEntry e : exhausted) {
             deadLetter(e, DeadLetterReason.MAX_RECEIVES_EXCEEDED);
         }
-        long deadline = now + visibilitySeconds * 1000L;
-        List<Delivery> deliveries = new ArrayList<>(chosen.size());
-        for (MessageEntry e : chosen) {
-            index.detach(e);
-            e.receiveCount++;
-            if (e.firstReceiveMillis == 0) {
-                e.firstReceiveMillis = now;
-            }
-            e.receivedAtMillis = now;
-            e.visibleAtMillis = deadline;
-            index.attach(e);
-            putState(e);
-            deliveries.add(delivery(e));
-        }
-        for (MessageEntry e : chosen) {
-            if (e.group != null) {
-                index.refreshReady(e.group);
-            }
-        }
+        List<Delivery> deliveries = lease(chosen, now, visibilitySeconds, true);
         if (attemptId != null && !deliveries.isEmpty()) {
             rememberAttempt(attemptId, chosen, now);
         }
         return new Received(deliveries);
+    }
+
+    /**
+     * Leases messages until {@code now + visibilitySeconds}. A new receive counts ({@code countReceive}); a replayed
+     * receive attempt keeps the count and handle and only restarts the visibility timeout.
+     */
+    private List<Delivery> lease(List<MessageEntry> entries, long now, int visibilitySeconds, boolean countReceive) {
+        long deadline = now + visibilitySeconds * 1000L;
+        List<Delivery> deliveries = new ArrayList<>(entries.size());
+        for (MessageEntry e : entries) {
+            index.update(e, m -> {
+                if (countReceive) {
+                    m.receiveCount++;
+                    if (m.firstReceiveMillis == 0) {
+                        m.firstReceiveMillis = now;
+                    }
+                }
+                m.receivedAtMillis = now;
+                m.visibleAtMillis = deadline;
+            });
+            putState(e);
+            deliveries.add(delivery(e));
+        }
+        return deliveries;
     }
 
     private void classifyCandidate(MessageEntry e, long now, List<MessageEntry> chosen, List<MessageEntry> expired,
@@ -339,21 +340,7 @@ public final class PartitionQueueState {
             }
             entries.add(e);
         }
-        long deadline = now + visibilitySeconds * 1000L;
-        List<Delivery> deliveries = new ArrayList<>();
-        for (MessageEntry e : entries) {
-            index.detach(e);
-            e.receivedAtMillis = now;
-            e.visibleAtMillis = deadline;
-            index.attach(e);
-            putState(e);
-            deliveries.add(delivery(e));
-        }
-        for (MessageEntry e : entries) {
-            if (e.group != null) {
-                index.refreshReady(e.group);
-            }
-        }
+        List<Delivery> deliveries = lease(entries, now, visibilitySeconds, false);
         rememberAttempt(attemptId, entries, now);
         return deliveries;
     }
@@ -439,12 +426,7 @@ public final class PartitionQueueState {
                     + " VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the message is beyond the"
                     + " limit [43200 seconds]");
         }
-        index.detach(e);
-        e.visibleAtMillis = now + seconds * 1000L;
-        index.attach(e);
-        if (e.group != null) {
-            index.refreshReady(e.group);
-        }
+        index.update(e, m -> m.visibleAtMillis = now + seconds * 1000L);
         putState(e);
         return null;
     }
@@ -600,7 +582,7 @@ public final class PartitionQueueState {
     /** A canonical description of the whole state; equal strings mean equal states. For tests and debugging. */
     public String describe() {
         return "partition=" + id + " config=" + config + " nextSeq=" + nextSeq + " lastPurge=" + lastPurgeMillis
-                + " retired=" + retired + "\n" + index.describe() + "dedup=" + dedup.snapshot() + "\nattempts="
-                + attempts.snapshot() + "\n";
+                + " retired=" + retired + "\n" + index.describe() + "dedup=" + dedup.snapshot(e -> e) + "\nattempts="
+                + attempts.snapshot(ReceiveAttempts.Attempt::describe) + "\n";
     }
 }

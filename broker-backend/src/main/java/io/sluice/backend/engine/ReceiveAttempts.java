@@ -1,9 +1,6 @@
 package io.sluice.backend.engine;
 
-import java.util.ArrayDeque;
-import java.util.HashMap;
-import java.util.Map;
-import java.util.function.Consumer;
+import java.util.Arrays;
 
 /**
  * FIFO {@code ReceiveRequestAttemptId}s remembered for 5 minutes: a retried receive with the same id gets the
@@ -15,42 +12,15 @@ final class ReceiveAttempts {
      *               unchanged while the message still has that receive count and that deadline
      */
     record Attempt(String id, long expiresAtMillis, long[] leases) {
-    }
-
-    private final Map<String, Attempt> byId = new HashMap<>();
-    private final ArrayDeque<Attempt> byExpiry = new ArrayDeque<>();
-
-    Attempt find(String id, long nowMillis) {
-        Attempt a = byId.get(id);
-        return a != null && a.expiresAtMillis() > nowMillis ? a : null;
-    }
-
-    void remember(Attempt attempt) {
-        byId.put(attempt.id(), attempt);
-        byExpiry.addLast(attempt);
-    }
-
-    void forgetExpired(long nowMillis, Consumer<String> onForget) {
-        while (!byExpiry.isEmpty() && byExpiry.peekFirst().expiresAtMillis() <= nowMillis) {
-            Attempt a = byExpiry.pollFirst();
-            if (byId.get(a.id()) == a) {
-                byId.remove(a.id());
-                onForget.accept(a.id());
-            }
+        String describe() {
+            return expiresAtMillis + ":" + Arrays.toString(leases);
         }
     }
 
-    void recover(Iterable<Attempt> attempts) {
-        java.util.List<Attempt> sorted = new java.util.ArrayList<>();
-        attempts.forEach(sorted::add);
-        sorted.sort(java.util.Comparator.comparingLong(Attempt::expiresAtMillis).thenComparing(Attempt::id));
-        sorted.forEach(this::remember);
+    private ReceiveAttempts() {
     }
 
-    /** Canonical content for state comparison. */
-    java.util.SortedMap<String, String> snapshot() {
-        java.util.SortedMap<String, String> out = new java.util.TreeMap<>();
-        byId.forEach((k, v) -> out.put(k, v.expiresAtMillis() + ":" + java.util.Arrays.toString(v.leases())));
-        return out;
+    static ExpiringRegistry<Attempt> create() {
+        return new ExpiringRegistry<>(Attempt::id, Attempt::expiresAtMillis);
     }
 }
