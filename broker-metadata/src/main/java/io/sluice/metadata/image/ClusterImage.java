@@ -1,0 +1,102 @@
+package io.sluice.metadata.image;
+
+import io.sluice.common.SqsLimits;
+import io.sluice.metadata.QueueMetadata;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
+
+/**
+ * The whole catalog at one log index, immutable: readers (frontend caches, the admin surface) hold a reference
+ * without locks. The next image comes only from {@link #replay(MetadataRecord)}.
+ *
+ * @param appliedIndex     the metadata log index this image reflects (0 for {@link #EMPTY})
+ * @param nextQueueId      the id the next created queue gets; queue ids are never reused
+ * @param queues           by name
+ * @param deletedAtMillis  names deleted in the last 60 s (a name cannot be re-created until then)
+ * @param nodes            registered backend nodes by id
+ * @param partitions       assignments by {@code queueId/index}
+ * @param accessKeys       access keys by id
+ */
+public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String, QueueMetadata> queues,
+                           SortedMap<String, Long> deletedAtMillis, SortedMap<String, NodeInfo> nodes,
+                           SortedMap<String, PartitionAssignment> partitions,
+                           SortedMap<String, MetadataRecord.AccessKeySet> accessKeys) {
+
+    public static final ClusterImage EMPTY = new ClusterImage(0, 1, new TreeMap<>(), new TreeMap<>(), new TreeMap<>(),
+            new TreeMap<>(), new TreeMap<>());
+
+    public ClusterImage {
+        queues = Collections.unmodifiableSortedMap(new TreeMap<>(queues));
+        deletedAtMillis = Collections.unmodifiableSortedMap(new TreeMap<>(deletedAtMillis));
+        nodes = Collections.unmodifiableSortedMap(new TreeMap<>(nodes));
+        partitions = Collections.unmodifiableSortedMap(new TreeMap<>(partitions));
+        accessKeys = Collections.unmodifiableSortedMap(new TreeMap<>(accessKeys));
+    }
+
+    /** The image after {@code record}. Pure: this image is unchanged. */
+    public ClusterImage replay(MetadataRecord record) {
+        TreeMap<String, QueueMetadata> q = new TreeMap<>(queues);
+        TreeMap<String, Long> deleted = new TreeMap<>(deletedAtMillis);
+        TreeMap<String, NodeInfo> n = new TreeMap<>(nodes);
+        TreeMap<String, PartitionAssignment> p = new TreeMap<>(partitions);
+        TreeMap<String, MetadataRecord.AccessKeySet> keys = new TreeMap<>(accessKeys);
+        long next = nextQueueId;
+        if (record instanceof MetadataRecord.QueueCreated c) {
+            q.put(c.queue().name(), c.queue());
+            deleted.remove(c.queue().name());
+            next = Math.max(next, c.queue().queueId() + 1);
+        } else if (record instanceof MetadataRecord.QueueAttributesChanged c) {
+            QueueMetadata old = q.get(c.name());
+            if (old != null) {
+                q.put(c.name(), old.withAttributes(c.attributes(), c.modifiedSeconds()));
+            }
+        } else if (record instanceof MetadataRecord.QueueTagsChanged c) {
+            QueueMetadata old = q.get(c.name());
+            if (old != null) {
+                q.put(c.name(), old.withTags(c.tags()));
+            }
+        } else if (record instanceof MetadataRecord.QueueDeleted d) {
+            QueueMetadata old = q.remove(d.name());
+            if (old != null) {
+                p.values().removeIf(a -> a.queueId() == old.queueId());
+            }
+            deleted.values().removeIf(t -> d.atMillis() - t >= SqsLimits.RECREATE_AFTER_DELETE_MILLIS);
+            deleted.put(d.name(), d.atMillis());
+        } else if (record instanceof MetadataRecord.NodeRegistered r) {
+            n.put(r.nodeId(), new NodeInfo(r.nodeId(), r.address(), r.atMillis()));
+        } else if (record instanceof MetadataRecord.PartitionAssigned a) {
+            PartitionAssignment pa = new PartitionAssignment(a.queueId(), a.index(), a.replicas(), a.epoch());
+            p.put(pa.key(), pa);
+        } else if (record instanceof MetadataRecord.AccessKeySet k) {
+            keys.put(k.accessKeyId(), k);
+        }
+        return new ClusterImage(appliedIndex, next, q, deleted, n, p, keys);
+    }
+
+    public ClusterImage replayAll(List<MetadataRecord> records) {
+        ClusterImage image = this;
+        for (MetadataRecord r : records) {
+            image = image.replay(r);
+        }
+        return image;
+    }
+
+    public ClusterImage withAppliedIndex(long index) {
+        return new ClusterImage(index, nextQueueId, queues, deletedAtMillis, nodes, partitions, accessKeys);
+    }
+
+    /** Number of partition replicas each node holds (every registered node listed, zero included). */
+    public Map<String, Integer> replicasPerNode() {
+        TreeMap<String, Integer> load = new TreeMap<>();
+        nodes.keySet().forEach(id -> load.put(id, 0));
+        partitions.values().forEach(a -> a.replicas().forEach(r -> load.merge(r, 1, Integer::sum)));
+        return load;
+    }
+
+    public List<PartitionAssignment> partitionsOf(long queueId) {
+        return partitions.values().stream().filter(a -> a.queueId() == queueId).toList();
+    }
+}

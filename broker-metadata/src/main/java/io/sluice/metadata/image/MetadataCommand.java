@@ -1,0 +1,59 @@
+package io.sluice.metadata.image;
+
+import com.fasterxml.jackson.annotation.JsonSubTypes;
+import com.fasterxml.jackson.annotation.JsonTypeInfo;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A request to change the catalog, as clients send it. The metadata leader stamps it ({@link Stamped}) with its
+ * clock, its view of which backends are alive and the replication factor, and that stamped command is what the log
+ * holds: every replica then derives the same records from it. Type names are stored: add, never rename.
+ */
+@JsonTypeInfo(use = JsonTypeInfo.Id.NAME, property = "type")
+@JsonSubTypes({
+    @JsonSubTypes.Type(value = MetadataCommand.CreateQueue.class, name = "CreateQueue"),
+    @JsonSubTypes.Type(value = MetadataCommand.SetQueueAttributes.class, name = "SetQueueAttributes"),
+    @JsonSubTypes.Type(value = MetadataCommand.SetQueueTags.class, name = "SetQueueTags"),
+    @JsonSubTypes.Type(value = MetadataCommand.DeleteQueue.class, name = "DeleteQueue"),
+    @JsonSubTypes.Type(value = MetadataCommand.RegisterNode.class, name = "RegisterNode"),
+    @JsonSubTypes.Type(value = MetadataCommand.ReplaceDeadNode.class, name = "ReplaceDeadNode"),
+    @JsonSubTypes.Type(value = MetadataCommand.SetAccessKey.class, name = "SetAccessKey"),
+})
+public sealed interface MetadataCommand {
+
+    record CreateQueue(String name, boolean fifo, Map<String, String> attributes, Map<String, String> tags,
+                       int partitions) implements MetadataCommand {
+    }
+
+    record SetQueueAttributes(String name, Map<String, String> attributes) implements MetadataCommand {
+    }
+
+    record SetQueueTags(String name, Map<String, String> tags) implements MetadataCommand {
+    }
+
+    record DeleteQueue(String name) implements MetadataCommand {
+    }
+
+    record RegisterNode(String nodeId, String address) implements MetadataCommand {
+    }
+
+    /** Move every partition replica off a node that has been dead past the grace period. */
+    record ReplaceDeadNode(String nodeId) implements MetadataCommand {
+    }
+
+    record SetAccessKey(String accessKeyId, String secretKey, List<List<String>> allow) implements MetadataCommand {
+    }
+
+    /**
+     * What the log holds: the command plus the leader's facts at proposal time, so applying it is a pure function.
+     *
+     * @param liveNodes          backends the leader saw heartbeating (placement chooses among them)
+     * @param replicationFactor  replicas per partition (capped by the number of live nodes)
+     */
+    record Stamped(MetadataCommand command, long leaderTimeMillis, List<String> liveNodes, int replicationFactor) {
+        public Stamped {
+            liveNodes = List.copyOf(liveNodes);
+        }
+    }
+}

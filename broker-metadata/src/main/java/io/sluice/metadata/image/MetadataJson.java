@@ -1,0 +1,38 @@
+package io.sluice.metadata.image;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+
+/** The JSON form of commands, results, records and images (log entries, replies, snapshots). */
+public final class MetadataJson {
+    private static final ObjectMapper MAPPER = new ObjectMapper()
+            .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false)
+            .configure(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS, true);
+
+    private MetadataJson() {
+    }
+
+    public static ObjectMapper mapper() {
+        return MAPPER;
+    }
+
+    public static byte[] write(Object value) {
+        try {
+            return MAPPER.writeValueAsBytes(value);
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public static <T> T read(byte[] bytes, Class<T> type) {
+        try {
+            return MAPPER.readValue(bytes, type);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot decode " + type.getSimpleName(), e);
+        }
+    }
+}

@@ -1,0 +1,144 @@
+package io.sluice.metadata.image;
+
+import io.sluice.common.SqsLimits;
+import io.sluice.metadata.QueueMetadata;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Computes what a stamped command changes, as records, and what to answer. Never touches the image: the caller
+ * replays the records (the one path to state, shared by leader, followers and restarts).
+ */
+public final class MetadataOperations {
+    private MetadataOperations() {
+    }
+
+    public record Outcome(List<MetadataRecord> records, MetadataResult result) {
+        public Outcome {
+            records = List.copyOf(records);
+        }
+    }
+
+    public static Outcome execute(ClusterImage image, MetadataCommand.Stamped stamped) {
+        MetadataCommand c = stamped.command();
+        long now = stamped.leaderTimeMillis();
+        if (c instanceof MetadataCommand.CreateQueue create) {
+            return createQueue(image, create, stamped);
+        } else if (c instanceof MetadataCommand.SetQueueAttributes set) {
+            QueueMetadata q = image.queues().get(set.name());
+            if (q == null) {
+                return notFound(set.name());
+            }
+            var record = new MetadataRecord.QueueAttributesChanged(set.name(), set.attributes(), now / 1000);
+            return new Outcome(List.of(record), MetadataResult.ok(image.replay(record).queues().get(set.name())));
+        } else if (c instanceof MetadataCommand.SetQueueTags tags) {
+            QueueMetadata q = image.queues().get(tags.name());
+            if (q == null) {
+                return notFound(tags.name());
+            }
+            var record = new MetadataRecord.QueueTagsChanged(tags.name(), tags.tags());
+            return new Outcome(List.of(record), MetadataResult.ok(q.withTags(tags.tags())));
+        } else if (c instanceof MetadataCommand.DeleteQueue delete) {
+            QueueMetadata q = image.queues().get(delete.name());
+            if (q == null) {
+                return notFound(delete.name());
+            }
+            return new Outcome(List.of(new MetadataRecord.QueueDeleted(delete.name(), now)), MetadataResult.ok(q));
+        } else if (c instanceof MetadataCommand.RegisterNode node) {
+            NodeInfo known = image.nodes().get(node.nodeId());
+            if (known != null && known.address().equals(node.address())) {
+                return new Outcome(List.of(), MetadataResult.ok(null));
+            }
+            return new Outcome(List.of(new MetadataRecord.NodeRegistered(node.nodeId(), node.address(), now)),
+                    MetadataResult.ok(null));
+        } else if (c instanceof MetadataCommand.ReplaceDeadNode dead) {
+            return replaceDeadNode(image, dead.nodeId(), stamped.liveNodes());
+        } else if (c instanceof MetadataCommand.SetAccessKey key) {
+            return new Outcome(List.of(new MetadataRecord.AccessKeySet(key.accessKeyId(), key.secretKey(), key.allow())),
+                    MetadataResult.ok(null));
+        }
+        return new Outcome(List.of(), MetadataResult.of(MetadataResult.Status.INVALID, "unknown command " + c));
+    }
+
+    private static Outcome notFound(String name) {
+        return new Outcome(List.of(), MetadataResult.of(MetadataResult.Status.NOT_FOUND, name));
+    }
+
+    private static Outcome createQueue(ClusterImage image, MetadataCommand.CreateQueue c, MetadataCommand.Stamped s) {
+        QueueMetadata existing = image.queues().get(c.name());
+        if (existing != null) {
+            return new Outcome(List.of(), new MetadataResult(MetadataResult.Status.ALREADY_EXISTS, existing, null));
+        }
+        Long deletedAt = image.deletedAtMillis().get(c.name());
+        if (deletedAt != null && s.leaderTimeMillis() - deletedAt < SqsLimits.RECREATE_AFTER_DELETE_MILLIS) {
+            return new Outcome(List.of(), MetadataResult.of(MetadataResult.Status.DELETED_RECENTLY, c.name()));
+        }
+        if (c.partitions() < 1 || c.partitions() > 1024) {
+            return new Outcome(List.of(), MetadataResult.of(MetadataResult.Status.INVALID, "partitions must be 1-1024"));
+        }
+        long seconds = s.leaderTimeMillis() / 1000;
+        QueueMetadata queue = new QueueMetadata(c.name(), image.nextQueueId(), c.fifo(), c.attributes(), c.tags(),
+                seconds, seconds, c.partitions());
+        List<MetadataRecord> records = new ArrayList<>();
+        records.add(new MetadataRecord.QueueCreated(queue));
+        Map<String, Integer> load = liveLoad(image, s.liveNodes());
+        for (int i = 0; i < c.partitions(); i++) {
+            List<String> replicas = choose(load, s.replicationFactor(), List.of());
+            records.add(new MetadataRecord.PartitionAssigned(queue.queueId(), i, replicas, 1));
+        }
+        return new Outcome(records, MetadataResult.ok(queue));
+    }
+
+    /**
+     * Replaces {@code dead} in every partition it holds with the least-loaded live node not already a replica.
+     * A partition with no candidate keeps the dead replica (it shows as under-replicated) until one appears.
+     */
+    private static Outcome replaceDeadNode(ClusterImage image, String dead, List<String> liveNodes) {
+        List<String> live = liveNodes.stream().filter(n -> !n.equals(dead)).toList();
+        Map<String, Integer> load = liveLoad(image, live);
+        List<MetadataRecord> records = new ArrayList<>();
+        for (PartitionAssignment a : image.partitions().values()) {
+            if (!a.replicas().contains(dead)) {
+                continue;
+            }
+            List<String> candidates = choose(load, 1, a.replicas());
+            if (candidates.isEmpty()) {
+                continue;
+            }
+            List<String> replicas = new ArrayList<>(a.replicas());
+            replicas.remove(dead);
+            replicas.add(candidates.get(0));
+            records.add(new MetadataRecord.PartitionAssigned(a.queueId(), a.index(), replicas, a.epoch() + 1));
+        }
+        return new Outcome(records, MetadataResult.ok(null));
+    }
+
+    /** Current replica counts of the live nodes (placement only ever picks live ones). */
+    private static Map<String, Integer> liveLoad(ClusterImage image, List<String> liveNodes) {
+        Map<String, Integer> all = image.replicasPerNode();
+        Map<String, Integer> load = new TreeMap<>();
+        for (String n : liveNodes) {
+            if (image.nodes().containsKey(n)) {
+                load.put(n, all.getOrDefault(n, 0));
+            }
+        }
+        return load;
+    }
+
+    /**
+     * Picks up to {@code count} distinct nodes, least loaded first (ties by id, so every replica picks the same),
+     * skipping {@code exclude}, and counts them in {@code load} so the next partition sees them.
+     */
+    static List<String> choose(Map<String, Integer> load, int count, List<String> exclude) {
+        List<String> picked = load.entrySet().stream()
+                .filter(e -> !exclude.contains(e.getKey()))
+                .sorted(Map.Entry.<String, Integer>comparingByValue().thenComparing(Map.Entry.comparingByKey()))
+                .limit(Math.max(0, count))
+                .map(Map.Entry::getKey)
+                .toList();
+        picked.forEach(n -> load.merge(n, 1, Integer::sum));
+        return picked;
+    }
+}

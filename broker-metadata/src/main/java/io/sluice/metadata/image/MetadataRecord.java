@@ -1,0 +1,54 @@
+package io.sluice.metadata.image;
+
+import com.fasterxml.jackson.annotation.JsonSubTypes;
+import com.fasterxml.jackson.annotation.JsonTypeInfo;
+import io.sluice.metadata.QueueMetadata;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A change to the catalog. The image changes only by replaying records ({@link ClusterImage#replay}), on the
+ * leader, on followers and at restart alike. Records are stored (in snapshots' history and in tests) by their type
+ * name: add new types, never rename one.
+ */
+@JsonTypeInfo(use = JsonTypeInfo.Id.NAME, property = "type")
+@JsonSubTypes({
+    @JsonSubTypes.Type(value = MetadataRecord.QueueCreated.class, name = "QueueCreated"),
+    @JsonSubTypes.Type(value = MetadataRecord.QueueAttributesChanged.class, name = "QueueAttributesChanged"),
+    @JsonSubTypes.Type(value = MetadataRecord.QueueTagsChanged.class, name = "QueueTagsChanged"),
+    @JsonSubTypes.Type(value = MetadataRecord.QueueDeleted.class, name = "QueueDeleted"),
+    @JsonSubTypes.Type(value = MetadataRecord.NodeRegistered.class, name = "NodeRegistered"),
+    @JsonSubTypes.Type(value = MetadataRecord.PartitionAssigned.class, name = "PartitionAssigned"),
+    @JsonSubTypes.Type(value = MetadataRecord.AccessKeySet.class, name = "AccessKeySet"),
+})
+public sealed interface MetadataRecord {
+
+    /** A queue and its first queue id; the next queue id becomes {@code queue.queueId() + 1}. */
+    record QueueCreated(QueueMetadata queue) implements MetadataRecord {
+    }
+
+    record QueueAttributesChanged(String name, Map<String, String> attributes, long modifiedSeconds)
+            implements MetadataRecord {
+    }
+
+    record QueueTagsChanged(String name, Map<String, String> tags) implements MetadataRecord {
+    }
+
+    /** Removes the queue and its partition assignments; the name is held for 60 s. */
+    record QueueDeleted(String name, long atMillis) implements MetadataRecord {
+    }
+
+    record NodeRegistered(String nodeId, String address, long atMillis) implements MetadataRecord {
+    }
+
+    /** Sets (or replaces) the replicas of one partition. */
+    record PartitionAssigned(long queueId, int index, List<String> replicas, long epoch) implements MetadataRecord {
+    }
+
+    /**
+     * An access key and its rules ({@code action glob -> queue glob} pairs; empty = everything). The secret is
+     * stored as given: the catalog is as sensitive as a credentials file.
+     */
+    record AccessKeySet(String accessKeyId, String secretKey, List<List<String>> allow) implements MetadataRecord {
+    }
+}

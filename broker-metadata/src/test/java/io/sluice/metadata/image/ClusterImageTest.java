@@ -1,0 +1,89 @@
+package io.sluice.metadata.image;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.metadata.QueueMetadata;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.api.Test;
+
+/** Fixtures as Kafka's image tests have them: IMAGE1 + DELTA1 == IMAGE2, and every record survives its JSON. */
+class ClusterImageTest {
+    static final QueueMetadata ORDERS = new QueueMetadata("orders", 1, false, Map.of("VisibilityTimeout", "30"),
+            Map.of("team", "core"), 100, 100, 2);
+    static final List<MetadataRecord> IMAGE1_RECORDS = List.of(
+            new MetadataRecord.NodeRegistered("b1", "127.0.0.1:7001", 10),
+            new MetadataRecord.NodeRegistered("b2", "127.0.0.1:7002", 11),
+            new MetadataRecord.QueueCreated(ORDERS),
+            new MetadataRecord.PartitionAssigned(1, 0, List.of("b1", "b2"), 1),
+            new MetadataRecord.PartitionAssigned(1, 1, List.of("b2", "b1"), 1));
+    static final ClusterImage IMAGE1 = ClusterImage.EMPTY.replayAll(IMAGE1_RECORDS);
+    static final List<MetadataRecord> DELTA1 = List.of(
+            new MetadataRecord.QueueAttributesChanged("orders", Map.of("VisibilityTimeout", "60"), 200),
+            new MetadataRecord.QueueTagsChanged("orders", Map.of()),
+            new MetadataRecord.NodeRegistered("b3", "127.0.0.1:7003", 201),
+            new MetadataRecord.PartitionAssigned(1, 0, List.of("b2", "b3"), 2),
+            new MetadataRecord.AccessKeySet("app", "s3cret", List.of(List.of("SendMessage", "orders-*"))),
+            new MetadataRecord.QueueCreated(new QueueMetadata("jobs", 2, true, Map.of(), Map.of(), 202, 202, 1)),
+            new MetadataRecord.QueueDeleted("jobs", 203_000));
+    static final ClusterImage IMAGE2 = new ClusterImage(0, 3,
+            new java.util.TreeMap<>(Map.of("orders", ORDERS.withAttributes(Map.of("VisibilityTimeout", "60"), 200)
+                    .withTags(Map.of()))),
+            new java.util.TreeMap<>(Map.of("jobs", 203_000L)),
+            new java.util.TreeMap<>(Map.of("b1", new NodeInfo("b1", "127.0.0.1:7001", 10),
+                    "b2", new NodeInfo("b2", "127.0.0.1:7002", 11), "b3", new NodeInfo("b3", "127.0.0.1:7003", 201))),
+            new java.util.TreeMap<>(Map.of("1/0", new PartitionAssignment(1, 0, List.of("b2", "b3"), 2),
+                    "1/1", new PartitionAssignment(1, 1, List.of("b2", "b1"), 1))),
+            new java.util.TreeMap<>(Map.of("app", new MetadataRecord.AccessKeySet("app", "s3cret",
+                    List.of(List.of("SendMessage", "orders-*"))))));
+
+    @Test
+    void image1PlusDelta1IsImage2() {
+        assertEquals(IMAGE2, IMAGE1.replayAll(DELTA1));
+    }
+
+    @Test
+    void replayIsPureTheOldImageIsUntouched() {
+        ClusterImage before = ClusterImage.EMPTY.replayAll(IMAGE1_RECORDS);
+        before.replayAll(DELTA1);
+        assertEquals(IMAGE1, before);
+    }
+
+    static Stream<MetadataRecord> everyRecordType() {
+        return Stream.concat(IMAGE1_RECORDS.stream(), DELTA1.stream());
+    }
+
+    @ParameterizedTest
+    @MethodSource("everyRecordType")
+    void everyRecordRoundTripsThroughJsonAndReplaysTheSame(MetadataRecord record) {
+        MetadataRecord decoded = MetadataJson.read(MetadataJson.write(record), MetadataRecord.class);
+        assertEquals(record.getClass(), decoded.getClass());
+        assertEquals(IMAGE1.replay(record), IMAGE1.replay(decoded));
+    }
+
+    @Test
+    void everyRecordTypeIsCovered() {
+        var covered = everyRecordType().map(Object::getClass).distinct().count();
+        assertEquals(MetadataRecord.class.getPermittedSubclasses().length, covered);
+    }
+
+    @Test
+    void imagesRoundTripThroughJsonAsSnapshotsDo() {
+        assertEquals(IMAGE2, MetadataJson.read(MetadataJson.write(IMAGE2), ClusterImage.class));
+        assertEquals(ClusterImage.EMPTY, MetadataJson.read(MetadataJson.write(ClusterImage.EMPTY), ClusterImage.class));
+    }
+
+    @Test
+    void deletingAQueueDropsItsAssignmentsAndHoldsItsName() {
+        ClusterImage after = IMAGE1.replay(new MetadataRecord.QueueDeleted("orders", 1_000));
+        assertFalse(after.queues().containsKey("orders"));
+        assertTrue(after.partitionsOf(1).isEmpty());
+        assertEquals(1_000L, after.deletedAtMillis().get("orders"));
+        assertEquals(2, after.nextQueueId(), "ids are never reused");
+    }
+}

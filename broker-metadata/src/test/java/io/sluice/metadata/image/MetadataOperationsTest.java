@@ -1,0 +1,85 @@
+package io.sluice.metadata.image;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** Commands become records; placement is balanced and deterministic. */
+class MetadataOperationsTest {
+    static final List<String> NODES = List.of("b1", "b2", "b3", "b4");
+
+    static ClusterImage withNodes() {
+        ClusterImage image = ClusterImage.EMPTY;
+        for (String n : NODES) {
+            image = image.replay(new MetadataRecord.NodeRegistered(n, n + ":1", 0));
+        }
+        return image;
+    }
+
+    static ClusterImage apply(ClusterImage image, MetadataCommand command, long now, List<String> live) {
+        var outcome = MetadataOperations.execute(image, new MetadataCommand.Stamped(command, now, live, 3));
+        return image.replayAll(outcome.records());
+    }
+
+    @Test
+    void twelvePartitionsOnFourNodesAreBalancedWithinOne() {
+        ClusterImage image = withNodes();
+        for (int q = 0; q < 4; q++) {
+            image = apply(image, new MetadataCommand.CreateQueue("q" + q, false, Map.of(), Map.of(), 3), 1000, NODES);
+        }
+        assertEquals(12, image.partitions().size());
+        Map<String, Integer> load = image.replicasPerNode();
+        double average = 12 * 3 / 4.0;
+        load.values().forEach(n -> assertTrue(n <= average + 1, "unbalanced: " + load));
+        image.partitions().values().forEach(a -> assertEquals(3, a.replicas().stream().distinct().count()));
+        Map<String, Long> primaries = new java.util.TreeMap<>();
+        image.partitions().values().forEach(a -> primaries.merge(a.replicas().get(0), 1L, Long::sum));
+        assertEquals(4, primaries.size(), "every node is some partition's primary: " + primaries);
+    }
+
+    @Test
+    void aDeadNodeIsReplacedEverywhereByLiveOnes() {
+        ClusterImage image = withNodes();
+        for (int q = 0; q < 4; q++) {
+            image = apply(image, new MetadataCommand.CreateQueue("q" + q, false, Map.of(), Map.of(), 3), 1000, NODES);
+        }
+        image = apply(image, new MetadataCommand.ReplaceDeadNode("b2"), 2000, List.of("b1", "b3", "b4"));
+        for (PartitionAssignment a : image.partitions().values()) {
+            assertFalse(a.replicas().contains("b2"), a.toString());
+            assertEquals(3, a.replicas().stream().distinct().count());
+        }
+        assertTrue(image.partitions().values().stream().anyMatch(a -> a.epoch() == 2));
+    }
+
+    @Test
+    void createIsRefusedForAnExistingOrRecentlyDeletedName() {
+        ClusterImage image = apply(withNodes(), new MetadataCommand.CreateQueue("q", false, Map.of(), Map.of(), 1), 0, NODES);
+        var again = MetadataOperations.execute(image, new MetadataCommand.Stamped(
+                new MetadataCommand.CreateQueue("q", false, Map.of(), Map.of(), 1), 1, NODES, 3));
+        assertEquals(MetadataResult.Status.ALREADY_EXISTS, again.result().status());
+        assertTrue(again.records().isEmpty());
+        image = apply(image, new MetadataCommand.DeleteQueue("q"), 10_000, NODES);
+        var soon = MetadataOperations.execute(image, new MetadataCommand.Stamped(
+                new MetadataCommand.CreateQueue("q", false, Map.of(), Map.of(), 1), 69_999, NODES, 3));
+        assertEquals(MetadataResult.Status.DELETED_RECENTLY, soon.result().status());
+        var later = MetadataOperations.execute(image, new MetadataCommand.Stamped(
+                new MetadataCommand.CreateQueue("q", false, Map.of(), Map.of(), 1), 70_000, NODES, 3));
+        assertEquals(MetadataResult.Status.OK, later.result().status());
+        assertEquals(2, later.result().queue().queueId(), "a new incarnation, a new id");
+    }
+
+    @Test
+    void commandsRoundTripAsTheLogStoresThem() {
+        for (MetadataCommand c : List.of(new MetadataCommand.CreateQueue("q", true, Map.of("a", "b"), Map.of("t", "v"), 2),
+                new MetadataCommand.SetQueueAttributes("q", Map.of("a", "c")), new MetadataCommand.SetQueueTags("q", Map.of()),
+                new MetadataCommand.DeleteQueue("q"), new MetadataCommand.RegisterNode("n", "h:1"),
+                new MetadataCommand.ReplaceDeadNode("n"), new MetadataCommand.SetAccessKey("k", "s", List.of()))) {
+            var stamped = new MetadataCommand.Stamped(c, 5, List.of("n"), 3);
+            assertEquals(stamped, MetadataJson.read(MetadataJson.write(stamped), MetadataCommand.Stamped.class));
+        }
+    }
+}
