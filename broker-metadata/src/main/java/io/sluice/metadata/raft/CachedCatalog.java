@@ -1,0 +1,138 @@
+package io.sluice.metadata.raft;
+
+import io.sluice.metadata.QueueCatalog;
+import io.sluice.metadata.QueueMetadata;
+import io.sluice.metadata.image.ClusterImage;
+import io.sluice.metadata.image.MetadataCommand;
+import io.sluice.metadata.image.MetadataResult;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A frontend's view of the catalog: the last image fetched from the metadata group.
+ *
+ * <p>Coherence rules:
+ * <ul>
+ *   <li><b>Reads</b> (resolving a queue for every data-plane request) come from the cached image, without a network
+ *       round trip. The image is refreshed every {@code refreshMillis}, so it trails the group by at most that much
+ *       plus one fetch: a queue deleted through another frontend stops being served here within that bound.</li>
+ *   <li><b>Writes</b> go through to the group and return only once committed; then this cache fetches the image, so
+ *       the writer reads its own write.</li>
+ *   <li><b>No leader:</b> writes fail ({@link MetadataUnavailableException}, a retryable 503 to the client); reads keep
+ *       using the last image, so sends and receives to known queues go on.</li>
+ * </ul>
+ */
+public final class CachedCatalog implements QueueCatalog, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(CachedCatalog.class);
+
+    private final MetadataClient client;
+    private final ScheduledExecutorService refresher;
+    private volatile ClusterImage image = ClusterImage.EMPTY;
+
+    public CachedCatalog(MetadataClient client, long refreshMillis) {
+        this.client = client;
+        this.refresher = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "sluice-catalog-refresh");
+            t.setDaemon(true);
+            return t;
+        });
+        refresher.scheduleWithFixedDelay(this::refreshQuietly, refreshMillis, refreshMillis, TimeUnit.MILLISECONDS);
+    }
+
+    /** Fetches the image now; throws if the group cannot answer. */
+    public ClusterImage refresh() {
+        ClusterImage fetched = client.fetchImage();
+        accept(fetched);
+        return image;
+    }
+
+    /** Takes a newer image (from a fetch or an in-process listener); older ones are ignored. */
+    public synchronized void accept(ClusterImage fetched) {
+        if (fetched.appliedIndex() >= image.appliedIndex()) {
+            image = fetched;
+        }
+    }
+
+    private void refreshQuietly() {
+        try {
+            refresh();
+        } catch (RuntimeException e) {
+            LOG.debug("catalog refresh failed; serving the cached image (index {})", image.appliedIndex(), e);
+        }
+    }
+
+    public ClusterImage image() {
+        return image;
+    }
+
+    @Override
+    public CreateResult create(String name, boolean fifo, Map<String, String> attributes, Map<String, String> tags,
+                               int partitions, long nowMillis) {
+        MetadataResult r = client.submit(new MetadataCommand.CreateQueue(name, fifo, attributes, tags, partitions));
+        refreshAfterWrite();
+        return switch (r.status()) {
+            case OK -> new Created(r.queue());
+            case ALREADY_EXISTS -> new AlreadyExists(r.queue());
+            case DELETED_RECENTLY -> throw new QueueDeletedRecentlyException(name);
+            default -> throw new IllegalArgumentException("create " + name + ": " + r.status() + " " + r.message());
+        };
+    }
+
+    @Override
+    public Optional<QueueMetadata> get(String name) {
+        return Optional.ofNullable(image.queues().get(name));
+    }
+
+    @Override
+    public List<QueueMetadata> list(String prefix) {
+        List<QueueMetadata> out = new ArrayList<>();
+        for (QueueMetadata q : image.queues().tailMap(prefix == null ? "" : prefix).values()) {
+            if (prefix != null && !q.name().startsWith(prefix)) {
+                break;
+            }
+            out.add(q);
+        }
+        return out;
+    }
+
+    @Override
+    public Optional<QueueMetadata> delete(String name, long nowMillis) {
+        return write(new MetadataCommand.DeleteQueue(name));
+    }
+
+    @Override
+    public Optional<QueueMetadata> setAttributes(String name, Map<String, String> attributes, long nowMillis) {
+        return write(new MetadataCommand.SetQueueAttributes(name, attributes));
+    }
+
+    @Override
+    public Optional<QueueMetadata> setTags(String name, Map<String, String> tags) {
+        return write(new MetadataCommand.SetQueueTags(name, tags));
+    }
+
+    private Optional<QueueMetadata> write(MetadataCommand command) {
+        MetadataResult r = client.submit(command);
+        refreshAfterWrite();
+        return r.status() == MetadataResult.Status.OK ? Optional.ofNullable(r.queue()) : Optional.empty();
+    }
+
+    private void refreshAfterWrite() {
+        try {
+            refresh();
+        } catch (RuntimeException e) {
+            LOG.warn("catalog refresh after a committed write failed; the periodic refresh will catch up", e);
+        }
+    }
+
+    @Override
+    public void close() {
+        refresher.shutdownNow();
+    }
+}

@@ -1,0 +1,77 @@
+package io.sluice.metadata.raft;
+
+import io.sluice.metadata.image.ClusterImage;
+import io.sluice.metadata.image.MetadataCommand;
+import io.sluice.metadata.image.MetadataJson;
+import io.sluice.metadata.image.MetadataResult;
+import java.io.IOException;
+import java.util.concurrent.TimeUnit;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.util.TimeDuration;
+
+/**
+ * Talks to the metadata group: linearizable writes (a command is answered once committed on a majority) and reads
+ * of the whole image from the leader. Retries are bounded (about 10 s in all): while the group has no leader a
+ * write fails with {@link MetadataUnavailableException} rather than hanging.
+ */
+public final class MetadataClient implements AutoCloseable {
+    private final RaftClient client;
+
+    public MetadataClient(MetadataPeers peers) {
+        this.client = RaftClient.newBuilder()
+                .setProperties(RatisSettings.client())
+                .setRaftGroup(peers.group())
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(40,
+                        TimeDuration.valueOf(250, TimeUnit.MILLISECONDS)))
+                .build();
+    }
+
+    public MetadataResult submit(MetadataCommand command) {
+        RaftClientReply reply;
+        try {
+            reply = client.io().send(Message.valueOf(
+                    org.apache.ratis.thirdparty.com.google.protobuf.ByteString.copyFrom(MetadataJson.write(command))));
+        } catch (IOException e) {
+            throw new MetadataUnavailableException("metadata write failed: " + e.getMessage(), e);
+        }
+        if (!reply.isSuccess()) {
+            throw new MetadataUnavailableException("metadata write refused: " + reply.getException(), reply.getException());
+        }
+        return MetadataJson.read(reply.getMessage().getContent().toByteArray(), MetadataResult.class);
+    }
+
+    /** The leader's current image. */
+    public ClusterImage fetchImage() {
+        return MetadataJson.read(query(MetadataStateMachine.QUERY_IMAGE), ClusterImage.class);
+    }
+
+    /** Tells the leader that backend {@code nodeId} is alive. */
+    public void heartbeat(String nodeId) {
+        query(MetadataStateMachine.QUERY_HEARTBEAT + nodeId);
+    }
+
+    private byte[] query(String q) {
+        try {
+            RaftClientReply reply = client.io().sendReadOnly(Message.valueOf(q));
+            if (!reply.isSuccess()) {
+                throw new MetadataUnavailableException("metadata read refused: " + reply.getException(),
+                        reply.getException());
+            }
+            return reply.getMessage().getContent().toByteArray();
+        } catch (IOException e) {
+            throw new MetadataUnavailableException("metadata read failed: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            client.close();
+        } catch (IOException e) {
+            // closing a client loses nothing
+        }
+    }
+}

@@ -1,0 +1,156 @@
+package io.sluice.metadata.raft;
+
+import io.sluice.common.Clock;
+import io.sluice.metadata.image.ClusterImage;
+import io.sluice.metadata.image.MetadataCommand;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One member of the metadata group. Every member replicates the catalog; the leader also watches backend liveness
+ * and, when a backend has been silent longer than {@code deadAfterMillis}, proposes {@code ReplaceDeadNode} so the
+ * replication factor is restored without an operator.
+ */
+public final class MetadataServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(MetadataServer.class);
+
+    private final String nodeId;
+    private final MetadataPeers peers;
+    private final MetadataStateMachine stateMachine;
+    private final RaftServer server;
+    private final ScheduledExecutorService leaderTasks;
+    private final long deadAfterMillis;
+    private MetadataClient selfClient;
+
+    public MetadataServer(String nodeId, MetadataPeers peers, Path dataDir, Clock clock, int replicationFactor,
+                          long deadAfterMillis, long snapshotEvery) {
+        this.nodeId = nodeId;
+        this.peers = peers;
+        this.deadAfterMillis = deadAfterMillis;
+        this.stateMachine = new MetadataStateMachine(clock, new LivenessTracker(clock, deadAfterMillis), replicationFactor);
+        try {
+            Files.createDirectories(dataDir);
+            this.server = RaftServer.newBuilder()
+                    .setServerId(RaftPeerId.valueOf(nodeId))
+                    .setGroup(peers.group())
+                    .setStateMachine(stateMachine)
+                    .setProperties(RatisSettings.server(dataDir, peers.port(nodeId), snapshotEvery))
+                    .setOption(RaftStorage.StartupOption.RECOVER)
+                    .build();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create metadata server " + nodeId, e);
+        }
+        this.leaderTasks = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "sluice-metadata-leader-" + nodeId);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    public void start() throws IOException {
+        server.start();
+        selfClient = new MetadataClient(peers);
+        long every = Math.max(100, deadAfterMillis / 4);
+        leaderTasks.scheduleWithFixedDelay(this::replaceDeadNodes, every, every, TimeUnit.MILLISECONDS);
+        LOG.info("metadata node {} started, group {}", nodeId, peers.addresses());
+    }
+
+    /** Leader only: move partitions off nodes that stopped heartbeating. */
+    private void replaceDeadNodes() {
+        try {
+            if (!isLeader()) {
+                return;
+            }
+            ClusterImage image = stateMachine.image();
+            for (String node : image.nodes().keySet()) {
+                boolean holdsReplicas = image.partitions().values().stream().anyMatch(a -> a.replicas().contains(node));
+                if (holdsReplicas && !stateMachine.liveness().isAlive(node)) {
+                    LOG.warn("backend {} silent for over {} ms: re-replicating its partitions", node, deadAfterMillis);
+                    selfClient.submit(new MetadataCommand.ReplaceDeadNode(node));
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("dead-node check failed", e);
+        }
+    }
+
+    public String nodeId() {
+        return nodeId;
+    }
+
+    /** This member's copy of the catalog (may trail the leader by what it has not applied yet). */
+    public ClusterImage image() {
+        return stateMachine.image();
+    }
+
+    /** Called with every new image this member applies (in-process caches). */
+    public void addImageListener(Consumer<ClusterImage> listener) {
+        stateMachine.addListener(listener);
+    }
+
+    public boolean isLeader() {
+        try {
+            return server.getDivision(MetadataPeers.GROUP_ID).getInfo().isLeader();
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** The current leader's id as this member knows it, or null. */
+    public String leaderId() {
+        try {
+            RaftPeerId leader = server.getDivision(MetadataPeers.GROUP_ID).getInfo().getLeaderId();
+            return leader == null ? null : leader.toString();
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /** Members and their role as this member sees them: {@code leader}, {@code follower}. */
+    public Map<String, String> memberRoles() {
+        String leader = leaderId();
+        Map<String, String> roles = new LinkedHashMap<>();
+        new java.util.TreeMap<>(peers.addresses()).forEach((id, address) ->
+                roles.put(id, id.equals(leader) ? "leader" : "follower"));
+        return roles;
+    }
+
+    public MetadataPeers peers() {
+        return peers;
+    }
+
+    /** Last heartbeat time of a backend as the leader saw it (-1 if none or not leader). */
+    public long lastHeartbeatMillis(String backend) {
+        return stateMachine.liveness().lastBeatMillis(backend);
+    }
+
+    public boolean isBackendAlive(String backend) {
+        return stateMachine.liveness().isAlive(backend);
+    }
+
+    @Override
+    public void close() {
+        leaderTasks.shutdownNow();
+        if (selfClient != null) {
+            selfClient.close();
+        }
+        try {
+            server.close();
+        } catch (IOException e) {
+            LOG.warn("closing metadata server {}", nodeId, e);
+        }
+    }
+}

@@ -1,0 +1,190 @@
+package io.sluice.metadata.raft;
+
+import io.sluice.common.Clock;
+import io.sluice.metadata.image.ClusterImage;
+import io.sluice.metadata.image.MetadataCommand;
+import io.sluice.metadata.image.MetadataJson;
+import io.sluice.metadata.image.MetadataOperations;
+import io.sluice.metadata.image.MetadataResult;
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+import org.apache.ratis.io.MD5Hash;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftGroupMemberId;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.raftlog.RaftLog;
+import org.apache.ratis.server.storage.FileInfo;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.StateMachineStorage;
+import org.apache.ratis.statemachine.TransactionContext;
+import org.apache.ratis.statemachine.impl.BaseStateMachine;
+import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
+import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.util.MD5FileUtil;
+
+/**
+ * The catalog as a Ratis state machine.
+ *
+ * <ul>
+ *   <li>{@link #startTransaction} (leader only) decodes the client's {@link MetadataCommand} and stamps it with the
+ *       leader's clock, its live-node view and the replication factor; a command that does not decode is refused
+ *       here and never reaches the log.</li>
+ *   <li>{@link #applyTransaction} (every replica) runs {@link MetadataOperations} on the current image and replays
+ *       the records: the same pure path on leader, followers and restart.</li>
+ *   <li>Reads ({@link #query}): {@code image} returns the image; {@code heartbeat <node>} records a backend's
+ *       heartbeat (it reaches the leader, which alone tracks liveness).</li>
+ *   <li>Snapshots are the image as JSON, named by term and index, with an MD5 file.</li>
+ * </ul>
+ */
+final class MetadataStateMachine extends BaseStateMachine {
+    static final String QUERY_IMAGE = "image";
+    static final String QUERY_HEARTBEAT = "heartbeat ";
+
+    private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
+    private final Clock clock;
+    private final LivenessTracker liveness;
+    private final int replicationFactor;
+    private final List<Consumer<ClusterImage>> listeners = new CopyOnWriteArrayList<>();
+    private volatile ClusterImage image = ClusterImage.EMPTY;
+
+    MetadataStateMachine(Clock clock, LivenessTracker liveness, int replicationFactor) {
+        this.clock = clock;
+        this.liveness = liveness;
+        this.replicationFactor = replicationFactor;
+    }
+
+    ClusterImage image() {
+        return image;
+    }
+
+    void addListener(Consumer<ClusterImage> listener) {
+        listeners.add(listener);
+    }
+
+    LivenessTracker liveness() {
+        return liveness;
+    }
+
+    @Override
+    public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
+        super.initialize(server, groupId, raftStorage);
+        storage.init(raftStorage);
+        reinitialize();
+    }
+
+    @Override
+    public void reinitialize() throws IOException {
+        SingleFileSnapshotInfo snapshot = storage.getLatestSnapshot();
+        if (snapshot == null) {
+            return;
+        }
+        Path file = snapshot.getFile().getPath();
+        MD5Hash md5 = snapshot.getFile().getFileDigest();
+        if (md5 != null) {
+            MD5FileUtil.verifySavedMD5(file.toFile(), md5);
+        }
+        TermIndex last = SimpleStateMachineStorage.getTermIndexFromSnapshotFile(file.toFile());
+        ClusterImage loaded = MetadataJson.read(Files.readAllBytes(file), ClusterImage.class);
+        synchronized (this) {
+            image = loaded.withAppliedIndex(last.getIndex());
+            updateLastAppliedTermIndex(last);
+        }
+        publish(image);
+    }
+
+    @Override
+    public StateMachineStorage getStateMachineStorage() {
+        return storage;
+    }
+
+    @Override
+    public TransactionContext startTransaction(RaftClientRequest request) throws IOException {
+        MetadataCommand command;
+        try {
+            command = MetadataJson.read(request.getMessage().getContent().toByteArray(), MetadataCommand.class);
+        } catch (RuntimeException e) {
+            throw new IOException("not a metadata command: " + e.getMessage(), e);
+        }
+        List<String> live = liveness.alive(image.nodes().keySet());
+        MetadataCommand.Stamped stamped = new MetadataCommand.Stamped(command, clock.nowMillis(), live, replicationFactor);
+        return TransactionContext.newBuilder().setStateMachine(this).setClientRequest(request)
+                .setLogData(ByteString.copyFrom(MetadataJson.write(stamped))).build();
+    }
+
+    @Override
+    public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
+        LogEntryProto entry = trx.getLogEntry();
+        TermIndex termIndex = TermIndex.valueOf(entry);
+        // A log entry we wrote ourselves that does not decode is corruption: let it fail loudly.
+        MetadataCommand.Stamped stamped = MetadataJson.read(
+                entry.getStateMachineLogEntry().getLogData().toByteArray(), MetadataCommand.Stamped.class);
+        MetadataResult result;
+        ClusterImage next;
+        synchronized (this) {
+            MetadataOperations.Outcome outcome = MetadataOperations.execute(image, stamped);
+            next = image.replayAll(outcome.records()).withAppliedIndex(termIndex.getIndex());
+            image = next;
+            updateLastAppliedTermIndex(termIndex);
+            result = outcome.result();
+        }
+        publish(next);
+        return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MetadataJson.write(result))));
+    }
+
+    private void publish(ClusterImage current) {
+        listeners.forEach(l -> l.accept(current));
+    }
+
+    @Override
+    public CompletableFuture<Message> query(Message request) {
+        String q = request.getContent().toString(StandardCharsets.UTF_8);
+        if (q.equals(QUERY_IMAGE)) {
+            return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MetadataJson.write(image))));
+        }
+        if (q.startsWith(QUERY_HEARTBEAT)) {
+            liveness.beat(q.substring(QUERY_HEARTBEAT.length()));
+            return CompletableFuture.completedFuture(Message.valueOf("ok"));
+        }
+        return CompletableFuture.failedFuture(new IllegalArgumentException("unknown query"));
+    }
+
+    @Override
+    public void notifyLeaderChanged(RaftGroupMemberId groupMemberId, RaftPeerId newLeaderId) {
+        if (groupMemberId.getPeerId().equals(newLeaderId)) {
+            liveness.becameLeader();
+        }
+    }
+
+    @Override
+    public long takeSnapshot() throws IOException {
+        ClusterImage current;
+        TermIndex applied;
+        synchronized (this) {
+            current = image;
+            applied = getLastAppliedTermIndex();
+        }
+        if (applied == null || applied.getIndex() <= 0) {
+            return RaftLog.INVALID_LOG_INDEX;
+        }
+        File file = storage.getSnapshotFile(applied.getTerm(), applied.getIndex());
+        Path tmp = file.toPath().resolveSibling(file.getName() + ".tmp");
+        Files.write(tmp, MetadataJson.write(current));
+        Files.move(tmp, file.toPath(), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        MD5Hash md5 = MD5FileUtil.computeAndSaveMd5ForFile(file);
+        storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file.toPath(), md5), applied));
+        return applied.getIndex();
+    }
+}
