@@ -5,7 +5,7 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The catalog of queues. {@code sluice dev} uses {@link LocalQueueCatalog}; the cluster uses the Raft metadata
+ * The catalog of queues. Implemented by {@link io.sluice.metadata.raft.CachedCatalog} over the Raft metadata
  * service behind the same interface. Writes return only once they are durable.
  */
 public interface QueueCatalog {

@@ -27,16 +27,23 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
-/** The admin endpoint: {@code GET /health} (200 once serving, 503 otherwise) and {@code GET /metrics}. */
+/**
+ * The admin endpoint: {@code GET /health} (200 once serving, 503 otherwise), {@code GET /metrics} (Prometheus) and
+ * {@code GET /admin/status} (cluster status as JSON, what {@code sluice admin status} prints). The status runs on
+ * the admin event loop: it reads in-memory images only.
+ */
 final class AdminServer implements AutoCloseable {
     private final PrometheusMeterRegistry registry;
     private final BooleanSupplier healthy;
+    private final java.util.function.Supplier<String> status;
     private EventLoopGroup group;
     private Channel channel;
 
-    AdminServer(PrometheusMeterRegistry registry, BooleanSupplier healthy) {
+    /** @param status renders {@code GET /admin/status} (JSON) */
+    AdminServer(PrometheusMeterRegistry registry, BooleanSupplier healthy, java.util.function.Supplier<String> status) {
         this.registry = registry;
         this.healthy = healthy;
+        this.status = status;
     }
 
     InetSocketAddress start(String host, int port) throws InterruptedException {
@@ -66,6 +73,7 @@ final class AdminServer implements AutoCloseable {
                 }
                 case "/metrics" -> response = text(HttpResponseStatus.OK, registry.scrape(),
                         "text/plain; version=0.0.4; charset=utf-8");
+                case "/admin/status" -> response = statusResponse();
                 default -> response = text(HttpResponseStatus.NOT_FOUND, "not found\n", "text/plain; charset=utf-8");
             }
             boolean keepAlive = HttpUtil.isKeepAlive(request);
@@ -73,6 +81,15 @@ final class AdminServer implements AutoCloseable {
             var f = ctx.writeAndFlush(response);
             if (!keepAlive) {
                 f.addListener(ChannelFutureListener.CLOSE);
+            }
+        }
+
+        private FullHttpResponse statusResponse() {
+            try {
+                return text(HttpResponseStatus.OK, status.get(), "application/json");
+            } catch (RuntimeException e) {
+                return text(HttpResponseStatus.SERVICE_UNAVAILABLE, "{\"error\":\"" + e.getMessage() + "\"}",
+                        "application/json");
             }
         }
 

@@ -19,7 +19,13 @@ import io.sluice.frontend.service.DeadLetterMover;
 import io.sluice.frontend.service.LongPolls;
 import io.sluice.frontend.service.MoveTasks;
 import io.sluice.frontend.service.SqsServices;
-import io.sluice.metadata.LocalQueueCatalog;
+import io.sluice.metadata.image.MetadataCommand;
+import io.sluice.metadata.image.MetadataJson;
+import io.sluice.metadata.raft.CachedCatalog;
+import io.sluice.metadata.raft.MetadataClient;
+import io.sluice.metadata.raft.MetadataPeers;
+import io.sluice.metadata.raft.MetadataServer;
+import io.sluice.metadata.raft.MetadataUnavailableException;
 import io.sluice.metadata.QueueMetadata;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -35,9 +41,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code sluice dev}: every role in one process. The catalog is a local file, the data one shard on local disk
- * (replication factor 1), forced to disk before any request is acknowledged. Restart it on the same data folder and
- * every queue and acknowledged message is there.
+ * {@code sluice dev}: every role in one process. The catalog is a one-member metadata group (Ratis) in-process, the
+ * data one shard on local disk (replication factor 1); both force to disk before any request is acknowledged.
+ * Restart it on the same data folder and every queue and acknowledged message is there. With
+ * {@code sluice.metadata.peers} set it uses an external metadata group instead and acts as a frontend with a local
+ * backend (the interim cluster shape until replicated backends exist).
  */
 public final class DevServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DevServer.class);
@@ -50,6 +58,11 @@ public final class DevServer implements AutoCloseable {
     private LongPolls longPolls;
     private ExecutorService workers;
     private ExecutorService completions;
+    private MetadataServer metadataServer;
+    private MetadataClient metadataClient;
+    private MetadataPeers peers;
+    private CachedCatalog catalog;
+    private ScheduledExecutorService heartbeats;
     private ScheduledExecutorService scheduler;
     private SqsHttpServer sqs;
     private AdminServer admin;
@@ -62,7 +75,7 @@ public final class DevServer implements AutoCloseable {
 
     public void start() throws InterruptedException {
         Path data = Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath();
-        LocalQueueCatalog catalog = LocalQueueCatalog.open(data.resolve("catalog"));
+        CachedCatalog catalog = startMetadata(data);
         store = ShardStore.open(data.resolve("shard-0"), ShardStore.Durability.SYNC_WAL);
         completions = Executors.newSingleThreadExecutor(daemon("sluice-shard-completions"));
         shard = new LocalShard(store, clock, completions);
@@ -111,11 +124,74 @@ public final class DevServer implements AutoCloseable {
         String host = config.get(ServerConfigKeys.HOST);
         sqs = new SqsHttpServer(processor, frontend.maxRequestBytes());
         sqsAddress = sqs.start(host, config.get(ServerConfigKeys.PORT));
-        admin = new AdminServer(registry, () -> serving);
+        int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
+        admin = new AdminServer(registry, () -> serving, () -> new String(MetadataJson.write(ClusterStatus.render(
+                catalog.image(), metadataServer != null ? metadataServer.memberRoles() : unknownRoles(peers),
+                peers.addresses(), b -> metadataServer == null || metadataServer.isBackendAlive(b), rf)),
+                java.nio.charset.StandardCharsets.UTF_8));
         adminAddress = admin.start(host, config.get(ServerConfigKeys.ADMIN_PORT));
         serving = true;
         LOG.info("Sluice dev serving SQS on http://{}:{} (admin http://{}:{}), data in {}", host, sqsAddress.getPort(),
                 host, adminAddress.getPort(), data);
+    }
+
+    /**
+     * The catalog: a metadata member in this process (one-member group) unless {@code sluice.metadata.peers} names an
+     * external group; either way read through a {@link CachedCatalog}. Registers this process as the backend
+     * {@code local} and starts its heartbeats.
+     */
+    private CachedCatalog startMetadata(Path data) throws InterruptedException {
+        String spec = config.get(ServerConfigKeys.METADATA_PEERS);
+        if (spec.isEmpty()) {
+            peers = new MetadataPeers(Map.of("meta-1", "127.0.0.1:" + config.get(ServerConfigKeys.METADATA_PORT)));
+            metadataServer = new MetadataServer("meta-1", peers, data.resolve("metadata"), clock,
+                    config.get(ServerConfigKeys.REPLICATION_FACTOR), config.get(ServerConfigKeys.BACKEND_DEAD_AFTER_MS),
+                    config.get(ServerConfigKeys.METADATA_SNAPSHOT_EVERY));
+            try {
+                metadataServer.start();
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException("cannot start the metadata member", e);
+            }
+        } else {
+            peers = MetadataPeers.parse(spec);
+        }
+        metadataClient = new MetadataClient(peers);
+        CachedCatalog catalog = new CachedCatalog(metadataClient, config.get(ServerConfigKeys.CATALOG_REFRESH_MS));
+        if (metadataServer != null) {
+            metadataServer.addImageListener(catalog::accept);
+        }
+        String nodeId = config.get(ServerConfigKeys.NODE_ID).isEmpty() ? "local" : config.get(ServerConfigKeys.NODE_ID);
+        String address = config.get(ServerConfigKeys.HOST) + ":" + config.get(ServerConfigKeys.PORT);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            try {
+                metadataClient.submit(new MetadataCommand.RegisterNode(nodeId, address));
+                catalog.refresh();
+                break;
+            } catch (MetadataUnavailableException e) {
+                if (System.nanoTime() > deadline) {
+                    throw e;
+                }
+                LOG.info("waiting for the metadata group: {}", e.getMessage());
+            }
+        }
+        heartbeats = Executors.newSingleThreadScheduledExecutor(daemon("sluice-heartbeat"));
+        long every = Math.max(250, config.get(ServerConfigKeys.BACKEND_DEAD_AFTER_MS) / 5);
+        heartbeats.scheduleWithFixedDelay(() -> {
+            try {
+                metadataClient.heartbeat(nodeId);
+            } catch (RuntimeException e) {
+                LOG.debug("heartbeat failed", e);
+            }
+        }, 0, every, TimeUnit.MILLISECONDS);
+        this.catalog = catalog;
+        return catalog;
+    }
+
+    private static Map<String, String> unknownRoles(MetadataPeers peers) {
+        Map<String, String> roles = new java.util.TreeMap<>();
+        peers.addresses().keySet().forEach(id -> roles.put(id, "unknown"));
+        return roles;
     }
 
     private void housekeeping(SqsServices services) {
@@ -171,6 +247,18 @@ public final class DevServer implements AutoCloseable {
         }
         if (store != null) {
             store.close();
+        }
+        if (heartbeats != null) {
+            heartbeats.shutdownNow();
+        }
+        if (catalog != null) {
+            catalog.close();
+        }
+        if (metadataClient != null) {
+            metadataClient.close();
+        }
+        if (metadataServer != null) {
+            metadataServer.close();
         }
         LOG.info("Sluice dev stopped");
     }

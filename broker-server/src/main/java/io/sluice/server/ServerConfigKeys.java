@@ -42,6 +42,20 @@ public final class ServerConfigKeys {
             10, 3_600_000, "How often retention expiry and dedup-window cleanup run per partition.");
     public static final ConfigKey<Integer> SHUTDOWN_GRACE_MS = ConfigKey.integer("sluice.shutdown-grace-ms", 5000, 0,
             600_000, "On stop: how long in-flight requests may take to finish; parked long polls are answered at once.");
+    public static final ConfigKey<String> NODE_ID = ConfigKey.string("sluice.node-id", "",
+            "This node's id: a metadata member's id in sluice.metadata.peers, or a backend's id (sluice dev: 'local').");
+    public static final ConfigKey<String> METADATA_PEERS = ConfigKey.string("sluice.metadata.peers", "",
+            "The metadata group, id=host:port,... (Raft gRPC addresses). Empty for sluice dev: one member in-process.");
+    public static final ConfigKey<Integer> METADATA_PORT = ConfigKey.integer("sluice.metadata.port", 9326, 1, 65535,
+            "sluice dev: Raft port of the in-process metadata member.");
+    public static final ConfigKey<Integer> REPLICATION_FACTOR = ConfigKey.integer("sluice.replication-factor", 3, 1, 7,
+            "Replicas per queue partition (capped by the live backends; sluice dev uses 1).");
+    public static final ConfigKey<Integer> BACKEND_DEAD_AFTER_MS = ConfigKey.integer("sluice.backend-dead-after-ms",
+            30_000, 500, 3_600_000, "A backend silent this long is replaced in every partition it holds.");
+    public static final ConfigKey<Integer> METADATA_SNAPSHOT_EVERY = ConfigKey.integer("sluice.metadata.snapshot-every",
+            10_000, 1, Integer.MAX_VALUE, "Metadata log entries between snapshots (bounds log size and replay time).");
+    public static final ConfigKey<Integer> CATALOG_REFRESH_MS = ConfigKey.integer("sluice.catalog.refresh-ms", 1000, 50,
+            60_000, "How often a frontend refreshes its cached catalog: the bound on how stale it can be.");
     public static final ConfigKey<Integer> WORKER_THREADS = ConfigKey.integer("sluice.worker-threads", 8, 1, 512,
             "Threads that run SQS actions (never the network event loops).");
 

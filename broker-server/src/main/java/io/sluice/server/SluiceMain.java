@@ -12,7 +12,7 @@ import picocli.CommandLine.Option;
 /** The {@code sluice} command line. */
 @Command(name = "sluice", mixinStandardHelpOptions = true, version = "sluice 0.1.0-SNAPSHOT",
         description = "A clustered, durable work-queue server that speaks the Amazon SQS API.",
-        subcommands = {SluiceMain.Dev.class})
+        subcommands = {SluiceMain.Dev.class, SluiceMain.Metadata.class, AdminCommand.class})
 public final class SluiceMain implements Runnable {
 
     public static void main(String[] args) {
@@ -55,6 +55,10 @@ public final class SluiceMain implements Runnable {
         @Option(names = "--no-auth", description = "Accept unsigned requests (SigV4 verification off).")
         boolean noAuth;
 
+        @Option(names = "--metadata-peers", description = "Use this external metadata group (id=host:port,...) instead"
+                + " of a metadata member in this process.")
+        String metadataPeers;
+
         @CommandLine.Spec
         CommandLine.Model.CommandSpec spec;
 
@@ -70,6 +74,9 @@ public final class SluiceMain implements Runnable {
             putIfGiven(parsed, overrides, "--host", ServerConfigKeys.HOST, host);
             if (noAuth) {
                 overrides.put(ServerConfigKeys.AUTH_ENABLED.name(), "false");
+            }
+            if (metadataPeers != null) {
+                overrides.put(ServerConfigKeys.METADATA_PEERS.name(), metadataPeers);
             }
             ServerConfig config = ServerConfig.load(configFile, System.getenv(), overrides);
             DevServer server = new DevServer(config);
@@ -89,12 +96,71 @@ public final class SluiceMain implements Runnable {
             return 0;
         }
 
-        /** Command-line values win over file and environment, but only when actually given. */
-        private static void putIfGiven(CommandLine.ParseResult parsed, Map<String, String> overrides, String option,
-                                       ConfigKey<?> key, String value) {
-            if (parsed.hasMatchedOption(option)) {
-                overrides.put(key.name(), value);
+    }
+
+    /** {@code sluice metadata}: one member of the metadata group. */
+    @Command(name = "metadata", mixinStandardHelpOptions = true,
+            description = "Run one member of the Raft metadata group (the catalog and cluster manager).")
+    static final class Metadata implements Callable<Integer> {
+        @Option(names = "--node-id", required = true, description = "This member's id, as in --peers.")
+        String nodeId;
+
+        @Option(names = "--peers", required = true, description = "Every member: id=host:port,... (Raft gRPC).")
+        String peers;
+
+        @Option(names = "--data-dir", defaultValue = "./metadata-data", description = "Raft log and snapshots"
+                + " (default ${DEFAULT-VALUE}).")
+        String dataDir;
+
+        @Option(names = "--admin-port", defaultValue = "9425", description = "Health, metrics and /admin/status"
+                + " (default ${DEFAULT-VALUE}).")
+        int adminPort;
+
+        @Option(names = "--host", defaultValue = "127.0.0.1", description = "Admin bind address (default ${DEFAULT-VALUE}).")
+        String host;
+
+        @Option(names = "--config", description = "A properties file of configuration keys (docs/configuration.md).")
+        Path configFile;
+
+        @Override
+        public Integer call() throws Exception {
+            Map<String, String> overrides = new HashMap<>();
+            overrides.put(ServerConfigKeys.NODE_ID.name(), nodeId);
+            overrides.put(ServerConfigKeys.METADATA_PEERS.name(), peers);
+            overrides.put(ServerConfigKeys.DATA_DIR.name(), dataDir);
+            overrides.put(ServerConfigKeys.ADMIN_PORT.name(), Integer.toString(adminPort));
+            overrides.put(ServerConfigKeys.HOST.name(), host);
+            MetadataNode node = new MetadataNode(ServerConfig.load(configFile, System.getenv(), overrides));
+            return runUntilStopped(node::start, node);
+        }
+    }
+
+    /** Starts, then blocks until SIGTERM/SIGINT, which closes gracefully. */
+    static int runUntilStopped(Startable start, AutoCloseable service) throws Exception {
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                service.close();
+            } catch (Exception e) {
+                e.printStackTrace();
             }
+            stopped.countDown();
+        }, "sluice-shutdown"));
+        start.start();
+        stopped.await();
+        return 0;
+    }
+
+    @FunctionalInterface
+    interface Startable {
+        void start() throws Exception;
+    }
+
+    /** Command-line values win over file and environment, but only when actually given. */
+    static void putIfGiven(CommandLine.ParseResult parsed, Map<String, String> overrides, String option,
+                           ConfigKey<?> key, String value) {
+        if (parsed.hasMatchedOption(option)) {
+            overrides.put(key.name(), value);
         }
     }
 }

@@ -30,6 +30,7 @@ public final class SluiceProcess implements AutoCloseable {
     private Process process;
     private int port;
     private int adminPort;
+    private int metadataPort;
 
     private SluiceProcess(Path dataDir, List<String> extraArgs, java.util.Map<String, String> extraEnv) {
         this.dataDir = dataDir;
@@ -70,6 +71,10 @@ public final class SluiceProcess implements AutoCloseable {
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
         pb.environment().put("SLUICE_ACCESS_LOG_LEVEL", "WARN");
+        if (metadataPort == 0) {
+            metadataPort = freePort(); // kept across restarts: the metadata member's address is part of its group
+        }
+        pb.environment().put("SLUICE_METADATA_PORT", Integer.toString(metadataPort));
         pb.environment().putAll(extraEnv);
         process = pb.start();
         HttpClient http = HttpClient.newHttpClient();

@@ -1,0 +1,94 @@
+package io.sluice.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code sluice admin status|queues --admin-url http://HOST:ADMINPORT [--json]}: the cluster as an operator reads it.
+ * A contract: {@code status} prints one line per metadata member and per partition, each naming its leader with
+ * the word "leader".
+ */
+@Command(name = "admin", mixinStandardHelpOptions = true, description = "Inspect a running cluster.",
+        subcommands = {AdminCommand.Status.class, AdminCommand.Queues.class})
+final class AdminCommand implements Runnable {
+    @Override
+    public void run() {
+        new picocli.CommandLine(this).usage(System.out);
+    }
+
+    abstract static class Base implements Callable<Integer> {
+        @Option(names = "--admin-url", required = true, description = "Admin endpoint of any node, e.g."
+                + " http://127.0.0.1:9325")
+        String adminUrl;
+
+        @Option(names = "--json", description = "Print the raw JSON.")
+        boolean json;
+
+        @Override
+        public Integer call() throws Exception {
+            String base = adminUrl.endsWith("/") ? adminUrl.substring(0, adminUrl.length() - 1) : adminUrl;
+            HttpResponse<String> r = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()
+                    .send(HttpRequest.newBuilder(URI.create(base + "/admin/status")).timeout(Duration.ofSeconds(10))
+                            .build(), HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() != 200) {
+                System.err.println("admin endpoint answered " + r.statusCode() + ": " + r.body());
+                return 1;
+            }
+            if (json) {
+                System.out.println(r.body());
+            } else {
+                print(new ObjectMapper().readTree(r.body()), System.out);
+            }
+            return 0;
+        }
+
+        abstract void print(JsonNode status, PrintStream out);
+    }
+
+    @Command(name = "status", description = "Metadata members, backends, and every partition with its leader.")
+    static final class Status extends Base {
+        @Override
+        void print(JsonNode s, PrintStream out) {
+            for (JsonNode m : s.path("metadata")) {
+                out.printf("metadata  %-10s %-22s %s%n", m.path("id").asText(), m.path("address").asText(),
+                        m.path("role").asText());
+            }
+            for (JsonNode b : s.path("backends")) {
+                out.printf("backend   %-10s %-22s %s replicas=%d%n", b.path("id").asText(), b.path("address").asText(),
+                        b.path("alive").asBoolean() ? "alive" : "DEAD", b.path("replicas").asInt());
+            }
+            for (JsonNode q : s.path("queues")) {
+                for (JsonNode p : q.path("partitions")) {
+                    out.printf("partition %s/%d leader=%s replicas=%s epoch=%d%s%n", q.path("name").asText(),
+                            p.path("index").asInt(), p.path("leader").asText(), p.path("replicas"),
+                            p.path("epoch").asLong(), p.path("underReplicated").asBoolean() ? " UNDER-REPLICATED" : "");
+                }
+            }
+            out.printf("under-replicated partitions: %d%n", s.path("underReplicatedPartitions").asInt());
+        }
+    }
+
+    @Command(name = "queues", description = "Queues with their partitions and replicas.")
+    static final class Queues extends Base {
+        @Override
+        void print(JsonNode s, PrintStream out) {
+            for (JsonNode q : s.path("queues")) {
+                out.printf("%s (id %d%s)%n", q.path("name").asText(), q.path("queueId").asLong(),
+                        q.path("fifo").asBoolean() ? ", fifo" : "");
+                for (JsonNode p : q.path("partitions")) {
+                    out.printf("  partition %d: replicas %s, leader %s%n", p.path("index").asInt(), p.path("replicas"),
+                            p.path("leader").asText());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,63 @@
+package io.sluice.server;
+
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.sluice.common.SystemClock;
+import io.sluice.metadata.image.MetadataJson;
+import io.sluice.metadata.raft.MetadataPeers;
+import io.sluice.metadata.raft.MetadataServer;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** {@code sluice metadata}: one member of the metadata group, with its admin endpoint. */
+public final class MetadataNode implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(MetadataNode.class);
+
+    private final ServerConfig config;
+    private MetadataServer server;
+    private AdminServer admin;
+    private InetSocketAddress adminAddress;
+    private volatile boolean serving;
+
+    public MetadataNode(ServerConfig config) {
+        this.config = config;
+    }
+
+    public void start() throws IOException, InterruptedException {
+        String id = config.get(ServerConfigKeys.NODE_ID);
+        String peersSpec = config.get(ServerConfigKeys.METADATA_PEERS);
+        if (id.isEmpty() || peersSpec.isEmpty()) {
+            throw new IllegalArgumentException("sluice metadata needs --node-id and --peers");
+        }
+        MetadataPeers peers = MetadataPeers.parse(peersSpec);
+        server = new MetadataServer(id, peers, Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath(),
+                SystemClock.INSTANCE, config.get(ServerConfigKeys.REPLICATION_FACTOR),
+                config.get(ServerConfigKeys.BACKEND_DEAD_AFTER_MS), config.get(ServerConfigKeys.METADATA_SNAPSHOT_EVERY));
+        server.start();
+        int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
+        admin = new AdminServer(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), () -> serving,
+                () -> new String(MetadataJson.write(ClusterStatus.render(server.image(), server.memberRoles(),
+                        peers.addresses(), server::isBackendAlive, rf)), java.nio.charset.StandardCharsets.UTF_8));
+        adminAddress = admin.start(config.get(ServerConfigKeys.HOST), config.get(ServerConfigKeys.ADMIN_PORT));
+        serving = true;
+        LOG.info("metadata member {} serving; admin on port {}", id, adminAddress.getPort());
+    }
+
+    public InetSocketAddress adminAddress() {
+        return adminAddress;
+    }
+
+    @Override
+    public void close() {
+        serving = false;
+        if (admin != null) {
+            admin.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+}
