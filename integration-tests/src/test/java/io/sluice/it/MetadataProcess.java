@@ -1,0 +1,145 @@
+package io.sluice.it;
+
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/** One {@code sluice metadata} member as a real process; {@link Group} runs three of them on loopback. */
+final class MetadataProcess {
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+    final String id;
+    final Path dataDir;
+    final int adminPort;
+    private final String peers;
+    private Process process;
+
+    private MetadataProcess(String id, String peers, Path dataDir, int adminPort) {
+        this.id = id;
+        this.peers = peers;
+        this.dataDir = dataDir;
+        this.adminPort = adminPort;
+    }
+
+    void start() throws IOException {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> cmd = List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-jar", SluiceProcess.jar(), "metadata",
+                "--node-id", id, "--peers", peers, "--data-dir", dataDir.toString(), "--admin-port",
+                Integer.toString(adminPort));
+        Path log = dataDir.resolveSibling(dataDir.getFileName() + ".log");
+        process = new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
+            if (!process.isAlive()) {
+                throw new IllegalStateException("metadata " + id + " exited; see " + log);
+            }
+            try {
+                return HTTP.send(HttpRequest.newBuilder(adminUri("/health")).build(),
+                        HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
+            } catch (IOException e) {
+                return false;
+            }
+        });
+    }
+
+    URI adminUri(String path) {
+        return URI.create("http://127.0.0.1:" + adminPort + path);
+    }
+
+    /** This member's /admin/status, or null if it cannot answer. */
+    JsonNode status() {
+        try {
+            HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(adminUri("/admin/status"))
+                    .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+            return r.statusCode() == 200 ? new ObjectMapper().readTree(r.body()) : null;
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
+    boolean isLeader() {
+        JsonNode s = status();
+        if (s == null) {
+            return false;
+        }
+        for (JsonNode m : s.path("metadata")) {
+            if (m.path("id").asText().equals(id)) {
+                return m.path("role").asText().equals("leader");
+            }
+        }
+        return false;
+    }
+
+    void kill() throws InterruptedException {
+        process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+    }
+
+    void stop() throws InterruptedException {
+        if (process != null && process.isAlive()) {
+            process.destroy();
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                kill();
+            }
+        }
+    }
+
+    /** Three members on free loopback ports. */
+    static final class Group implements AutoCloseable {
+        final Map<String, MetadataProcess> members = new LinkedHashMap<>();
+        final String peers;
+
+        Group(String name) throws IOException {
+            Path base = Files.createTempDirectory(SluiceProcess.itDir(), name + "-");
+            Map<String, Integer> raftPorts = new LinkedHashMap<>();
+            for (int i = 1; i <= 3; i++) {
+                raftPorts.put("m" + i, freePort());
+            }
+            List<String> parts = new ArrayList<>();
+            raftPorts.forEach((id, port) -> parts.add(id + "=127.0.0.1:" + port));
+            peers = String.join(",", parts);
+            for (String id : raftPorts.keySet()) {
+                members.put(id, new MetadataProcess(id, peers, base.resolve(id), freePort()));
+            }
+        }
+
+        void startAll() throws IOException {
+            for (MetadataProcess m : members.values()) {
+                m.start();
+            }
+        }
+
+        MetadataProcess awaitLeader() {
+            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> members.values().stream().anyMatch(MetadataProcess::isLeader));
+            return members.values().stream().filter(MetadataProcess::isLeader).findFirst().orElseThrow();
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            for (MetadataProcess m : members.values()) {
+                m.stop();
+            }
+        }
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+}
