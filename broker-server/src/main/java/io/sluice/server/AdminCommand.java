@@ -18,7 +18,7 @@ import picocli.CommandLine.Option;
  * the word "leader".
  */
 @Command(name = "admin", mixinStandardHelpOptions = true, description = "Inspect a running cluster.",
-        subcommands = {AdminCommand.Status.class, AdminCommand.Queues.class})
+        subcommands = {AdminCommand.Status.class, AdminCommand.Queues.class, AdminCommand.PutKey.class})
 final class AdminCommand implements Runnable {
     @Override
     public void run() {
@@ -74,6 +74,43 @@ final class AdminCommand implements Runnable {
                 }
             }
             out.printf("under-replicated partitions: %d%n", s.path("underReplicatedPartitions").asInt());
+        }
+    }
+
+    @Command(name = "put-key", description = "Store an access key (and what it may do) in the replicated catalog.")
+    static final class PutKey implements Callable<Integer> {
+        @Option(names = "--admin-url", required = true, description = "Admin endpoint of any node.")
+        String adminUrl;
+
+        @Option(names = "--access-key", required = true)
+        String accessKey;
+
+        @Option(names = "--secret-key", required = true)
+        String secretKey;
+
+        @Option(names = "--allow", description = "actionGlob:queueGlob, repeatable (none: everything).")
+        java.util.List<String> allow = new java.util.ArrayList<>();
+
+        @Override
+        public Integer call() throws Exception {
+            ObjectMapper json = new ObjectMapper();
+            var body = json.createObjectNode().put("accessKey", accessKey).put("secretKey", secretKey);
+            var rules = body.putArray("allow");
+            for (String a : allow) {
+                int colon = a.indexOf(':');
+                if (colon <= 0 || colon == a.length() - 1) {
+                    System.err.println("--allow needs actionGlob:queueGlob, got " + a);
+                    return 2;
+                }
+                rules.addArray().add(a.substring(0, colon)).add(a.substring(colon + 1));
+            }
+            String base = adminUrl.endsWith("/") ? adminUrl.substring(0, adminUrl.length() - 1) : adminUrl;
+            HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                            URI.create(base + "/admin/access-keys")).timeout(Duration.ofSeconds(30))
+                    .POST(HttpRequest.BodyPublishers.ofString(json.writeValueAsString(body))).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            System.out.println(r.body());
+            return r.statusCode() == 200 ? 0 : 1;
         }
     }
 

@@ -36,14 +36,18 @@ final class AdminServer implements AutoCloseable {
     private final PrometheusMeterRegistry registry;
     private final BooleanSupplier healthy;
     private final java.util.function.Supplier<String> status;
+    private final java.util.function.Function<byte[], String> putAccessKey;
     private EventLoopGroup group;
     private Channel channel;
 
     /** @param status renders {@code GET /admin/status} (JSON) */
-    AdminServer(PrometheusMeterRegistry registry, BooleanSupplier healthy, java.util.function.Supplier<String> status) {
+    /** @param putAccessKey handles {@code POST /admin/access-keys} (JSON body); throws IllegalArgumentException on bad input */
+    AdminServer(PrometheusMeterRegistry registry, BooleanSupplier healthy, java.util.function.Supplier<String> status,
+                java.util.function.Function<byte[], String> putAccessKey) {
         this.registry = registry;
         this.healthy = healthy;
         this.status = status;
+        this.putAccessKey = putAccessKey;
     }
 
     InetSocketAddress start(String host, int port) throws InterruptedException {
@@ -64,6 +68,20 @@ final class AdminServer implements AutoCloseable {
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
             String path = request.uri().split("\\?", 2)[0];
+            if (request.method().name().equals("POST") && path.equals("/admin/access-keys")) {
+                byte[] body = io.netty.buffer.ByteBufUtil.getBytes(request.content());
+                boolean keepAlive = HttpUtil.isKeepAlive(request);
+                // The write goes through the metadata group: off the event loop.
+                java.util.concurrent.CompletableFuture.supplyAsync(() -> putAccessKey.apply(body)).handle((ok, e) -> {
+                    FullHttpResponse r = e == null ? text(HttpResponseStatus.OK, ok, "application/json")
+                            : text(HttpResponseStatus.BAD_REQUEST, "{\"error\":\"" + (e.getCause() == null ? e : e.getCause())
+                            .getMessage() + "\"}", "application/json");
+                    HttpUtil.setKeepAlive(r, keepAlive);
+                    ctx.writeAndFlush(r);
+                    return null;
+                });
+                return;
+            }
             FullHttpResponse response;
             switch (path) {
                 case "/health" -> {

@@ -11,7 +11,6 @@ import io.sluice.common.SystemClock;
 import io.sluice.frontend.FrontendConfig;
 import io.sluice.frontend.action.ActionTable;
 import io.sluice.frontend.auth.AuthorizationPolicy;
-import io.sluice.frontend.auth.InMemoryCredentialStore;
 import io.sluice.frontend.auth.SigV4Verifier;
 import io.sluice.frontend.http.SqsHttpServer;
 import io.sluice.frontend.http.SqsRequestProcessor;
@@ -104,18 +103,19 @@ public final class DevServer implements AutoCloseable {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         Map<String, String> secrets = new java.util.LinkedHashMap<>();
         secrets.put(config.get(ServerConfigKeys.ACCESS_KEY), config.get(ServerConfigKeys.SECRET_KEY));
-        AuthorizationPolicy policy = AuthorizationPolicy.allowAll();
+        Map<String, java.util.List<AuthorizationPolicy.Rule>> rules = Map.of();
         String keysFile = config.get(ServerConfigKeys.KEYS_FILE);
         if (!keysFile.isEmpty()) {
             AccessKeysFile keys = AccessKeysFile.read(Path.of(keysFile));
-            secrets.putAll(keys.secrets());
-            policy = new AuthorizationPolicy(keys.rules());
+            keys.secrets().forEach(secrets::putIfAbsent);
+            rules = keys.rules();
         }
+        CatalogAccessKeys accessKeys = new CatalogAccessKeys(secrets, rules, catalog::image);
         SigV4Verifier verifier = config.get(ServerConfigKeys.AUTH_ENABLED)
-                ? new SigV4Verifier(new InMemoryCredentialStore(secrets), clock, Optional.empty())
+                ? new SigV4Verifier(accessKeys, clock, Optional.empty())
                 : null;
         SqsRequestProcessor processor = new SqsRequestProcessor(new ActionTable(services, longPolls, moveTasks),
-                verifier, policy, workers, registry, clock);
+                verifier, accessKeys, workers, registry, clock);
 
         long expireEvery = config.get(ServerConfigKeys.EXPIRE_INTERVAL_MS);
         scheduler.scheduleWithFixedDelay(() -> housekeeping(services), expireEvery, expireEvery, TimeUnit.MILLISECONDS);
@@ -128,7 +128,7 @@ public final class DevServer implements AutoCloseable {
         admin = new AdminServer(registry, () -> serving, () -> new String(MetadataJson.write(ClusterStatus.render(
                 catalog.image(), metadataServer != null ? metadataServer.memberRoles() : unknownRoles(peers),
                 peers.addresses(), b -> metadataServer == null || metadataServer.isBackendAlive(b), rf)),
-                java.nio.charset.StandardCharsets.UTF_8));
+                java.nio.charset.StandardCharsets.UTF_8), AccessKeyAdmin.handler(metadataClient::submit));
         adminAddress = admin.start(host, config.get(ServerConfigKeys.ADMIN_PORT));
         serving = true;
         LOG.info("Sluice dev serving SQS on http://{}:{} (admin http://{}:{}), data in {}", host, sqsAddress.getPort(),

@@ -74,6 +74,24 @@ class ErrorCatalogueIT {
     }
 
     @Test
+    void keysPutIntoTheReplicatedCatalogAreAcceptedWithTheirRules() throws Exception {
+        sqs.createQueue(b -> b.queueName("audit-1"));
+        String url = sqs.createQueue(b -> b.queueName("secret-1")).queueUrl();
+        try (SqsClient catalogKey = SqsClients.client(server.endpoint(), "cat-key", "cat-secret")) {
+            SqsException unknown = assertThrows(SqsException.class, catalogKey::listQueues);
+            assertEquals("InvalidClientTokenId", unknown.awsErrorDetails().errorCode());
+            SluiceProcess.runCli("admin", "put-key", "--admin-url", server.adminEndpoint().toString(),
+                    "--access-key", "cat-key", "--secret-key", "cat-secret", "--allow", "SendMessage:audit-*",
+                    "--allow", "GetQueueUrl:*");
+            String audit = catalogKey.getQueueUrl(b -> b.queueName("audit-1")).queueUrl();
+            catalogKey.sendMessage(b -> b.queueUrl(audit).messageBody("recorded"));
+            SqsException denied = assertThrows(SqsException.class,
+                    () -> catalogKey.sendMessage(b -> b.queueUrl(url).messageBody("no")));
+            assertEquals("AccessDenied", denied.awsErrorDetails().errorCode());
+        }
+    }
+
+    @Test
     void unsupportedAndUnknownActions() throws Exception {
         String url = sqs.createQueue(b -> b.queueName("perms")).queueUrl();
         UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class, () -> sqs.addPermission(b -> b

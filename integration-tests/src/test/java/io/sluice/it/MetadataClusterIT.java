@@ -3,11 +3,8 @@ package io.sluice.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.services.sqs.SqsClient;
 import software.amazon.awssdk.services.sqs.model.Message;
@@ -102,15 +99,8 @@ class MetadataClusterIT {
         return sqs.listQueues().queueUrls().stream().map(u -> u.substring(u.lastIndexOf('/') + 1)).sorted().toList();
     }
 
-    /** Runs {@code sluice admin <command> --admin-url ...} from the launcher jar and returns what it printed. */
     private static String runAdmin(String command, int adminPort) throws Exception {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process p = new ProcessBuilder(java, "-jar", SluiceProcess.jar(), "admin", command, "--admin-url",
-                "http://127.0.0.1:" + adminPort).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(30, TimeUnit.SECONDS));
-        assertEquals(0, p.exitValue(), out);
-        return out;
+        return SluiceProcess.runCli("admin", command, "--admin-url", "http://127.0.0.1:" + adminPort);
     }
 
 }

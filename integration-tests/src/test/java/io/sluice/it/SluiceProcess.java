@@ -8,6 +8,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -89,6 +90,19 @@ public final class SluiceProcess implements AutoCloseable {
                 return false;
             }
         });
+    }
+
+    /** Runs the launcher with {@code args} (e.g. {@code admin status ...}); returns its output, failing on non-zero exit. */
+    static String runCli(String... args) throws IOException, InterruptedException {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        List<String> cmd = new ArrayList<>(List.of(java, "-jar", jar()));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new AssertionError("sluice " + String.join(" ", args) + " failed:\n" + out);
+        }
+        return out;
     }
 
     static String jar() {

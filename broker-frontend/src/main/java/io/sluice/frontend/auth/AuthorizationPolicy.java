@@ -9,7 +9,7 @@ import java.util.Objects;
  * Which actions an authenticated access key may perform on which queues. Each key has an allow-list of
  * {@link Rule}s; a key without rules may do everything. Immutable and thread-safe.
  */
-public final class AuthorizationPolicy {
+public final class AuthorizationPolicy implements Authorizer {
 
     /**
      * Allows actions matching {@code actionPattern} (e.g. {@code *}, {@code SendMessage}, {@code Receive*}) on
@@ -45,6 +45,7 @@ public final class AuthorizationPolicy {
     }
 
     /** Whether {@code accessKeyId} may perform {@code action} on the queue {@code queueName} (may be null). */
+    @Override
     public boolean isAllowed(String accessKeyId, String action, String queueName) {
         Objects.requireNonNull(accessKeyId, "accessKeyId");
         Objects.requireNonNull(action, "action");

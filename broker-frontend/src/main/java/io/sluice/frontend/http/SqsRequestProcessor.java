@@ -12,7 +12,7 @@ import io.sluice.frontend.action.ActionTable;
 import io.sluice.frontend.action.Params;
 import io.sluice.frontend.action.SqsAction;
 import io.sluice.frontend.auth.AuthResult;
-import io.sluice.frontend.auth.AuthorizationPolicy;
+import io.sluice.frontend.auth.Authorizer;
 import io.sluice.frontend.auth.SigV4Verifier;
 import io.sluice.frontend.auth.SignedRequest;
 import io.sluice.frontend.protocol.JsonCodec;
@@ -60,13 +60,13 @@ public final class SqsRequestProcessor {
 
     private final ActionTable actions;
     private final SigV4Verifier verifier;
-    private final AuthorizationPolicy policy;
+    private final Authorizer policy;
     private final Executor workers;
     private final MeterRegistry metrics;
     private final Clock clock;
 
     /** @param verifier null disables authentication (every request is from the anonymous key). */
-    public SqsRequestProcessor(ActionTable actions, SigV4Verifier verifier, AuthorizationPolicy policy, Executor workers,
+    public SqsRequestProcessor(ActionTable actions, SigV4Verifier verifier, Authorizer policy, Executor workers,
                                MeterRegistry metrics, Clock clock) {
         this.actions = actions;
         this.verifier = verifier;

@@ -87,6 +87,11 @@ public final class MetadataServer implements AutoCloseable {
         }
     }
 
+    /** Submits a command to the group (through whichever member leads). */
+    public io.sluice.metadata.image.MetadataResult submit(MetadataCommand command) {
+        return selfClient.submit(command);
+    }
+
     public String nodeId() {
         return nodeId;
     }
