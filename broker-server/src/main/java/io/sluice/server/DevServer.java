@@ -101,6 +101,7 @@ public final class DevServer implements AutoCloseable {
         MoveTasks moveTasks = new MoveTasks(services, scheduler);
 
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        registry.gauge("sqs.long_polls.parked", longPolls, LongPolls::parked);
         Map<String, String> secrets = new java.util.LinkedHashMap<>();
         secrets.put(config.get(ServerConfigKeys.ACCESS_KEY), config.get(ServerConfigKeys.SECRET_KEY));
         Map<String, java.util.List<AuthorizationPolicy.Rule>> rules = Map.of();

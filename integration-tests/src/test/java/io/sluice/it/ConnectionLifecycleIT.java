@@ -31,7 +31,7 @@ class ConnectionLifecycleIT {
             try (Socket s = new Socket("127.0.0.1", server.port())) {
                 s.getOutputStream().write(request);
                 s.getOutputStream().flush();
-                Thread.sleep(500); // let the poll park
+                server.awaitParkedPolls(1);
             } // the client goes away
             Thread.sleep(300);
             sqs.sendMessage(b -> b.queueUrl(url).messageBody("must not vanish"));
@@ -105,7 +105,7 @@ class ConnectionLifecycleIT {
             long start = System.nanoTime();
             CompletableFuture<Boolean> parked = CompletableFuture.supplyAsync(
                     () -> sqs.receiveMessage(b -> b.queueUrl(empty).waitTimeSeconds(20)).hasMessages());
-            Thread.sleep(700);
+            server.awaitParkedPolls(1);
             server.stop();
             assertFalse(parked.join(), "answered empty, not cut off");
             long millis = (System.nanoTime() - start) / 1_000_000;

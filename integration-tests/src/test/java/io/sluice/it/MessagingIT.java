@@ -1,11 +1,13 @@
 package io.sluice.it;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -60,14 +62,14 @@ class MessagingIT extends SharedServer {
     }
 
     @Test
-    void visibilityTimeoutHidesThenReturnsAndHeartbeatExtends() throws Exception {
+    void visibilityTimeoutHidesThenReturnsAndHeartbeatExtends() {
         String url = createQueue("visibility");
         sqs.sendMessage(b -> b.queueUrl(url).messageBody("work"));
         Message first = sqs.receiveMessage(b -> b.queueUrl(url).visibilityTimeout(2)).messages().get(0);
         assertFalse(sqs.receiveMessage(b -> b.queueUrl(url)).hasMessages());
         sqs.changeMessageVisibility(b -> b.queueUrl(url).receiptHandle(first.receiptHandle()).visibilityTimeout(4));
-        Thread.sleep(2500);
-        assertFalse(sqs.receiveMessage(b -> b.queueUrl(url)).hasMessages(), "the heartbeat extended the lease");
+        await().during(Duration.ofMillis(2500)).atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(250))
+                .until(() -> !sqs.receiveMessage(b -> b.queueUrl(url)).hasMessages()); // the heartbeat extended the lease
         Message again = sqs.receiveMessage(b -> b.queueUrl(url).waitTimeSeconds(5).attributeNamesWithStrings("All"))
                 .messages().get(0);
         assertEquals(first.messageId(), again.messageId());
@@ -83,7 +85,7 @@ class MessagingIT extends SharedServer {
         long start = System.nanoTime();
         CompletableFuture<List<Message>> poll = CompletableFuture.supplyAsync(
                 () -> sqs.receiveMessage(b -> b.queueUrl(url).waitTimeSeconds(15)).messages());
-        sleep(1000);
+        server.awaitParkedPolls(1);
         sqs.sendMessage(b -> b.queueUrl(url).messageBody("wake up"));
         List<Message> got = poll.join();
         long millis = (System.nanoTime() - start) / 1_000_000;
@@ -206,13 +208,5 @@ class MessagingIT extends SharedServer {
 
     static String approximate(String url, QueueAttributeName name) {
         return sqs.getQueueAttributes(b -> b.queueUrl(url).attributeNames(name)).attributes().get(name);
-    }
-
-    static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 }

@@ -125,6 +125,17 @@ public final class SluiceProcess implements AutoCloseable {
         return URI.create("http://127.0.0.1:" + adminPort);
     }
 
+    /** Waits until the server holds at least {@code n} parked long polls (its {@code sqs_long_polls_parked} gauge). */
+    public void awaitParkedPolls(int n) {
+        HttpClient http = HttpClient.newHttpClient();
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).until(() -> {
+            String metrics = http.send(HttpRequest.newBuilder(URI.create(adminEndpoint() + "/metrics")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+            return metrics.lines().filter(l -> l.startsWith("sqs_long_polls_parked "))
+                    .mapToDouble(l -> Double.parseDouble(l.substring(l.indexOf(' ') + 1))).sum() >= n;
+        });
+    }
+
     public long pid() {
         return process.pid();
     }

@@ -335,7 +335,7 @@ public final class PartitionQueueState {
         for (int i = 0; i < leases.length; i += 3) {
             MessageEntry e = index.get(leases[i]);
             if (e == null || e.isDeadLetterPending() || e.receiveCount != leases[i + 1]
-                    || e.visibleAtMillis != leases[i + 2]) {
+                    || e.visibleAtMillis != leases[i + 2] || isExpired(e, now)) {
                 return null;
             }
             entries.add(e);
@@ -380,6 +380,10 @@ public final class PartitionQueueState {
         if (h.receiveCount() > e.receiveCount) {
             return invalidHandle(h);
         }
+        if (isExpired(e, now)) {
+            expireOne(e); // past retention it is gone, swept or not: deleting it succeeds
+            return null;
+        }
         if (config.fifo() && !(e.status(now) == Status.INFLIGHT && e.receiveCount == h.receiveCount())) {
             return SqsError.INVALID_PARAMETER_VALUE.withMessage("Value " + h.encode()
                     + " for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.");
@@ -407,8 +411,12 @@ public final class PartitionQueueState {
         if (e != null && h.receiveCount() > e.receiveCount) {
             return invalidHandle(h);
         }
+        if (e != null && !e.isDeadLetterPending() && isExpired(e, now)) {
+            expireOne(e); // past retention: it is gone, whether or not the sweep got to it yet
+            e = null;
+        }
         if (e == null || e.isDeadLetterPending() || e.receiveCount != h.receiveCount()) {
-            // Deleted, handed off, or received again since this handle was issued.
+            // Deleted, expired, handed off, or received again since this handle was issued.
             return SqsError.INVALID_PARAMETER_VALUE.withMessage("Value " + h.encode() + " for parameter ReceiptHandle"
                     + " is invalid. Reason: Message does not exist or is not available for visibility timeout change.");
         }

@@ -101,6 +101,19 @@ class DeadLetterAndLifecycleTest {
     }
 
     @Test
+    void aMessagePastRetentionIsGoneForHeartbeatsEvenBeforeTheSweep() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.FIFO_DEFAULTS.withRetentionSeconds(60))) {
+            q.sendFifo("g", "old");
+            var leased = q.receiveOne(600);
+            q.advanceSeconds(60);
+            var f = q.changeVisibility(leased.delivery().receiptHandle(), 30);
+            assertEquals(SqsError.INVALID_PARAMETER_VALUE, f.error());
+            assertTrue(f.message().endsWith("Message does not exist or is not available for visibility timeout change."));
+            assertEquals(new QueueCounts(0, 0, 0, 0, -1), q.counts(), "expired on the spot");
+        }
+    }
+
+    @Test
     void expiryCanDeadLetterWhenTheQueueAsksForIt() {
         PartitionConfig config = PartitionConfig.STANDARD_DEFAULTS.withRetentionSeconds(60).withMaxReceiveCount(5)
                 .withDeadLetterOnExpiry(true);

@@ -254,6 +254,7 @@ class EnginePropertiesTest {
         }
 
         void delete(ReceiptHandle h) {
+            expireInModel();
             ModelMessage m = bySeq.get(h.seq());
             boolean live = m.fate == null;
             boolean current = live && m.receiveCount == h.receiveCount() && m.visibleAtMillis > now();
@@ -267,6 +268,7 @@ class EnginePropertiesTest {
         }
 
         void changeVisibility(ReceiptHandle h, int seconds) {
+            expireInModel(); // a message past retention is gone here too, swept or not
             ModelMessage m = bySeq.get(h.seq());
             boolean inflight = m.visibleAtMillis > now();
             boolean expectOk = m.fate == null && m.receiveCount == h.receiveCount() && (!s.fifo() || inflight)
