@@ -12,7 +12,7 @@ import java.util.Map;
  * version they know, so a newer node reads older data. Strings are length-prefixed UTF-8, -1 meaning null.
  */
 final class RecordCodec {
-    private static final byte V1 = 1;
+    private static final byte V1 = Bytes.V1;
 
     private RecordCodec() {
     }
@@ -20,7 +20,7 @@ final class RecordCodec {
     // ---- message body record -------------------------------------------------------------------------------
 
     static byte[] encodeMessage(StoredMessage m) {
-        Writer w = new Writer(64 + m.body().length() * 3);
+        Bytes.Writer w = new Bytes.Writer(64 + m.body().length() * 3);
         w.u8(V1);
         w.str(m.messageId());
         w.str(m.body());
@@ -36,7 +36,7 @@ final class RecordCodec {
     }
 
     static StoredMessage decodeMessage(byte[] bytes) {
-        Reader r = new Reader(bytes);
+        Bytes.Reader r = new Bytes.Reader(bytes);
         r.version();
         return new StoredMessage(r.str(), r.str(), r.attributes(), r.attributes(), r.i64(), r.str(), r.str(), r.str(),
                 r.str(), r.str());
@@ -45,7 +45,7 @@ final class RecordCodec {
     // ---- message state record ------------------------------------------------------------------------------
 
     static byte[] encodeState(MessageEntry e) {
-        Writer w = new Writer(48);
+        Bytes.Writer w = new Bytes.Writer(48);
         w.u8(V1);
         w.i64(e.visibleAtMillis);
         w.i64(e.retentionBaseMillis);
@@ -62,7 +62,7 @@ final class RecordCodec {
     }
 
     static DecodedState decodeState(long seq, byte[] bytes) {
-        Reader r = new Reader(bytes);
+        Bytes.Reader r = new Bytes.Reader(bytes);
         r.version();
         MessageEntry e = new MessageEntry(seq);
         e.visibleAtMillis = r.i64();
@@ -81,7 +81,7 @@ final class RecordCodec {
     }
 
     static byte[] encodeMeta(Meta m) {
-        Writer w = new Writer(32);
+        Bytes.Writer w = new Bytes.Writer(32);
         w.u8(V1);
         w.i64(m.nextSeq());
         w.i64(m.lastNowMillis());
@@ -91,13 +91,13 @@ final class RecordCodec {
     }
 
     static Meta decodeMeta(byte[] bytes) {
-        Reader r = new Reader(bytes);
+        Bytes.Reader r = new Bytes.Reader(bytes);
         r.version();
         return new Meta(r.i64(), r.i64(), r.i64(), r.u8() != 0);
     }
 
     static byte[] encodeConfig(PartitionConfig c) {
-        Writer w = new Writer(40);
+        Bytes.Writer w = new Bytes.Writer(40);
         w.u8(V1);
         w.u8(c.fifo() ? 1 : 0);
         w.u8(c.contentBasedDeduplication() ? 1 : 0);
@@ -112,7 +112,7 @@ final class RecordCodec {
     }
 
     static PartitionConfig decodeConfig(byte[] bytes) {
-        Reader r = new Reader(bytes);
+        Bytes.Reader r = new Bytes.Reader(bytes);
         r.version();
         return new PartitionConfig(r.u8() != 0, r.u8() != 0, r.u8() != 0, r.i32(), r.i32(), r.i32(), r.i32(),
                 r.u8() != 0, r.i32());
@@ -121,7 +121,7 @@ final class RecordCodec {
     // ---- deduplication and receive attempts ----------------------------------------------------------------
 
     static byte[] encodeDedup(DedupWindow.Entry d) {
-        Writer w = new Writer(80);
+        Bytes.Writer w = new Bytes.Writer(80);
         w.u8(V1);
         w.str(d.messageId());
         w.i64(d.seq());
@@ -131,13 +131,13 @@ final class RecordCodec {
     }
 
     static DedupWindow.Entry decodeDedup(String key, byte[] bytes) {
-        Reader r = new Reader(bytes);
+        Bytes.Reader r = new Bytes.Reader(bytes);
         r.version();
         return new DedupWindow.Entry(key, r.str(), r.i64(), r.str(), r.i64());
     }
 
     static byte[] encodeAttempt(ReceiveAttempts.Attempt a) {
-        Writer w = new Writer(16 + a.leases().length * 8);
+        Bytes.Writer w = new Bytes.Writer(16 + a.leases().length * 8);
         w.u8(V1);
         w.i64(a.expiresAtMillis());
         w.i32(a.leases().length / 3);
@@ -148,7 +148,7 @@ final class RecordCodec {
     }
 
     static ReceiveAttempts.Attempt decodeAttempt(String id, byte[] bytes) {
-        Reader r = new Reader(bytes);
+        Bytes.Reader r = new Bytes.Reader(bytes);
         r.version();
         long expiresAt = r.i64();
         long[] leases = new long[r.i32() * 3];
@@ -158,130 +158,4 @@ final class RecordCodec {
         return new ReceiveAttempts.Attempt(id, expiresAt, leases);
     }
 
-    // ---- primitives ----------------------------------------------------------------------------------------
-
-    private static final class Writer {
-        private byte[] buf;
-        private int len;
-
-        Writer(int capacity) {
-            buf = new byte[Math.max(16, capacity)];
-        }
-
-        private void ensure(int n) {
-            if (len + n > buf.length) {
-                buf = Arrays.copyOf(buf, Math.max(buf.length * 2, len + n));
-            }
-        }
-
-        void u8(int v) {
-            ensure(1);
-            buf[len++] = (byte) v;
-        }
-
-        void i32(int v) {
-            ensure(4);
-            ByteBuffer.wrap(buf, len, 4).putInt(v);
-            len += 4;
-        }
-
-        void i64(long v) {
-            ensure(8);
-            ByteBuffer.wrap(buf, len, 8).putLong(v);
-            len += 8;
-        }
-
-        void bytes(byte[] b) {
-            i32(b.length);
-            ensure(b.length);
-            System.arraycopy(b, 0, buf, len, b.length);
-            len += b.length;
-        }
-
-        void str(String s) {
-            if (s == null) {
-                i32(-1);
-            } else {
-                bytes(s.getBytes(StandardCharsets.UTF_8));
-            }
-        }
-
-        void attributes(Map<String, MessageAttributeValue> attributes) {
-            i32(attributes.size());
-            for (Map.Entry<String, MessageAttributeValue> e : new java.util.TreeMap<>(attributes).entrySet()) {
-                str(e.getKey());
-                str(e.getValue().dataType());
-                if (e.getValue().isBinary()) {
-                    u8(2);
-                    bytes(e.getValue().binaryValue());
-                } else {
-                    u8(1);
-                    str(e.getValue().stringValue());
-                }
-            }
-        }
-
-        byte[] toBytes() {
-            return Arrays.copyOf(buf, len);
-        }
-    }
-
-    private static final class Reader {
-        private final ByteBuffer buf;
-
-        Reader(byte[] bytes) {
-            buf = ByteBuffer.wrap(bytes);
-        }
-
-        void version() {
-            int v = u8();
-            if (v != V1) {
-                throw new IllegalStateException("unknown record format version " + v);
-            }
-        }
-
-        int u8() {
-            return buf.get() & 0xFF;
-        }
-
-        int i32() {
-            return buf.getInt();
-        }
-
-        long i64() {
-            return buf.getLong();
-        }
-
-        byte[] bytes() {
-            byte[] b = new byte[buf.getInt()];
-            buf.get(b);
-            return b;
-        }
-
-        String str() {
-            int n = buf.getInt();
-            if (n < 0) {
-                return null;
-            }
-            String s = new String(buf.array(), buf.position(), n, StandardCharsets.UTF_8);
-            buf.position(buf.position() + n);
-            return s;
-        }
-
-        Map<String, MessageAttributeValue> attributes() {
-            int n = i32();
-            if (n == 0) {
-                return Map.of();
-            }
-            Map<String, MessageAttributeValue> out = new LinkedHashMap<>();
-            for (int i = 0; i < n; i++) {
-                String name = str();
-                String type = str();
-                int kind = u8();
-                out.put(name, kind == 2 ? new MessageAttributeValue(type, null, bytes())
-                        : new MessageAttributeValue(type, str(), null));
-            }
-            return out;
-        }
-    }
 }

@@ -1,0 +1,175 @@
+package io.sluice.backend.engine;
+
+import io.sluice.common.ReceiptHandle;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The binary form of partition commands in a shard's log: a batch of {@code (partition, command)} pairs, which is
+ * what one Raft entry carries (group commit). Format {@code version(1) count(4) then per pair: queueId(8)
+ * partition(4) typeId(1) fields}; the type ids are {@link PartitionCommand#typeId()}'s. Add types and trailing
+ * fields, never renumber or reorder.
+ */
+public final class CommandCodec {
+    private CommandCodec() {
+    }
+
+    /** One command addressed to one partition. */
+    public record Addressed(PartitionId partition, PartitionCommand command) {
+    }
+
+    public static byte[] encode(List<Addressed> batch) {
+        Bytes.Writer w = new Bytes.Writer(256);
+        w.u8(Bytes.V1);
+        w.i32(batch.size());
+        for (Addressed a : batch) {
+            w.i64(a.partition().queueId());
+            w.i32(a.partition().index());
+            w.u8(a.command().typeId());
+            writeCommand(w, a.command());
+        }
+        return w.toBytes();
+    }
+
+    public static List<Addressed> decode(byte[] bytes) {
+        Bytes.Reader r = new Bytes.Reader(bytes);
+        r.version();
+        int n = r.i32();
+        if (n < 0 || n > 100_000) {
+            throw new IllegalArgumentException("implausible batch size " + n);
+        }
+        List<Addressed> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            PartitionId pid = new PartitionId(r.i64(), r.i32());
+            out.add(new Addressed(pid, readCommand(r, r.u8())));
+        }
+        return out;
+    }
+
+    private static void writeCommand(Bytes.Writer w, PartitionCommand c) {
+        if (c instanceof PartitionCommand.Configure cfg) {
+            w.bytes(RecordCodec.encodeConfig(cfg.config()));
+        } else if (c instanceof PartitionCommand.Send s) {
+            w.i32(s.messages().size());
+            for (NewMessage m : s.messages()) {
+                writeMessage(w, m);
+            }
+        } else if (c instanceof PartitionCommand.Receive r) {
+            w.i32(r.maxMessages());
+            w.i32(r.visibilityTimeoutSeconds());
+            w.str(r.receiveRequestAttemptId());
+        } else if (c instanceof PartitionCommand.Delete d) {
+            w.i32(d.handles().size());
+            d.handles().forEach(h -> writeHandle(w, h));
+        } else if (c instanceof PartitionCommand.ChangeVisibility cv) {
+            w.i32(cv.changes().size());
+            cv.changes().forEach(ch -> {
+                writeHandle(w, ch.handle());
+                w.i32(ch.visibilityTimeoutSeconds());
+            });
+        } else if (c instanceof PartitionCommand.Expire e) {
+            w.i32(e.limit());
+        } else if (c instanceof PartitionCommand.AcknowledgeDeadLetters a) {
+            w.i32(a.seqs().size());
+            a.seqs().forEach(w::i64);
+        } else if (c instanceof PartitionCommand.Retire r) {
+            w.u8(r.handOff() ? 1 : 0);
+        } else if (!(c instanceof PartitionCommand.Purge)) {
+            throw new IllegalArgumentException("no codec for " + c.getClass());
+        }
+    }
+
+    private static PartitionCommand readCommand(Bytes.Reader r, int type) {
+        return switch (type) {
+            case 1 -> new PartitionCommand.Configure(RecordCodec.decodeConfig(r.bytes()));
+            case 2 -> {
+                int n = count(r.i32());
+                List<NewMessage> messages = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    messages.add(readMessage(r));
+                }
+                yield new PartitionCommand.Send(messages);
+            }
+            case 3 -> new PartitionCommand.Receive(r.i32(), r.i32(), r.str());
+            case 4 -> {
+                int n = count(r.i32());
+                List<ReceiptHandle> handles = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    handles.add(readHandle(r));
+                }
+                yield new PartitionCommand.Delete(handles);
+            }
+            case 5 -> {
+                int n = count(r.i32());
+                List<PartitionCommand.VisibilityChange> changes = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    changes.add(new PartitionCommand.VisibilityChange(readHandle(r), r.i32()));
+                }
+                yield new PartitionCommand.ChangeVisibility(changes);
+            }
+            case 6 -> new PartitionCommand.Purge();
+            case 7 -> new PartitionCommand.Expire(r.i32());
+            case 8 -> {
+                int n = count(r.i32());
+                List<Long> seqs = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    seqs.add(r.i64());
+                }
+                yield new PartitionCommand.AcknowledgeDeadLetters(seqs);
+            }
+            case 9 -> new PartitionCommand.Retire(r.u8() != 0);
+            default -> throw new IllegalArgumentException("unknown command type " + type);
+        };
+    }
+
+    private static int count(int n) {
+        if (n < 0 || n > 1_000_000) {
+            throw new IllegalArgumentException("implausible count " + n);
+        }
+        return n;
+    }
+
+    private static void writeMessage(Bytes.Writer w, NewMessage m) {
+        w.str(m.messageId());
+        w.str(m.body());
+        w.attributes(m.attributes());
+        w.attributes(m.systemAttributes());
+        w.i32(m.delaySeconds());
+        w.str(m.groupId());
+        w.str(m.deduplicationId());
+        w.str(m.senderId());
+        NewMessage.Provenance p = m.provenance();
+        w.u8(p == null ? 0 : 1);
+        if (p != null) {
+            w.i64(p.sentTimestampMillis());
+            w.i32(p.receiveCount());
+            w.i64(p.firstReceiveTimestampMillis());
+            w.str(p.deadLetterSourceArn());
+        }
+    }
+
+    private static NewMessage readMessage(Bytes.Reader r) {
+        String id = r.str();
+        String body = r.str();
+        var attributes = r.attributes();
+        var system = r.attributes();
+        int delay = r.i32();
+        String group = r.str();
+        String dedup = r.str();
+        String sender = r.str();
+        NewMessage.Provenance p = r.u8() == 0 ? null
+                : new NewMessage.Provenance(r.i64(), r.i32(), r.i64(), r.str());
+        return new NewMessage(id, body, attributes, system, delay, group, dedup, sender, p);
+    }
+
+    private static void writeHandle(Bytes.Writer w, ReceiptHandle h) {
+        w.i64(h.queueId());
+        w.i32(h.partition());
+        w.i64(h.seq());
+        w.i32(h.receiveCount());
+    }
+
+    private static ReceiptHandle readHandle(Bytes.Reader r) {
+        return new ReceiptHandle(r.i64(), r.i32(), r.i64(), r.i32());
+    }
+}

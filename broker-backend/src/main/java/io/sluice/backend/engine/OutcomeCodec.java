@@ -1,0 +1,144 @@
+package io.sluice.backend.engine;
+
+import io.sluice.common.ReceiptHandle;
+import io.sluice.common.SqsError;
+import io.sluice.common.SqsFailure;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The binary form of command outcomes in a shard's replies: the response of each command of a batch, in order,
+ * with the bodies of leased messages. Effects are not sent: only the primary executes them. Format
+ * {@code version(1) count(4)} then per outcome a response type byte and its fields; add, never renumber.
+ */
+public final class OutcomeCodec {
+    private static final int REJECTED = 1;
+    private static final int DONE = 2;
+    private static final int SENT = 3;
+    private static final int RECEIVED = 4;
+    private static final int ENTRY_OUTCOMES = 5;
+    private static final int COUNT = 6;
+
+    private OutcomeCodec() {
+    }
+
+    public static byte[] encode(List<PartitionEngine.Outcome> outcomes) {
+        Bytes.Writer w = new Bytes.Writer(256);
+        w.u8(Bytes.V1);
+        w.i32(outcomes.size());
+        for (PartitionEngine.Outcome o : outcomes) {
+            write(w, o);
+        }
+        return w.toBytes();
+    }
+
+    public static List<PartitionEngine.Outcome> decode(byte[] bytes) {
+        Bytes.Reader r = new Bytes.Reader(bytes);
+        r.version();
+        int n = r.i32();
+        List<PartitionEngine.Outcome> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            out.add(read(r));
+        }
+        return out;
+    }
+
+    private static void write(Bytes.Writer w, PartitionEngine.Outcome o) {
+        PartitionResponse response = o.response();
+        if (response instanceof PartitionResponse.Rejected rej) {
+            w.u8(REJECTED);
+            writeFailure(w, rej.failure());
+        } else if (response instanceof PartitionResponse.Done) {
+            w.u8(DONE);
+        } else if (response instanceof PartitionResponse.Sent sent) {
+            w.u8(SENT);
+            w.i32(sent.messages().size());
+            for (PartitionResponse.SentMessage m : sent.messages()) {
+                w.str(m.messageId());
+                w.i64(m.seq());
+                w.str(m.sequenceNumber());
+                w.u8(m.duplicate() ? 1 : 0);
+            }
+        } else if (response instanceof PartitionResponse.Received) {
+            w.u8(RECEIVED);
+            w.i32(o.delivered().size());
+            for (PartitionEngine.DeliveredMessage d : o.delivered()) {
+                PartitionResponse.Delivery del = d.delivery();
+                w.i64(del.seq());
+                ReceiptHandle h = del.receiptHandle();
+                w.i64(h.queueId());
+                w.i32(h.partition());
+                w.i64(h.seq());
+                w.i32(h.receiveCount());
+                w.i32(del.receiveCount());
+                w.i64(del.firstReceiveTimestampMillis());
+                w.bytes(RecordCodec.encodeMessage(d.message()));
+            }
+        } else if (response instanceof PartitionResponse.EntryOutcomes entries) {
+            w.u8(ENTRY_OUTCOMES);
+            w.i32(entries.failures().size());
+            for (SqsFailure f : entries.failures()) {
+                w.u8(f == null ? 0 : 1);
+                if (f != null) {
+                    writeFailure(w, f);
+                }
+            }
+        } else if (response instanceof PartitionResponse.Count count) {
+            w.u8(COUNT);
+            w.i32(count.count());
+        } else {
+            throw new IllegalArgumentException("no codec for " + response.getClass());
+        }
+    }
+
+    private static PartitionEngine.Outcome read(Bytes.Reader r) {
+        int type = r.u8();
+        return switch (type) {
+            case REJECTED -> outcome(new PartitionResponse.Rejected(readFailure(r)));
+            case DONE -> outcome(new PartitionResponse.Done());
+            case SENT -> {
+                int n = r.i32();
+                List<PartitionResponse.SentMessage> sent = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    sent.add(new PartitionResponse.SentMessage(r.str(), r.i64(), r.str(), r.u8() != 0));
+                }
+                yield outcome(new PartitionResponse.Sent(sent));
+            }
+            case RECEIVED -> {
+                int n = r.i32();
+                List<PartitionResponse.Delivery> deliveries = new ArrayList<>(n);
+                List<PartitionEngine.DeliveredMessage> delivered = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    PartitionResponse.Delivery d = new PartitionResponse.Delivery(r.i64(),
+                            new ReceiptHandle(r.i64(), r.i32(), r.i64(), r.i32()), r.i32(), r.i64());
+                    deliveries.add(d);
+                    delivered.add(new PartitionEngine.DeliveredMessage(d, RecordCodec.decodeMessage(r.bytes())));
+                }
+                yield new PartitionEngine.Outcome(new PartitionResponse.Received(deliveries), List.of(), delivered);
+            }
+            case ENTRY_OUTCOMES -> {
+                int n = r.i32();
+                List<SqsFailure> failures = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    failures.add(r.u8() == 0 ? null : readFailure(r));
+                }
+                yield outcome(new PartitionResponse.EntryOutcomes(failures));
+            }
+            case COUNT -> outcome(new PartitionResponse.Count(r.i32()));
+            default -> throw new IllegalArgumentException("unknown response type " + type);
+        };
+    }
+
+    private static PartitionEngine.Outcome outcome(PartitionResponse response) {
+        return new PartitionEngine.Outcome(response, List.of(), List.of());
+    }
+
+    private static void writeFailure(Bytes.Writer w, SqsFailure f) {
+        w.str(f.error().name());
+        w.str(f.message());
+    }
+
+    private static SqsFailure readFailure(Bytes.Reader r) {
+        return new SqsFailure(SqsError.valueOf(r.str()), r.str());
+    }
+}
