@@ -20,6 +20,11 @@ public final class PartitionEngine {
         this.state = state;
     }
 
+    /** A new, empty partition whose state is not written yet: apply its {@code Configure} next. */
+    public static PartitionEngine newPartition(ShardStore store, PartitionId id, PartitionConfig config) {
+        return new PartitionEngine(store, new PartitionQueueState(id, config));
+    }
+
     /** Creates a new partition: its first command is the configuration. */
     public static PartitionEngine create(ShardStore store, PartitionId id, PartitionConfig config, long leaderTimeMillis,
                                          long logIndex) {
@@ -78,6 +83,34 @@ public final class PartitionEngine {
             delivered = new ArrayList<>(received.deliveries().size());
             for (PartitionResponse.Delivery d : received.deliveries()) {
                 delivered.add(new DeliveredMessage(d, readMessage(d.seq())));
+            }
+        }
+        return new Outcome(result.response(), result.effects(), delivered);
+    }
+
+    /**
+     * Applies a command without writing: its mutations are appended to {@code mutations}, to be written with the
+     * other commands of the same log entry in one batch. Bodies put by earlier commands of that batch are in
+     * {@code pendingBodies} (key → value) and are read from there, since they are not in the store yet.
+     */
+    public Outcome applyBuffered(PartitionCommand command, long leaderTimeMillis, List<Mutation> mutations,
+                                 java.util.Map<java.nio.ByteBuffer, byte[]> pendingBodies) {
+        ApplyResult result = state.apply(command, leaderTimeMillis);
+        for (Mutation m : result.mutations()) {
+            mutations.add(m);
+            if (m instanceof Mutation.Put put && put.key().length > PartitionKeys.PREFIX_LENGTH
+                    && put.key()[PartitionKeys.PREFIX_LENGTH] == PartitionKeys.BODY) {
+                pendingBodies.put(java.nio.ByteBuffer.wrap(put.key()), put.value());
+            }
+        }
+        List<DeliveredMessage> delivered = List.of();
+        if (result.response() instanceof PartitionResponse.Received received && !received.deliveries().isEmpty()) {
+            delivered = new ArrayList<>(received.deliveries().size());
+            for (PartitionResponse.Delivery d : received.deliveries()) {
+                byte[] key = state.keys().body(d.seq());
+                byte[] pending = pendingBodies.get(java.nio.ByteBuffer.wrap(key));
+                delivered.add(new DeliveredMessage(d, pending != null ? RecordCodec.decodeMessage(pending)
+                        : readMessage(d.seq())));
             }
         }
         return new Outcome(result.response(), result.effects(), delivered);

@@ -1,5 +1,6 @@
 package io.sluice.metadata.raft;
 
+import io.sluice.common.raft.RatisSettings;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.MetadataCommand;
 import io.sluice.metadata.image.MetadataJson;

@@ -1,4 +1,4 @@
-package io.sluice.metadata.raft;
+package io.sluice.common.raft;
 
 import java.nio.file.Path;
 import java.util.List;
@@ -12,7 +12,7 @@ import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.util.TimeDuration;
 
 /**
- * The Ratis settings Sluice relies on, each with why (measured on these machines, see ratis-notes.md):
+ * The Ratis settings Sluice relies on (metadata group and data shards alike), each with why (measured on these machines, see ratis-notes.md):
  * <ul>
  *   <li>gRPC transport: the stable one under load;</li>
  *   <li>election timeout 500-1000 ms: the defaults (150-300 ms) caused spurious elections on a loaded 2-core box;
@@ -23,11 +23,11 @@ import org.apache.ratis.util.TimeDuration;
  *   <li>explicit storage folder and port: the defaults (/tmp, ephemeral port) are never right.</li>
  * </ul>
  */
-final class RatisSettings {
+public final class RatisSettings {
     private RatisSettings() {
     }
 
-    static RaftProperties server(Path storage, int port, long snapshotEvery) {
+    public static RaftProperties server(Path storage, int port, long snapshotEvery) {
         RaftProperties p = new RaftProperties();
         RaftConfigKeys.Rpc.setType(p, SupportedRpcType.GRPC);
         GrpcConfigKeys.Server.setPort(p, port);
@@ -40,7 +40,7 @@ final class RatisSettings {
         return p;
     }
 
-    static RaftProperties client() {
+    public static RaftProperties client() {
         RaftProperties p = new RaftProperties();
         RaftConfigKeys.Rpc.setType(p, SupportedRpcType.GRPC);
         RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(3, TimeUnit.SECONDS));

@@ -1,0 +1,156 @@
+package io.sluice.backend.raft;
+
+import io.sluice.backend.PartitionService;
+import io.sluice.backend.engine.CommandCodec;
+import io.sluice.backend.engine.Effect;
+import io.sluice.backend.engine.Mutation;
+import io.sluice.backend.engine.OutcomeCodec;
+import io.sluice.backend.engine.PartitionCommand;
+import io.sluice.backend.engine.PartitionEngine;
+import io.sluice.backend.engine.PartitionId;
+import io.sluice.backend.engine.PartitionResponse;
+import io.sluice.backend.storage.ShardStore;
+import io.sluice.common.Clock;
+import io.sluice.common.SqsError;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.TransactionContext;
+import org.apache.ratis.statemachine.impl.BaseStateMachine;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+
+/**
+ * One shard: a Raft group whose state is many queue partitions in one RocksDB ({@link ShardStore} with the WAL
+ * off: the Raft log is the write-ahead log).
+ *
+ * <ul>
+ *   <li>A log entry is a batch of {@code (partition, command)} pairs (group commit, {@link CommandCodec}).
+ *       {@link #startTransaction} (leader) prefixes the client's batch with the leader's clock, so every replica
+ *       applies it at the same time.</li>
+ *   <li>{@link #applyTransaction} applies every command of the entry to its partition's engine, writes all their
+ *       mutations and the entry's index in <em>one</em> WriteBatch, and answers the outcomes in order
+ *       ({@link OutcomeCodec}). An entry at or below the stored applied index (already durable before a restart)
+ *       is skipped: replay after a crash re-applies exactly the entries the store lost.</li>
+ *   <li>Domain errors are answers; a storage failure throws, which stops this replica rather than let it diverge.</li>
+ *   <li>Effects reach listeners only on the leader (only the primary executes them).</li>
+ * </ul>
+ *
+ * <p>Not yet here: snapshots (RocksDB checkpoints) and installing them on a lagging follower; until then the log is
+ * not purged and a restarted replica replays it from the start, skipping what its store already holds.
+ */
+public final class ShardStateMachine extends BaseStateMachine {
+    private final Path storeDir;
+    private final List<PartitionService.EffectListener> listeners = new CopyOnWriteArrayList<>();
+    private final Map<PartitionId, PartitionEngine> engines = new HashMap<>();
+    private final Clock clock;
+    private ShardStore store;
+
+    /** @param storeDir where this replica's RocksDB lives (outside Ratis' own folders: a snapshot install replaces those) */
+    public ShardStateMachine(Path storeDir, Clock clock) {
+        this.storeDir = storeDir;
+        this.clock = clock;
+    }
+
+    public void addListener(PartitionService.EffectListener listener) {
+        listeners.add(listener);
+    }
+
+    @Override
+    public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
+        super.initialize(server, groupId, raftStorage);
+        store = ShardStore.open(storeDir, ShardStore.Durability.NO_WAL);
+    }
+
+    @Override
+    public TransactionContext startTransaction(RaftClientRequest request) throws IOException {
+        ByteString batch = request.getMessage().getContent();
+        try {
+            CommandCodec.decode(batch.toByteArray()); // refuse what does not decode: it never reaches the log
+        } catch (RuntimeException e) {
+            throw new IOException("not a command batch: " + e.getMessage(), e);
+        }
+        ByteString stamped = ByteString.copyFrom(ByteBuffer.allocate(8).putLong(0, clock.nowMillis())).concat(batch);
+        return TransactionContext.newBuilder().setStateMachine(this).setClientRequest(request).setLogData(stamped)
+                .build();
+    }
+
+    @Override
+    public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
+        LogEntryProto entry = trx.getLogEntry();
+        TermIndex termIndex = TermIndex.valueOf(entry);
+        ByteString data = entry.getStateMachineLogEntry().getLogData();
+        synchronized (this) {
+            if (termIndex.getIndex() <= store.appliedIndex()) {
+                updateLastAppliedTermIndex(termIndex);
+                return CompletableFuture.completedFuture(Message.EMPTY);
+            }
+            long leaderTime = data.substring(0, 8).asReadOnlyByteBuffer().getLong();
+            List<CommandCodec.Addressed> batch = CommandCodec.decode(data.substring(8).toByteArray());
+            List<Mutation> mutations = new ArrayList<>();
+            Map<ByteBuffer, byte[]> pendingBodies = new HashMap<>();
+            List<PartitionEngine.Outcome> outcomes = new ArrayList<>(batch.size());
+            List<Effect> effects = new ArrayList<>();
+            for (CommandCodec.Addressed a : batch) {
+                PartitionEngine engine = engine(a.partition(), a.command());
+                PartitionEngine.Outcome o = engine == null
+                        ? new PartitionEngine.Outcome(new PartitionResponse.Rejected(
+                        SqsError.QUEUE_DOES_NOT_EXIST.failure()), List.of(), List.of())
+                        : engine.applyBuffered(a.command(), leaderTime, mutations, pendingBodies);
+                outcomes.add(o);
+                effects.addAll(o.effects());
+            }
+            store.write(mutations, termIndex.getIndex());
+            updateLastAppliedTermIndex(termIndex);
+            if (trx.getServerRole() == RaftPeerRole.LEADER && !effects.isEmpty()) {
+                listeners.forEach(l -> l.onEffects(effects));
+            }
+            return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(OutcomeCodec.encode(outcomes))));
+        }
+    }
+
+    /** The partition's engine, opened from the store or created by its first {@code Configure}; null if neither. */
+    private PartitionEngine engine(PartitionId id, PartitionCommand command) {
+        PartitionEngine engine = engines.get(id);
+        if (engine == null) {
+            engine = PartitionEngine.open(store, id).orElse(null);
+            if (engine == null && command instanceof PartitionCommand.Configure c) {
+                engine = PartitionEngine.newPartition(store, id, c.config());
+            }
+            if (engine != null) {
+                engines.put(id, engine);
+            }
+        }
+        return engine;
+    }
+
+    /** A read of a partition's state on this replica (for tests and status): its canonical description. */
+    public synchronized String describe(PartitionId id) {
+        PartitionEngine engine = engine(id, null);
+        return engine == null ? null : engine.state().describe();
+    }
+
+    @Override
+    public void close() throws IOException {
+        super.close();
+        synchronized (this) {
+            if (store != null) {
+                store.close();
+                store = null;
+            }
+        }
+    }
+}

@@ -1,0 +1,181 @@
+package io.sluice.backend.raft;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.sluice.backend.engine.CommandCodec;
+import io.sluice.backend.engine.NewMessage;
+import io.sluice.backend.engine.OutcomeCodec;
+import io.sluice.backend.engine.PartitionCommand;
+import io.sluice.backend.engine.PartitionConfig;
+import io.sluice.backend.engine.PartitionEngine;
+import io.sluice.backend.engine.PartitionId;
+import io.sluice.backend.engine.PartitionResponse;
+import io.sluice.common.SystemClock;
+import io.sluice.common.raft.RatisSettings;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.util.TimeDuration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * One shard as a 3-replica Ratis group on loopback (real gRPC, real RocksDB, WAL off): batched commands replicate,
+ * replicas reach identical partition states, a stopped leader loses nothing acknowledged, a restarted replica
+ * catches up, and without a majority nothing is acknowledged.
+ */
+class ShardGroupIT {
+    static final PartitionId P = new PartitionId(1, 0);
+    static final PartitionId Q = new PartitionId(2, 0);
+
+    @TempDir
+    Path dir;
+    RaftGroup group;
+    final Map<String, RaftServer> servers = new LinkedHashMap<>();
+    final Map<String, ShardStateMachine> machines = new LinkedHashMap<>();
+    final List<RaftClient> clients = new ArrayList<>();
+
+    @AfterEach
+    void close() throws IOException {
+        for (RaftClient c : clients) {
+            c.close();
+        }
+        for (RaftServer s : servers.values()) {
+            s.close();
+        }
+    }
+
+    void startGroup() throws IOException {
+        List<RaftPeer> peers = new ArrayList<>();
+        for (int i = 1; i <= 3; i++) {
+            peers.add(RaftPeer.newBuilder().setId("r" + i).setAddress("127.0.0.1:" + freePort()).build());
+        }
+        group = RaftGroup.valueOf(RaftGroupId.valueOf(UUID.randomUUID()), peers);
+        for (RaftPeer p : peers) {
+            start(p.getId().toString());
+        }
+    }
+
+    void start(String id) throws IOException {
+        RaftPeer peer = group.getPeer(RaftPeerId.valueOf(id));
+        int port = Integer.parseInt(peer.getAddress().substring(peer.getAddress().lastIndexOf(':') + 1));
+        ShardStateMachine sm = new ShardStateMachine(dir.resolve(id).resolve("store"), SystemClock.INSTANCE);
+        RaftServer server = RaftServer.newBuilder().setServerId(RaftPeerId.valueOf(id)).setGroup(group)
+                .setStateMachine(sm).setProperties(RatisSettings.server(dir.resolve(id).resolve("raft"), port, 1_000_000))
+                .setOption(RaftStorage.StartupOption.RECOVER).build();
+        server.start();
+        servers.put(id, server);
+        machines.put(id, sm);
+    }
+
+    RaftClient client(int attempts) {
+        RaftClient c = RaftClient.newBuilder().setProperties(RatisSettings.client()).setRaftGroup(group)
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(attempts,
+                        TimeDuration.valueOf(200, TimeUnit.MILLISECONDS))).build();
+        clients.add(c);
+        return c;
+    }
+
+    static List<PartitionEngine.Outcome> submit(RaftClient client, List<CommandCodec.Addressed> batch) throws IOException {
+        RaftClientReply reply = client.io().send(Message.valueOf(ByteString.copyFrom(CommandCodec.encode(batch))));
+        if (!reply.isSuccess()) {
+            throw new IOException("not committed", reply.getException());
+        }
+        return OutcomeCodec.decode(reply.getMessage().getContent().toByteArray());
+    }
+
+    static CommandCodec.Addressed at(PartitionId p, PartitionCommand c) {
+        return new CommandCodec.Addressed(p, c);
+    }
+
+    String leader() throws IOException {
+        for (Map.Entry<String, RaftServer> e : servers.entrySet()) {
+            if (e.getValue().getDivision(group.getGroupId()).getInfo().isLeader()) {
+                return e.getKey();
+            }
+        }
+        return null;
+    }
+
+    void awaitSameState(List<String> replicas) {
+        await().atMost(Duration.ofSeconds(20)).until(() -> replicas.stream()
+                .map(r -> machines.get(r).describe(P) + machines.get(r).describe(Q)).distinct().count() == 1);
+    }
+
+    @Test
+    void batchesReplicateAndSurviveTheLeadersLossAndARestart() throws Exception {
+        startGroup();
+        RaftClient client = client(40);
+        List<PartitionEngine.Outcome> created = submit(client, List.of(
+                at(P, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS)),
+                at(Q, new PartitionCommand.Configure(PartitionConfig.FIFO_DEFAULTS)),
+                at(P, new PartitionCommand.Send(List.of(NewMessage.of("m1", "one"), NewMessage.of("m2", "two")))),
+                at(Q, new PartitionCommand.Send(List.of(NewMessage.fifo("f1", "first", "g", "d1")))),
+                at(P, new PartitionCommand.Receive(1, 60, null))));
+        assertEquals(5, created.size());
+        assertInstanceOf(PartitionResponse.Sent.class, created.get(2).response());
+        assertEquals("one", created.get(4).delivered().get(0).message().body(), "a receive reads a body sent in the same entry");
+
+        String first = Objects.requireNonNull(leader());
+        servers.remove(first).close();
+        machines.remove(first);
+        List<PartitionEngine.Outcome> after = submit(client, List.of(
+                at(P, new PartitionCommand.Send(List.of(NewMessage.of("m3", "three")))),
+                at(Q, new PartitionCommand.Receive(10, 60, null))));
+        assertEquals("first", after.get(1).delivered().get(0).message().body(), "acknowledged before the loss, still there");
+        awaitSameState(List.copyOf(machines.keySet()));
+
+        start(first);
+        awaitSameState(List.of("r1", "r2", "r3"));
+        assertNotNull(machines.get(first).describe(P));
+    }
+
+    @Test
+    void withoutAMajorityNothingIsAcknowledged() throws Exception {
+        startGroup();
+        RaftClient client = client(40);
+        submit(client, List.of(at(P, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS))));
+        String leader = Objects.requireNonNull(leader());
+        String follower = servers.keySet().stream().filter(id -> !id.equals(leader)).findFirst().orElseThrow();
+        servers.remove(follower).close();
+        machines.remove(follower);
+        submit(client, List.of(at(P, new PartitionCommand.Send(List.of(NewMessage.of("ok", "one secondary down"))))));
+
+        String other = servers.keySet().stream().filter(id -> !id.equals(leader)).findFirst().orElseThrow();
+        servers.remove(other).close();
+        machines.remove(other);
+        RaftClient impatient = client(3);
+        assertThrows(Exception.class, () -> submit(impatient, List.of(at(P, new PartitionCommand.Send(
+                List.of(NewMessage.of("no", "both secondaries down")))))), "no majority: never acknowledged");
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+}
