@@ -173,6 +173,30 @@ class ShardGroupIT {
                 List.of(NewMessage.of("no", "both secondaries down")))))), "no majority: never acknowledged");
     }
 
+    @Test
+    void concurrentCommandsShareEntriesAndAllAreAcknowledged() throws Exception {
+        startGroup();
+        try (ShardClient shard = new ShardClient(group, 512, 2)) {
+            shard.submit(P, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS)).get(30, TimeUnit.SECONDS);
+            List<java.util.concurrent.CompletableFuture<PartitionEngine.Outcome>> sends = new ArrayList<>();
+            for (int i = 0; i < 2_000; i++) {
+                sends.add(shard.submit(P, new PartitionCommand.Send(List.of(NewMessage.of("c" + i, "body " + i)))));
+            }
+            java.util.concurrent.CompletableFuture.allOf(sends.toArray(java.util.concurrent.CompletableFuture[]::new))
+                    .get(60, TimeUnit.SECONDS);
+            long[] stats = shard.stats();
+            System.out.printf("group commit: %d commands in %d Raft entries%n", stats[1], stats[0]);
+            org.junit.jupiter.api.Assertions.assertTrue(stats[0] * 4 < stats[1], "commands were batched: " + stats[0]
+                    + " entries for " + stats[1] + " commands");
+            int received = 0;
+            for (int round = 0; round < 400 && received < 2_000; round++) {
+                received += shard.submit(P, new PartitionCommand.Receive(10, 600, null)).get(30, TimeUnit.SECONDS)
+                        .delivered().size();
+            }
+            assertEquals(2_000, received, "every acknowledged send is there");
+        }
+    }
+
     static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();

@@ -1,0 +1,129 @@
+package io.sluice.backend.raft;
+
+import io.sluice.backend.engine.CommandCodec;
+import io.sluice.backend.engine.OutcomeCodec;
+import io.sluice.backend.engine.PartitionCommand;
+import io.sluice.backend.engine.PartitionEngine;
+import io.sluice.backend.engine.PartitionId;
+import io.sluice.common.raft.RatisSettings;
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.util.TimeDuration;
+
+/**
+ * Sends partition commands to one shard, grouping concurrent ones into one Raft entry (group commit). A Raft entry
+ * costs the replicas about the same whatever it carries, so batching is the main throughput lever.
+ *
+ * <p>Adaptive, no timer: at most {@code maxInFlight} entries are outstanding; a command that arrives while they are
+ * waits in the queue and leaves with the next entry, together with everything else that queued meanwhile (up to
+ * {@code maxBatch}). An idle shard therefore adds no linger to a lone request, and a busy one fills its entries.
+ *
+ * <p>Outcomes are released when the entry is committed (on disk on a majority) and applied. A failed entry fails
+ * every command in it; whether to retry is the caller's decision (a send retried after an unknown outcome may be
+ * applied twice: FIFO deduplication makes that harmless there; standard queues are at-least-once).
+ */
+public final class ShardClient implements AutoCloseable {
+    private record Pending(CommandCodec.Addressed command, CompletableFuture<PartitionEngine.Outcome> done) {
+    }
+
+    private final RaftClient client;
+    private final int maxBatch;
+    private final int maxInFlight;
+    private final ArrayDeque<Pending> queue = new ArrayDeque<>();
+    private int inFlight;
+    private long entriesSent;
+    private long commandsSent;
+
+    public ShardClient(RaftGroup group, int maxBatch, int maxInFlight) {
+        this.client = RaftClient.newBuilder().setProperties(RatisSettings.client()).setRaftGroup(group)
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(40,
+                        TimeDuration.valueOf(250, TimeUnit.MILLISECONDS)))
+                .build();
+        this.maxBatch = maxBatch;
+        this.maxInFlight = maxInFlight;
+    }
+
+    public CompletableFuture<PartitionEngine.Outcome> submit(PartitionId partition, PartitionCommand command) {
+        CompletableFuture<PartitionEngine.Outcome> done = new CompletableFuture<>();
+        List<Pending> batch;
+        synchronized (this) {
+            queue.add(new Pending(new CommandCodec.Addressed(partition, command), done));
+            batch = takeBatchIfAllowed();
+        }
+        if (batch != null) {
+            send(batch);
+        }
+        return done;
+    }
+
+    /** Caller holds the lock. */
+    private List<Pending> takeBatchIfAllowed() {
+        if (queue.isEmpty() || inFlight >= maxInFlight) {
+            return null;
+        }
+        List<Pending> batch = new ArrayList<>(Math.min(queue.size(), maxBatch));
+        while (!queue.isEmpty() && batch.size() < maxBatch) {
+            batch.add(queue.poll());
+        }
+        inFlight++;
+        entriesSent++;
+        commandsSent += batch.size();
+        return batch;
+    }
+
+    private void send(List<Pending> batch) {
+        byte[] encoded = CommandCodec.encode(batch.stream().map(Pending::command).toList());
+        client.async().send(Message.valueOf(ByteString.copyFrom(encoded))).whenComplete((reply, error) -> {
+            complete(batch, reply, error);
+            List<Pending> next;
+            synchronized (this) {
+                inFlight--;
+                next = takeBatchIfAllowed();
+            }
+            if (next != null) {
+                send(next);
+            }
+        });
+    }
+
+    private static void complete(List<Pending> batch, RaftClientReply reply, Throwable error) {
+        if (error == null && reply != null && !reply.isSuccess()) {
+            error = reply.getException();
+        }
+        if (error != null) {
+            Throwable cause = error;
+            batch.forEach(p -> p.done().completeExceptionally(cause));
+            return;
+        }
+        List<PartitionEngine.Outcome> outcomes;
+        try {
+            outcomes = OutcomeCodec.decode(reply.getMessage().getContent().toByteArray());
+        } catch (RuntimeException e) {
+            batch.forEach(p -> p.done().completeExceptionally(e));
+            return;
+        }
+        for (int i = 0; i < batch.size(); i++) {
+            batch.get(i).done().complete(outcomes.get(i));
+        }
+    }
+
+    /** Entries sent so far and the commands they carried: their ratio is the batching factor. */
+    public synchronized long[] stats() {
+        return new long[] {entriesSent, commandsSent};
+    }
+
+    @Override
+    public void close() throws IOException {
+        client.close();
+    }
+}
