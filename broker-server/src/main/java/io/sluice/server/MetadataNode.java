@@ -35,7 +35,8 @@ public final class MetadataNode implements AutoCloseable {
         MetadataPeers peers = MetadataPeers.parse(peersSpec);
         server = new MetadataServer(id, peers, Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath(),
                 SystemClock.INSTANCE, config.get(ServerConfigKeys.REPLICATION_FACTOR),
-                config.get(ServerConfigKeys.BACKEND_DEAD_AFTER_MS), config.get(ServerConfigKeys.METADATA_SNAPSHOT_EVERY));
+                config.get(ServerConfigKeys.BACKEND_DEAD_AFTER_MS), config.get(ServerConfigKeys.METADATA_SNAPSHOT_EVERY),
+                config.get(ServerConfigKeys.SHARDS));
         server.start();
         int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
         admin = new AdminServer(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), () -> serving,

@@ -54,6 +54,10 @@ public final class ServerConfigKeys {
             30_000, 500, 3_600_000, "A backend silent this long is replaced in every partition it holds.");
     public static final ConfigKey<Integer> METADATA_SNAPSHOT_EVERY = ConfigKey.integer("sluice.metadata.snapshot-every",
             10_000, 1, Integer.MAX_VALUE, "Metadata log entries between snapshots (bounds log size and replay time).");
+    public static final ConfigKey<Integer> SHARDS = ConfigKey.integer("sluice.shards", 0, 0, 10_000,
+            "Shards (Raft groups of backends) the metadata leader creates once enough backends are alive; 0: none.");
+    public static final ConfigKey<Integer> BACKEND_RAFT_PORT = ConfigKey.integer("sluice.backend.raft-port", 9500, 1,
+            65535, "sluice backend: the Raft port all of its shard groups share.");
     public static final ConfigKey<Integer> CATALOG_REFRESH_MS = ConfigKey.integer("sluice.catalog.refresh-ms", 1000, 50,
             60_000, "How often a frontend refreshes its cached catalog: the bound on how stale it can be.");
     public static final ConfigKey<Integer> WORKER_THREADS = ConfigKey.integer("sluice.worker-threads", 8, 1, 512,

@@ -12,7 +12,7 @@ import picocli.CommandLine.Option;
 /** The {@code sluice} command line. */
 @Command(name = "sluice", mixinStandardHelpOptions = true, version = "sluice 0.1.0-SNAPSHOT",
         description = "A clustered, durable work-queue server that speaks the Amazon SQS API.",
-        subcommands = {SluiceMain.Dev.class, SluiceMain.Metadata.class, AdminCommand.class})
+        subcommands = {SluiceMain.Dev.class, SluiceMain.Metadata.class, SluiceMain.Backend.class, AdminCommand.class})
 public final class SluiceMain implements Runnable {
 
     public static void main(String[] args) {
@@ -131,6 +131,49 @@ public final class SluiceMain implements Runnable {
             overrides.put(ServerConfigKeys.ADMIN_PORT.name(), Integer.toString(adminPort));
             overrides.put(ServerConfigKeys.HOST.name(), host);
             MetadataNode node = new MetadataNode(ServerConfig.load(configFile, System.getenv(), overrides));
+            return runUntilStopped(node::start, node);
+        }
+    }
+
+    /** {@code sluice backend}: hosts the shard groups the catalog assigns to it (multi-raft). */
+    @Command(name = "backend", mixinStandardHelpOptions = true,
+            description = "Run a backend: one Raft server hosting the shards (queue partitions) assigned to it.")
+    static final class Backend implements Callable<Integer> {
+        @Option(names = "--node-id", required = true, description = "This backend's id.")
+        String nodeId;
+
+        @Option(names = "--metadata-peers", required = true, description = "The metadata group: id=host:port,...")
+        String metadataPeers;
+
+        @Option(names = "--raft-port", defaultValue = "9500", description = "Raft port of all its shard groups"
+                + " (default ${DEFAULT-VALUE}).")
+        int raftPort;
+
+        @Option(names = "--data-dir", defaultValue = "./backend-data", description = "Shard logs and stores"
+                + " (default ${DEFAULT-VALUE}).")
+        String dataDir;
+
+        @Option(names = "--admin-port", defaultValue = "9525", description = "Health, metrics, status"
+                + " (default ${DEFAULT-VALUE}).")
+        int adminPort;
+
+        @Option(names = "--host", defaultValue = "127.0.0.1", description = "Bind and advertised address"
+                + " (default ${DEFAULT-VALUE}).")
+        String host;
+
+        @Option(names = "--config", description = "A properties file of configuration keys (docs/configuration.md).")
+        Path configFile;
+
+        @Override
+        public Integer call() throws Exception {
+            Map<String, String> overrides = new HashMap<>();
+            overrides.put(ServerConfigKeys.NODE_ID.name(), nodeId);
+            overrides.put(ServerConfigKeys.METADATA_PEERS.name(), metadataPeers);
+            overrides.put(ServerConfigKeys.BACKEND_RAFT_PORT.name(), Integer.toString(raftPort));
+            overrides.put(ServerConfigKeys.DATA_DIR.name(), dataDir);
+            overrides.put(ServerConfigKeys.ADMIN_PORT.name(), Integer.toString(adminPort));
+            overrides.put(ServerConfigKeys.HOST.name(), host);
+            BackendNode node = new BackendNode(ServerConfig.load(configFile, System.getenv(), overrides));
             return runUntilStopped(node::start, node);
         }
     }

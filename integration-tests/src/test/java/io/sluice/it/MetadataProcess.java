@@ -27,13 +27,15 @@ final class MetadataProcess {
     final Path dataDir;
     final int adminPort;
     private final String peers;
+    private final Map<String, String> env;
     private Process process;
 
-    private MetadataProcess(String id, String peers, Path dataDir, int adminPort) {
+    private MetadataProcess(String id, String peers, Path dataDir, int adminPort, Map<String, String> env) {
         this.id = id;
         this.peers = peers;
         this.dataDir = dataDir;
         this.adminPort = adminPort;
+        this.env = env;
     }
 
     void start() throws IOException {
@@ -42,8 +44,10 @@ final class MetadataProcess {
                 "--node-id", id, "--peers", peers, "--data-dir", dataDir.toString(), "--admin-port",
                 Integer.toString(adminPort));
         Path log = dataDir.resolveSibling(dataDir.getFileName() + ".log");
-        process = new ProcessBuilder(cmd).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        pb.environment().putAll(env);
+        process = pb.start();
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
             if (!process.isAlive()) {
                 throw new IllegalStateException("metadata " + id + " exited; see " + log);
@@ -104,6 +108,11 @@ final class MetadataProcess {
         final String peers;
 
         Group(String name) throws IOException {
+            this(name, Map.of());
+        }
+
+        /** @param env configuration for every member, as SLUICE_... variables */
+        Group(String name, Map<String, String> env) throws IOException {
             Path base = Files.createTempDirectory(SluiceProcess.itDir(), name + "-");
             Map<String, Integer> raftPorts = new LinkedHashMap<>();
             for (int i = 1; i <= 3; i++) {
@@ -113,7 +122,7 @@ final class MetadataProcess {
             raftPorts.forEach((id, port) -> parts.add(id + "=127.0.0.1:" + port));
             peers = String.join(",", parts);
             for (String id : raftPorts.keySet()) {
-                members.put(id, new MetadataProcess(id, peers, base.resolve(id), freePort()));
+                members.put(id, new MetadataProcess(id, peers, base.resolve(id), freePort(), env));
             }
         }
 

@@ -36,7 +36,8 @@ public final class ShardClient implements AutoCloseable {
     private record Pending(CommandCodec.Addressed command, CompletableFuture<PartitionEngine.Outcome> done) {
     }
 
-    private final RaftClient client;
+    private final RaftGroup group;
+    private volatile RaftClient client;
     private final int maxBatch;
     private final int maxInFlight;
     private final ArrayDeque<Pending> queue = new ArrayDeque<>();
@@ -45,10 +46,8 @@ public final class ShardClient implements AutoCloseable {
     private long commandsSent;
 
     public ShardClient(RaftGroup group, int maxBatch, int maxInFlight) {
-        this.client = RaftClient.newBuilder().setProperties(RatisSettings.client()).setRaftGroup(group)
-                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(40,
-                        TimeDuration.valueOf(250, TimeUnit.MILLISECONDS)))
-                .build();
+        this.group = group;
+        this.client = newClient(group);
         this.maxBatch = maxBatch;
         this.maxInFlight = maxInFlight;
     }
@@ -81,9 +80,43 @@ public final class ShardClient implements AutoCloseable {
         return batch;
     }
 
+    private static RaftClient newClient(RaftGroup group) {
+        return RaftClient.newBuilder().setProperties(RatisSettings.client()).setRaftGroup(group)
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(40,
+                        TimeDuration.valueOf(250, TimeUnit.MILLISECONDS)))
+                .build();
+    }
+
+    /**
+     * Ratis' ordered async client closes itself for good after some failures (a replica that has not joined the
+     * group yet, for one); the next entry then goes through a fresh client.
+     */
+    private void replaceIfClosed(RaftClient used, Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause()) {
+            if (t instanceof org.apache.ratis.protocol.exceptions.AlreadyClosedException
+                    || t instanceof org.apache.ratis.protocol.exceptions.GroupMismatchException) {
+                synchronized (this) {
+                    if (client == used) {
+                        client = newClient(group);
+                        try {
+                            used.close();
+                        } catch (IOException e) {
+                            // the old client is being dropped anyway
+                        }
+                    }
+                }
+                return;
+            }
+        }
+    }
+
     private void send(List<Pending> batch) {
         byte[] encoded = CommandCodec.encode(batch.stream().map(Pending::command).toList());
-        client.async().send(Message.valueOf(ByteString.copyFrom(encoded))).whenComplete((reply, error) -> {
+        RaftClient used = client;
+        used.async().send(Message.valueOf(ByteString.copyFrom(encoded))).whenComplete((reply, error) -> {
+            if (error != null) {
+                replaceIfClosed(used, error);
+            }
             complete(batch, reply, error);
             List<Pending> next;
             synchronized (this) {

@@ -19,14 +19,16 @@ import java.util.TreeMap;
  * @param nodes            registered backend nodes by id
  * @param partitions       assignments by {@code queueId/index}
  * @param accessKeys       access keys by id
+ * @param shards           shards (Raft groups of backends) by id; empty where partitions are not sharded
  */
 public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String, QueueMetadata> queues,
                            SortedMap<String, Long> deletedAtMillis, SortedMap<String, NodeInfo> nodes,
                            SortedMap<String, PartitionAssignment> partitions,
-                           SortedMap<String, MetadataRecord.AccessKeySet> accessKeys) {
+                           SortedMap<String, MetadataRecord.AccessKeySet> accessKeys,
+                           SortedMap<String, ShardInfo> shards) {
 
     public static final ClusterImage EMPTY = new ClusterImage(0, 1, new TreeMap<>(), new TreeMap<>(), new TreeMap<>(),
-            new TreeMap<>(), new TreeMap<>());
+            new TreeMap<>(), new TreeMap<>(), new TreeMap<>());
 
     public ClusterImage {
         queues = Collections.unmodifiableSortedMap(new TreeMap<>(queues));
@@ -34,6 +36,7 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
         nodes = Collections.unmodifiableSortedMap(new TreeMap<>(nodes));
         partitions = Collections.unmodifiableSortedMap(new TreeMap<>(partitions));
         accessKeys = Collections.unmodifiableSortedMap(new TreeMap<>(accessKeys));
+        shards = Collections.unmodifiableSortedMap(new TreeMap<>(shards == null ? Map.of() : shards));
     }
 
     /** The image after {@code record}. Pure: this image is unchanged. */
@@ -43,6 +46,7 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
         TreeMap<String, NodeInfo> n = new TreeMap<>(nodes);
         TreeMap<String, PartitionAssignment> p = new TreeMap<>(partitions);
         TreeMap<String, MetadataRecord.AccessKeySet> keys = new TreeMap<>(accessKeys);
+        TreeMap<String, ShardInfo> sh = new TreeMap<>(shards);
         long next = nextQueueId;
         if (record instanceof MetadataRecord.QueueCreated c) {
             q.put(c.queue().name(), c.queue());
@@ -68,12 +72,17 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
         } else if (record instanceof MetadataRecord.NodeRegistered r) {
             n.put(r.nodeId(), new NodeInfo(r.nodeId(), r.address(), r.atMillis()));
         } else if (record instanceof MetadataRecord.PartitionAssigned a) {
-            PartitionAssignment pa = new PartitionAssignment(a.queueId(), a.index(), a.replicas(), a.epoch());
+            PartitionAssignment pa = new PartitionAssignment(a.queueId(), a.index(), a.replicas(), a.epoch(), a.shardId());
             p.put(pa.key(), pa);
+        } else if (record instanceof MetadataRecord.ShardAssigned a) {
+            sh.put(a.shardId(), new ShardInfo(a.shardId(), a.groupId(), a.replicas(), a.epoch()));
+            // Partitions follow their shard's replicas.
+            p.replaceAll((k, pa) -> a.shardId().equals(pa.shardId())
+                    ? new PartitionAssignment(pa.queueId(), pa.index(), a.replicas(), a.epoch(), pa.shardId()) : pa);
         } else if (record instanceof MetadataRecord.AccessKeySet k) {
             keys.put(k.accessKeyId(), k);
         }
-        return new ClusterImage(appliedIndex, next, q, deleted, n, p, keys);
+        return new ClusterImage(appliedIndex, next, q, deleted, n, p, keys, sh);
     }
 
     public ClusterImage replayAll(List<MetadataRecord> records) {
@@ -85,7 +94,7 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
     }
 
     public ClusterImage withAppliedIndex(long index) {
-        return new ClusterImage(index, nextQueueId, queues, deletedAtMillis, nodes, partitions, accessKeys);
+        return new ClusterImage(index, nextQueueId, queues, deletedAtMillis, nodes, partitions, accessKeys, shards);
     }
 
     /** Number of partition replicas each node holds (every registered node listed, zero included). */
@@ -94,6 +103,19 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
         nodes.keySet().forEach(id -> load.put(id, 0));
         partitions.values().forEach(a -> a.replicas().forEach(r -> load.merge(r, 1, Integer::sum)));
         return load;
+    }
+
+    /** Number of shard replicas each node holds (every registered node listed, zero included). */
+    public Map<String, Integer> shardReplicasPerNode() {
+        TreeMap<String, Integer> load = new TreeMap<>();
+        nodes.keySet().forEach(id -> load.put(id, 0));
+        shards.values().forEach(s -> s.replicas().forEach(r -> load.merge(r, 1, Integer::sum)));
+        return load;
+    }
+
+    /** Shards that {@code nodeId} is a replica of. */
+    public java.util.List<ShardInfo> shardsOf(String nodeId) {
+        return shards.values().stream().filter(s -> s.replicas().contains(nodeId)).toList();
     }
 
     public List<PartitionAssignment> partitionsOf(long queueId) {

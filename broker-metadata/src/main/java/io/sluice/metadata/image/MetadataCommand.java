@@ -19,6 +19,7 @@ import java.util.Map;
     @JsonSubTypes.Type(value = MetadataCommand.RegisterNode.class, name = "RegisterNode"),
     @JsonSubTypes.Type(value = MetadataCommand.ReplaceDeadNode.class, name = "ReplaceDeadNode"),
     @JsonSubTypes.Type(value = MetadataCommand.SetAccessKey.class, name = "SetAccessKey"),
+    @JsonSubTypes.Type(value = MetadataCommand.EnsureShards.class, name = "EnsureShards"),
 })
 public sealed interface MetadataCommand {
 
@@ -43,6 +44,10 @@ public sealed interface MetadataCommand {
     }
 
     record SetAccessKey(String accessKeyId, String secretKey, List<List<String>> allow) implements MetadataCommand {
+    }
+
+    /** Creates shards until there are {@code count}, placing their replicas on the live backends. */
+    record EnsureShards(int count) implements MetadataCommand {
     }
 
     /**

@@ -55,6 +55,8 @@ public final class MetadataOperations {
                     MetadataResult.ok(null));
         } else if (c instanceof MetadataCommand.ReplaceDeadNode dead) {
             return replaceDeadNode(image, dead.nodeId(), stamped.liveNodes());
+        } else if (c instanceof MetadataCommand.EnsureShards ensure) {
+            return ensureShards(image, ensure.count(), stamped);
         } else if (c instanceof MetadataCommand.SetAccessKey key) {
             return new Outcome(List.of(new MetadataRecord.AccessKeySet(key.accessKeyId(), key.secretKey(), key.allow())),
                     MetadataResult.ok(null));
@@ -83,10 +85,27 @@ public final class MetadataOperations {
                 seconds, seconds, c.partitions());
         List<MetadataRecord> records = new ArrayList<>();
         records.add(new MetadataRecord.QueueCreated(queue));
+        if (!image.shards().isEmpty()) {
+            // Sharded: each partition joins the shard holding the fewest partitions (ties by shard id).
+            Map<String, Integer> partitionsPerShard = new TreeMap<>();
+            image.shards().keySet().forEach(id -> partitionsPerShard.put(id, 0));
+            image.partitions().values().forEach(a -> {
+                if (a.shardId() != null) {
+                    partitionsPerShard.merge(a.shardId(), 1, Integer::sum);
+                }
+            });
+            for (int i = 0; i < c.partitions(); i++) {
+                String shardId = choose(partitionsPerShard, 1, List.of()).get(0);
+                ShardInfo shard = image.shards().get(shardId);
+                records.add(new MetadataRecord.PartitionAssigned(queue.queueId(), i, shard.replicas(), shard.epoch(),
+                        shardId));
+            }
+            return new Outcome(records, MetadataResult.ok(queue));
+        }
         Map<String, Integer> load = liveLoad(image, s.liveNodes());
         for (int i = 0; i < c.partitions(); i++) {
             List<String> replicas = choose(load, s.replicationFactor(), List.of());
-            records.add(new MetadataRecord.PartitionAssigned(queue.queueId(), i, replicas, 1));
+            records.add(new MetadataRecord.PartitionAssigned(queue.queueId(), i, replicas, 1, null));
         }
         return new Outcome(records, MetadataResult.ok(queue));
     }
@@ -97,11 +116,25 @@ public final class MetadataOperations {
      */
     private static Outcome replaceDeadNode(ClusterImage image, String dead, List<String> liveNodes) {
         List<String> live = liveNodes.stream().filter(n -> !n.equals(dead)).toList();
-        Map<String, Integer> load = liveLoad(image, live);
         List<MetadataRecord> records = new ArrayList<>();
-        for (PartitionAssignment a : image.partitions().values()) {
-            if (!a.replicas().contains(dead)) {
+        Map<String, Integer> shardLoad = liveLoad(image.shardReplicasPerNode(), image, live);
+        for (ShardInfo shard : image.shards().values()) {
+            if (!shard.replicas().contains(dead)) {
                 continue;
+            }
+            List<String> candidates = choose(shardLoad, 1, shard.replicas());
+            if (candidates.isEmpty()) {
+                continue;
+            }
+            List<String> replicas = new ArrayList<>(shard.replicas());
+            replicas.remove(dead);
+            replicas.add(candidates.get(0));
+            records.add(new MetadataRecord.ShardAssigned(shard.shardId(), shard.groupId(), replicas, shard.epoch() + 1));
+        }
+        Map<String, Integer> load = liveLoad(image, live);
+        for (PartitionAssignment a : image.partitions().values()) {
+            if (!a.replicas().contains(dead) || a.shardId() != null) {
+                continue; // sharded partitions follow their shard
             }
             List<String> candidates = choose(load, 1, a.replicas());
             if (candidates.isEmpty()) {
@@ -110,14 +143,36 @@ public final class MetadataOperations {
             List<String> replicas = new ArrayList<>(a.replicas());
             replicas.remove(dead);
             replicas.add(candidates.get(0));
-            records.add(new MetadataRecord.PartitionAssigned(a.queueId(), a.index(), replicas, a.epoch() + 1));
+            records.add(new MetadataRecord.PartitionAssigned(a.queueId(), a.index(), replicas, a.epoch() + 1, null));
+        }
+        return new Outcome(records, MetadataResult.ok(null));
+    }
+
+    /**
+     * Creates shards {@code s<n>} until there are {@code count}, each on {@code min(R, live)} backends, least loaded
+     * first. The Raft group id is derived from the shard id and the leader's time, so every member derives the same.
+     */
+    private static Outcome ensureShards(ClusterImage image, int count, MetadataCommand.Stamped s) {
+        Map<String, Integer> load = liveLoad(image.shardReplicasPerNode(), image, s.liveNodes());
+        List<MetadataRecord> records = new ArrayList<>();
+        if (load.isEmpty()) {
+            return new Outcome(records, MetadataResult.of(MetadataResult.Status.INVALID, "no live backends"));
+        }
+        for (int n = image.shards().size() + 1; n <= count; n++) {
+            String shardId = "s" + n;
+            String groupId = java.util.UUID.nameUUIDFromBytes(("sluice-shard/" + shardId + "/" + s.leaderTimeMillis())
+                    .getBytes(java.nio.charset.StandardCharsets.UTF_8)).toString();
+            records.add(new MetadataRecord.ShardAssigned(shardId, groupId, choose(load, s.replicationFactor(), List.of()), 1));
         }
         return new Outcome(records, MetadataResult.ok(null));
     }
 
     /** Current replica counts of the live nodes (placement only ever picks live ones). */
     private static Map<String, Integer> liveLoad(ClusterImage image, List<String> liveNodes) {
-        Map<String, Integer> all = image.replicasPerNode();
+        return liveLoad(image.replicasPerNode(), image, liveNodes);
+    }
+
+    private static Map<String, Integer> liveLoad(Map<String, Integer> all, ClusterImage image, List<String> liveNodes) {
         Map<String, Integer> load = new TreeMap<>();
         for (String n : liveNodes) {
             if (image.nodes().containsKey(n)) {

@@ -20,6 +20,7 @@ import java.util.Map;
     @JsonSubTypes.Type(value = MetadataRecord.NodeRegistered.class, name = "NodeRegistered"),
     @JsonSubTypes.Type(value = MetadataRecord.PartitionAssigned.class, name = "PartitionAssigned"),
     @JsonSubTypes.Type(value = MetadataRecord.AccessKeySet.class, name = "AccessKeySet"),
+    @JsonSubTypes.Type(value = MetadataRecord.ShardAssigned.class, name = "ShardAssigned"),
 })
 public sealed interface MetadataRecord {
 
@@ -41,8 +42,13 @@ public sealed interface MetadataRecord {
     record NodeRegistered(String nodeId, String address, long atMillis) implements MetadataRecord {
     }
 
-    /** Sets (or replaces) the replicas of one partition. */
-    record PartitionAssigned(long queueId, int index, List<String> replicas, long epoch) implements MetadataRecord {
+    /** Sets (or replaces) the replicas of one partition; {@code shardId} null when not sharded. */
+    record PartitionAssigned(long queueId, int index, List<String> replicas, long epoch, String shardId)
+            implements MetadataRecord {
+    }
+
+    /** Creates a shard or replaces its replicas. */
+    record ShardAssigned(String shardId, String groupId, List<String> replicas, long epoch) implements MetadataRecord {
     }
 
     /**

@@ -34,11 +34,24 @@ public final class MetadataServer implements AutoCloseable {
     private final RaftServer server;
     private final ScheduledExecutorService leaderTasks;
     private final long deadAfterMillis;
+    private final int shardCount;
+    private final int replicationFactor;
     private MetadataClient selfClient;
 
     public MetadataServer(String nodeId, MetadataPeers peers, Path dataDir, Clock clock, int replicationFactor,
                           long deadAfterMillis, long snapshotEvery) {
+        this(nodeId, peers, dataDir, clock, replicationFactor, deadAfterMillis, snapshotEvery, 0);
+    }
+
+    /**
+     * @param shardCount shards the cluster should have (0: partitions are not sharded, as in {@code sluice dev}); the
+     *                   leader creates them once {@code replicationFactor} backends are alive
+     */
+    public MetadataServer(String nodeId, MetadataPeers peers, Path dataDir, Clock clock, int replicationFactor,
+                          long deadAfterMillis, long snapshotEvery, int shardCount) {
         this.nodeId = nodeId;
+        this.shardCount = shardCount;
+        this.replicationFactor = replicationFactor;
         this.peers = peers;
         this.deadAfterMillis = deadAfterMillis;
         this.stateMachine = new MetadataStateMachine(clock, new LivenessTracker(clock, deadAfterMillis), replicationFactor);
@@ -69,15 +82,22 @@ public final class MetadataServer implements AutoCloseable {
         LOG.info("metadata node {} started, group {}", nodeId, peers.addresses());
     }
 
-    /** Leader only: move partitions off nodes that stopped heartbeating. */
+    /** Leader only: create the configured shards, and move replicas off nodes that stopped heartbeating. */
     private void replaceDeadNodes() {
         try {
             if (!isLeader()) {
                 return;
             }
             ClusterImage image = stateMachine.image();
+            if (image.shards().size() < shardCount
+                    && stateMachine.liveness().alive(image.nodes().keySet()).size() >= replicationFactor) {
+                LOG.info("creating shards: {} of {} exist", image.shards().size(), shardCount);
+                selfClient.submit(new MetadataCommand.EnsureShards(shardCount));
+                image = stateMachine.image();
+            }
             for (String node : image.nodes().keySet()) {
-                boolean holdsReplicas = image.partitions().values().stream().anyMatch(a -> a.replicas().contains(node));
+                boolean holdsReplicas = image.partitions().values().stream().anyMatch(a -> a.replicas().contains(node))
+                        || !image.shardsOf(node).isEmpty();
                 if (holdsReplicas && !stateMachine.liveness().isAlive(node)) {
                     LOG.warn("backend {} silent for over {} ms: re-replicating its partitions", node, deadAfterMillis);
                     selfClient.submit(new MetadataCommand.ReplaceDeadNode(node));

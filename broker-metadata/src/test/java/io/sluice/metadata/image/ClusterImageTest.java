@@ -20,14 +20,15 @@ class ClusterImageTest {
             new MetadataRecord.NodeRegistered("b1", "127.0.0.1:7001", 10),
             new MetadataRecord.NodeRegistered("b2", "127.0.0.1:7002", 11),
             new MetadataRecord.QueueCreated(ORDERS),
-            new MetadataRecord.PartitionAssigned(1, 0, List.of("b1", "b2"), 1),
-            new MetadataRecord.PartitionAssigned(1, 1, List.of("b2", "b1"), 1));
+            new MetadataRecord.PartitionAssigned(1, 0, List.of("b1", "b2"), 1, null),
+            new MetadataRecord.PartitionAssigned(1, 1, List.of("b2", "b1"), 1, "s1"));
     static final ClusterImage IMAGE1 = ClusterImage.EMPTY.replayAll(IMAGE1_RECORDS);
     static final List<MetadataRecord> DELTA1 = List.of(
             new MetadataRecord.QueueAttributesChanged("orders", Map.of("VisibilityTimeout", "60"), 200),
             new MetadataRecord.QueueTagsChanged("orders", Map.of()),
             new MetadataRecord.NodeRegistered("b3", "127.0.0.1:7003", 201),
-            new MetadataRecord.PartitionAssigned(1, 0, List.of("b2", "b3"), 2),
+            new MetadataRecord.PartitionAssigned(1, 0, List.of("b2", "b3"), 2, null),
+            new MetadataRecord.ShardAssigned("s1", "g-1", List.of("b3", "b1"), 4),
             new MetadataRecord.AccessKeySet("app", "s3cret", List.of(List.of("SendMessage", "orders-*"))),
             new MetadataRecord.QueueCreated(new QueueMetadata("jobs", 2, true, Map.of(), Map.of(), 202, 202, 1)),
             new MetadataRecord.QueueDeleted("jobs", 203_000));
@@ -37,10 +38,11 @@ class ClusterImageTest {
             new java.util.TreeMap<>(Map.of("jobs", 203_000L)),
             new java.util.TreeMap<>(Map.of("b1", new NodeInfo("b1", "127.0.0.1:7001", 10),
                     "b2", new NodeInfo("b2", "127.0.0.1:7002", 11), "b3", new NodeInfo("b3", "127.0.0.1:7003", 201))),
-            new java.util.TreeMap<>(Map.of("1/0", new PartitionAssignment(1, 0, List.of("b2", "b3"), 2),
-                    "1/1", new PartitionAssignment(1, 1, List.of("b2", "b1"), 1))),
+            new java.util.TreeMap<>(Map.of("1/0", new PartitionAssignment(1, 0, List.of("b2", "b3"), 2, null),
+                    "1/1", new PartitionAssignment(1, 1, List.of("b3", "b1"), 4, "s1"))),
             new java.util.TreeMap<>(Map.of("app", new MetadataRecord.AccessKeySet("app", "s3cret",
-                    List.of(List.of("SendMessage", "orders-*"))))));
+                    List.of(List.of("SendMessage", "orders-*"))))),
+            new java.util.TreeMap<>(Map.of("s1", new ShardInfo("s1", "g-1", List.of("b3", "b1"), 4))));
 
     @Test
     void image1PlusDelta1IsImage2() {

@@ -73,11 +73,43 @@ class MetadataOperationsTest {
     }
 
     @Test
+    void shardsAreSpreadOverBackendsAndPartitionsOverShards() {
+        ClusterImage image = apply(withNodes(), new MetadataCommand.EnsureShards(8), 1000, NODES);
+        assertEquals(8, image.shards().size());
+        image.shardReplicasPerNode().values().forEach(n -> assertEquals(6, n, "8 shards x 3 replicas over 4 nodes"));
+        assertEquals(8, image.shards().values().stream().map(ShardInfo::groupId).distinct().count());
+        for (int q = 0; q < 4; q++) {
+            image = apply(image, new MetadataCommand.CreateQueue("q" + q, false, Map.of(), Map.of(), 4), 2000, NODES);
+        }
+        Map<String, Long> perShard = new java.util.TreeMap<>();
+        image.partitions().values().forEach(a -> perShard.merge(a.shardId(), 1L, Long::sum));
+        assertEquals(8, perShard.size());
+        perShard.values().forEach(n -> assertEquals(2L, n, "16 partitions over 8 shards: " + perShard));
+        for (PartitionAssignment a : image.partitions().values()) {
+            assertEquals(image.shards().get(a.shardId()).replicas(), a.replicas(), "a partition's replicas are its shard's");
+        }
+        assertEquals(image, apply(image, new MetadataCommand.EnsureShards(8), 3000, NODES), "idempotent");
+    }
+
+    @Test
+    void aDeadBackendIsReplacedInItsShardsAndTheirPartitionsFollow() {
+        ClusterImage image = apply(withNodes(), new MetadataCommand.EnsureShards(4), 1000, NODES);
+        image = apply(image, new MetadataCommand.CreateQueue("q", false, Map.of(), Map.of(), 4), 2000, NODES);
+        image = apply(image, new MetadataCommand.ReplaceDeadNode("b1"), 3000, List.of("b2", "b3", "b4"));
+        image.shards().values().forEach(sh -> {
+            assertFalse(sh.replicas().contains("b1"), sh.toString());
+            assertEquals(3, sh.replicas().size());
+        });
+        image.partitions().values().forEach(a -> assertFalse(a.replicas().contains("b1"), a.toString()));
+    }
+
+    @Test
     void commandsRoundTripAsTheLogStoresThem() {
         for (MetadataCommand c : List.of(new MetadataCommand.CreateQueue("q", true, Map.of("a", "b"), Map.of("t", "v"), 2),
                 new MetadataCommand.SetQueueAttributes("q", Map.of("a", "c")), new MetadataCommand.SetQueueTags("q", Map.of()),
                 new MetadataCommand.DeleteQueue("q"), new MetadataCommand.RegisterNode("n", "h:1"),
-                new MetadataCommand.ReplaceDeadNode("n"), new MetadataCommand.SetAccessKey("k", "s", List.of()))) {
+                new MetadataCommand.ReplaceDeadNode("n"), new MetadataCommand.SetAccessKey("k", "s", List.of()),
+                new MetadataCommand.EnsureShards(3))) {
             var stamped = new MetadataCommand.Stamped(c, 5, List.of("n"), 3);
             assertEquals(stamped, MetadataJson.read(MetadataJson.write(stamped), MetadataCommand.Stamped.class));
         }

@@ -1,0 +1,111 @@
+package io.sluice.backend.raft;
+
+import io.sluice.common.Clock;
+import io.sluice.common.raft.RatisSettings;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.exceptions.AlreadyExistsException;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A backend: one Ratis server (one port, one thread pool) hosting many shard groups (multi-raft), each with its own
+ * {@link ShardStateMachine} and RocksDB under {@code dataDir/shards/<group uuid>}. It starts with the groups it
+ * already had (recovered from disk) and joins new ones when the catalog assigns them ({@link #join}). Every member
+ * of a new group joins on its own as soon as it sees the assignment, so the adds happen in parallel, as Ratis
+ * needs (a lone member would campaign against peers that lack the group).
+ */
+public final class BackendServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(BackendServer.class);
+
+    private final String nodeId;
+    private final RaftServer server;
+    private final Set<RaftGroupId> joining = ConcurrentHashMap.newKeySet();
+    private final java.util.Map<RaftGroupId, ShardStateMachine> machines = new ConcurrentHashMap<>();
+
+    public BackendServer(String nodeId, int raftPort, Path dataDir, Clock clock) {
+        this.nodeId = nodeId;
+        try {
+            Files.createDirectories(dataDir);
+            this.server = RaftServer.newBuilder()
+                    .setServerId(RaftPeerId.valueOf(nodeId))
+                    .setStateMachineRegistry(gid -> machines.computeIfAbsent(gid, g -> new ShardStateMachine(
+                            dataDir.resolve("shards").resolve(g.getUuid().toString()), clock)))
+                    .setProperties(RatisSettings.server(dataDir.resolve("raft"), raftPort, 1_000_000))
+                    .setOption(RaftStorage.StartupOption.RECOVER)
+                    .build();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create backend " + nodeId, e);
+        }
+    }
+
+    public void start() throws IOException {
+        server.start();
+        LOG.info("backend {} started with {} shard groups", nodeId, hostedGroups().size());
+    }
+
+    public String nodeId() {
+        return nodeId;
+    }
+
+    public Set<RaftGroupId> hostedGroups() {
+        Set<RaftGroupId> ids = new HashSet<>();
+        server.getGroupIds().forEach(ids::add);
+        return ids;
+    }
+
+    /** The state machine of a hosted shard (for listeners and status), or null. */
+    public ShardStateMachine shard(RaftGroupId id) {
+        return machines.get(id);
+    }
+
+    /** Whether this backend leads the shard now. */
+    public boolean isLeader(RaftGroupId id) {
+        try {
+            return server.getDivision(id).getInfo().isLeader();
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** Joins a shard group this backend is a member of; a no-op if it already hosts it. */
+    public void join(RaftGroup group) {
+        if (hostedGroups().contains(group.getGroupId()) || !joining.add(group.getGroupId())) {
+            return;
+        }
+        try (RaftClient admin = RaftClient.newBuilder().setProperties(RatisSettings.client()).setRaftGroup(group).build()) {
+            RaftClientReply reply = admin.getGroupManagementApi(RaftPeerId.valueOf(nodeId)).add(group);
+            if (!reply.isSuccess() && !String.valueOf(reply.getException()).contains("already exist")) {
+                throw new IOException(String.valueOf(reply.getException()));
+            }
+            LOG.info("backend {} joined shard group {}", nodeId, group.getGroupId());
+        } catch (AlreadyExistsException e) {
+            // a concurrent join won
+        } catch (IOException e) {
+            LOG.warn("backend {} could not join {} yet: {}", nodeId, group.getGroupId(), e.getMessage());
+        } finally {
+            joining.remove(group.getGroupId());
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            server.close();
+        } catch (IOException e) {
+            LOG.warn("closing backend {}", nodeId, e);
+        }
+    }
+}

@@ -1,0 +1,155 @@
+package io.sluice.server;
+
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.sluice.backend.raft.BackendServer;
+import io.sluice.common.SystemClock;
+import io.sluice.metadata.image.ClusterImage;
+import io.sluice.metadata.image.MetadataCommand;
+import io.sluice.metadata.image.MetadataJson;
+import io.sluice.metadata.image.NodeInfo;
+import io.sluice.metadata.image.ShardInfo;
+import io.sluice.metadata.raft.CachedCatalog;
+import io.sluice.metadata.raft.MetadataClient;
+import io.sluice.metadata.raft.MetadataPeers;
+import io.sluice.metadata.raft.MetadataUnavailableException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code sluice backend}: a {@link BackendServer} that registers with the metadata group, heartbeats, and joins every
+ * shard group the catalog assigns to it.
+ */
+public final class BackendNode implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(BackendNode.class);
+
+    private final ServerConfig config;
+    private BackendServer backend;
+    private MetadataClient client;
+    private CachedCatalog catalog;
+    private ScheduledExecutorService agent;
+    private AdminServer admin;
+    private InetSocketAddress adminAddress;
+    private volatile boolean serving;
+
+    public BackendNode(ServerConfig config) {
+        this.config = config;
+    }
+
+    public void start() throws Exception {
+        String id = config.get(ServerConfigKeys.NODE_ID);
+        if (id.isEmpty() || config.get(ServerConfigKeys.METADATA_PEERS).isEmpty()) {
+            throw new IllegalArgumentException("sluice backend needs --node-id and --metadata-peers");
+        }
+        int raftPort = config.get(ServerConfigKeys.BACKEND_RAFT_PORT);
+        String host = config.get(ServerConfigKeys.HOST);
+        backend = new BackendServer(id, raftPort, Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath(),
+                SystemClock.INSTANCE);
+        backend.start();
+        MetadataPeers peers = MetadataPeers.parse(config.get(ServerConfigKeys.METADATA_PEERS));
+        client = new MetadataClient(peers);
+        catalog = new CachedCatalog(client, config.get(ServerConfigKeys.CATALOG_REFRESH_MS));
+        agent = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "sluice-backend-agent");
+            t.setDaemon(true);
+            return t;
+        });
+        long every = Math.min(1000, Math.max(250, config.get(ServerConfigKeys.BACKEND_DEAD_AFTER_MS) / 5));
+        agent.scheduleWithFixedDelay(() -> tick(id, host + ":" + raftPort), 0, every, TimeUnit.MILLISECONDS);
+        int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
+        admin = new AdminServer(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), () -> serving,
+                () -> new String(MetadataJson.write(ClusterStatus.render(catalog.image(), new java.util.TreeMap<>(),
+                        peers.addresses(), b -> true, rf).put("node", id).set("hostedShards", hostedShards())),
+                        StandardCharsets.UTF_8),
+                body -> {
+                    throw new IllegalArgumentException("put keys through a metadata member or a frontend");
+                });
+        adminAddress = admin.start(host, config.get(ServerConfigKeys.ADMIN_PORT));
+        serving = true;
+    }
+
+    /** The shard groups this backend hosts, with whether it leads each. */
+    private com.fasterxml.jackson.databind.node.ArrayNode hostedShards() {
+        var out = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.arrayNode();
+        for (RaftGroupId gid : backend.hostedGroups()) {
+            out.addObject().put("groupId", gid.getUuid().toString()).put("leader", backend.isLeader(gid));
+        }
+        return out;
+    }
+
+    /** Register (until the group has accepted us), heartbeat, and join newly assigned shards. */
+    private void tick(String id, String address) {
+        try {
+            ClusterImage image = catalog.image();
+            NodeInfo me = image.nodes().get(id);
+            if (me == null || !me.address().equals(address)) {
+                client.submit(new MetadataCommand.RegisterNode(id, address));
+                image = catalog.refresh();
+            }
+            client.heartbeat(id);
+            if (image.shards().isEmpty() || !image.shardsOf(id).stream().allMatch(
+                    sh -> backend.hostedGroups().contains(RaftGroupId.valueOf(UUID.fromString(sh.groupId()))))) {
+                image = catalog.refresh(); // shards may have been assigned since the last periodic refresh
+            }
+            for (ShardInfo shard : image.shardsOf(id)) {
+                backend.join(group(image, shard));
+            }
+        } catch (MetadataUnavailableException e) {
+            LOG.debug("metadata group unavailable: {}", e.getMessage());
+        } catch (RuntimeException e) {
+            LOG.warn("backend agent tick failed", e);
+        }
+    }
+
+    /** The Raft group of a shard: its replicas at their registered addresses. */
+    static RaftGroup group(ClusterImage image, ShardInfo shard) {
+        List<RaftPeer> peers = new ArrayList<>();
+        for (String replica : shard.replicas()) {
+            NodeInfo node = image.nodes().get(replica);
+            if (node != null) {
+                peers.add(RaftPeer.newBuilder().setId(replica).setAddress(node.address()).build());
+            }
+        }
+        return RaftGroup.valueOf(RaftGroupId.valueOf(UUID.fromString(shard.groupId())), peers);
+    }
+
+    public BackendServer server() {
+        return backend;
+    }
+
+    public InetSocketAddress adminAddress() {
+        return adminAddress;
+    }
+
+    @Override
+    public void close() {
+        serving = false;
+        if (agent != null) {
+            agent.shutdownNow();
+        }
+        if (admin != null) {
+            admin.close();
+        }
+        if (catalog != null) {
+            catalog.close();
+        }
+        if (client != null) {
+            client.close();
+        }
+        if (backend != null) {
+            backend.close();
+        }
+    }
+}
