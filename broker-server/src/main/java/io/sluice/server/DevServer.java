@@ -68,26 +68,47 @@ public final class DevServer implements AutoCloseable {
     private InetSocketAddress sqsAddress;
     private InetSocketAddress adminAddress;
 
+    private final boolean frontendOnly;
+    private io.sluice.backend.raft.ShardedPartitionService sharded;
+
     public DevServer(ServerConfig config) {
+        this(config, false);
+    }
+
+    /**
+     * @param frontendOnly {@code sluice frontend}: no metadata member and no local data; the catalog comes from
+     *                     {@code sluice.metadata.peers} and partitions live on the backends' shards
+     */
+    public DevServer(ServerConfig config, boolean frontendOnly) {
         this.config = config;
+        this.frontendOnly = frontendOnly;
     }
 
     public void start() throws InterruptedException {
         Path data = Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath();
         CachedCatalog catalog = startMetadata(data);
-        store = ShardStore.open(data.resolve("shard-0"), ShardStore.Durability.SYNC_WAL);
-        completions = Executors.newSingleThreadExecutor(daemon("sluice-shard-completions"));
-        shard = new LocalShard(store, clock, completions);
+        io.sluice.backend.PartitionService partitions;
+        if (frontendOnly) {
+            sharded = new io.sluice.backend.raft.ShardedPartitionService(new CatalogRouter(catalog::image));
+            partitions = sharded;
+        } else {
+            store = ShardStore.open(data.resolve("shard-0"), ShardStore.Durability.SYNC_WAL);
+            completions = Executors.newSingleThreadExecutor(daemon("sluice-shard-completions"));
+            shard = new LocalShard(store, clock, completions);
+            partitions = shard;
+        }
 
         String publicUrl = config.get(ServerConfigKeys.PUBLIC_URL);
         FrontendConfig frontend = new FrontendConfig(config.get(ServerConfigKeys.REGION),
                 config.get(ServerConfigKeys.ACCOUNT_ID), publicUrl.isEmpty() ? null : publicUrl,
                 config.get(ServerConfigKeys.MAX_REQUEST_BYTES), config.get(ServerConfigKeys.MAX_INFLIGHT));
-        SqsServices services = new SqsServices(catalog, shard, clock, frontend);
-        for (QueueMetadata q : catalog.list("")) {
-            for (PartitionId id : services.partitionIds(q)) {
-                if (!shard.openPartition(id).join()) {
-                    services.applyPartitionConfig(q).join(); // created in the catalog, not yet on disk: finish it
+        SqsServices services = new SqsServices(catalog, partitions, clock, frontend);
+        if (shard != null) {
+            for (QueueMetadata q : catalog.list("")) {
+                for (PartitionId id : services.partitionIds(q)) {
+                    if (!shard.openPartition(id).join()) {
+                        services.applyPartitionConfig(q).join(); // created in the catalog, not yet on disk: finish it
+                    }
                 }
             }
         }
@@ -96,8 +117,8 @@ public final class DevServer implements AutoCloseable {
         scheduler = Executors.newScheduledThreadPool(1, daemon("sluice-housekeeping"));
         longPolls = new LongPolls(clock);
         DeadLetterMover mover = new DeadLetterMover(services, workers);
-        shard.addListener(longPolls);
-        shard.addListener(mover);
+        partitions.addListener(longPolls);
+        partitions.addListener(mover);
         MoveTasks moveTasks = new MoveTasks(services, scheduler);
 
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -143,6 +164,9 @@ public final class DevServer implements AutoCloseable {
      */
     private CachedCatalog startMetadata(Path data) throws InterruptedException {
         String spec = config.get(ServerConfigKeys.METADATA_PEERS);
+        if (spec.isEmpty() && frontendOnly) {
+            throw new IllegalArgumentException("sluice frontend needs --metadata-peers");
+        }
         if (spec.isEmpty()) {
             peers = new MetadataPeers(Map.of("meta-1", "127.0.0.1:" + config.get(ServerConfigKeys.METADATA_PORT)));
             metadataServer = new MetadataServer("meta-1", peers, data.resolve("metadata"), clock,
@@ -160,6 +184,11 @@ public final class DevServer implements AutoCloseable {
         CachedCatalog catalog = new CachedCatalog(metadataClient, config.get(ServerConfigKeys.CATALOG_REFRESH_MS));
         if (metadataServer != null) {
             metadataServer.addImageListener(catalog::accept);
+        }
+        if (frontendOnly) {
+            awaitCatalog(catalog);
+            this.catalog = catalog;
+            return catalog; // a frontend is not a backend: it neither registers nor heartbeats
         }
         String nodeId = config.get(ServerConfigKeys.NODE_ID).isEmpty() ? "local" : config.get(ServerConfigKeys.NODE_ID);
         String address = config.get(ServerConfigKeys.HOST) + ":" + config.get(ServerConfigKeys.PORT);
@@ -189,6 +218,22 @@ public final class DevServer implements AutoCloseable {
         return catalog;
     }
 
+    /** Waits (bounded) until the metadata group answers a read. */
+    private static void awaitCatalog(CachedCatalog catalog) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            try {
+                catalog.refresh();
+                return;
+            } catch (MetadataUnavailableException e) {
+                if (System.nanoTime() > deadline) {
+                    throw e;
+                }
+                LOG.info("waiting for the metadata group: {}", e.getMessage());
+            }
+        }
+    }
+
     private static Map<String, String> unknownRoles(MetadataPeers peers) {
         Map<String, String> roles = new java.util.TreeMap<>();
         peers.addresses().keySet().forEach(id -> roles.put(id, "unknown"));
@@ -197,8 +242,10 @@ public final class DevServer implements AutoCloseable {
 
     private void housekeeping(SqsServices services) {
         try {
-            for (PartitionId id : shard.partitionIds().join()) {
-                shard.submit(id, new PartitionCommand.Expire(1000));
+            for (QueueMetadata q : services.catalog().list("")) {
+                for (PartitionId id : services.partitionIds(q)) {
+                    services.partitions().submit(id, new PartitionCommand.Expire(1000));
+                }
             }
         } catch (RuntimeException e) {
             LOG.warn("housekeeping failed", e);
@@ -245,6 +292,9 @@ public final class DevServer implements AutoCloseable {
         }
         if (completions != null) {
             completions.shutdown();
+        }
+        if (sharded != null) {
+            sharded.close();
         }
         if (store != null) {
             store.close();

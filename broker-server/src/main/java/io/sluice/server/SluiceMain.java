@@ -12,7 +12,8 @@ import picocli.CommandLine.Option;
 /** The {@code sluice} command line. */
 @Command(name = "sluice", mixinStandardHelpOptions = true, version = "sluice 0.1.0-SNAPSHOT",
         description = "A clustered, durable work-queue server that speaks the Amazon SQS API.",
-        subcommands = {SluiceMain.Dev.class, SluiceMain.Metadata.class, SluiceMain.Backend.class, AdminCommand.class})
+        subcommands = {SluiceMain.Dev.class, SluiceMain.Frontend.class, SluiceMain.Metadata.class, SluiceMain.Backend.class,
+            AdminCommand.class})
 public final class SluiceMain implements Runnable {
 
     public static void main(String[] args) {
@@ -132,6 +133,49 @@ public final class SluiceMain implements Runnable {
             overrides.put(ServerConfigKeys.HOST.name(), host);
             MetadataNode node = new MetadataNode(ServerConfig.load(configFile, System.getenv(), overrides));
             return runUntilStopped(node::start, node);
+        }
+    }
+
+    /** {@code sluice frontend}: the SQS endpoint of a cluster (catalog from the metadata group, data on shards). */
+    @Command(name = "frontend", mixinStandardHelpOptions = true,
+            description = "Run a stateless SQS frontend of a cluster.")
+    static final class Frontend implements Callable<Integer> {
+        @Option(names = "--metadata-peers", required = true, description = "The metadata group: id=host:port,...")
+        String metadataPeers;
+
+        @Option(names = "--port", defaultValue = "9324", description = "SQS endpoint port (default ${DEFAULT-VALUE}).")
+        int port;
+
+        @Option(names = "--admin-port", defaultValue = "9325", description = "Health and metrics (default ${DEFAULT-VALUE}).")
+        int adminPort;
+
+        @Option(names = "--host", defaultValue = "127.0.0.1", description = "Bind address (default ${DEFAULT-VALUE}).")
+        String host;
+
+        @Option(names = "--access-key", description = "An access key accepted besides the catalog's.")
+        String accessKey;
+
+        @Option(names = "--secret-key", description = "Its secret.")
+        String secretKey;
+
+        @Option(names = "--config", description = "A properties file of configuration keys (docs/configuration.md).")
+        Path configFile;
+
+        @Override
+        public Integer call() throws Exception {
+            Map<String, String> overrides = new HashMap<>();
+            overrides.put(ServerConfigKeys.METADATA_PEERS.name(), metadataPeers);
+            overrides.put(ServerConfigKeys.PORT.name(), Integer.toString(port));
+            overrides.put(ServerConfigKeys.ADMIN_PORT.name(), Integer.toString(adminPort));
+            overrides.put(ServerConfigKeys.HOST.name(), host);
+            if (accessKey != null) {
+                overrides.put(ServerConfigKeys.ACCESS_KEY.name(), accessKey);
+            }
+            if (secretKey != null) {
+                overrides.put(ServerConfigKeys.SECRET_KEY.name(), secretKey);
+            }
+            DevServer server = new DevServer(ServerConfig.load(configFile, System.getenv(), overrides), true);
+            return runUntilStopped(server::start, server);
         }
     }
 

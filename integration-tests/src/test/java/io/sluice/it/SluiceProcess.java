@@ -28,6 +28,7 @@ public final class SluiceProcess implements AutoCloseable {
     private final Path log;
     private final List<String> extraArgs;
     private final java.util.Map<String, String> extraEnv;
+    private String role = "dev";
     private Process process;
     private int port;
     private int adminPort;
@@ -54,6 +55,15 @@ public final class SluiceProcess implements AutoCloseable {
         return p;
     }
 
+    /** Starts {@code sluice frontend} for a cluster whose metadata group is {@code metadataPeers}. */
+    public static SluiceProcess startFrontend(String name, String metadataPeers) throws IOException {
+        Path data = Files.createTempDirectory(itDir(), name + "-");
+        SluiceProcess p = new SluiceProcess(data, List.of("--metadata-peers", metadataPeers), java.util.Map.of());
+        p.role = "frontend";
+        p.launch();
+        return p;
+    }
+
     /** Where test servers keep their data and logs. */
     public static Path itDir() throws IOException {
         Path base = Path.of(System.getProperty("sluice.it.dir", "target/it"));
@@ -65,9 +75,12 @@ public final class SluiceProcess implements AutoCloseable {
         port = freePort();
         adminPort = freePort();
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx512m", "-XX:+UseSerialGC", "-jar", jar(), "dev",
+        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx512m", "-XX:+UseSerialGC", "-jar", jar(), role,
                 "--port", Integer.toString(port), "--admin-port", Integer.toString(adminPort),
-                "--data-dir", dataDir.toString(), "--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY));
+                "--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY));
+        if (role.equals("dev")) {
+            cmd.addAll(List.of("--data-dir", dataDir.toString()));
+        }
         cmd.addAll(extraArgs);
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));

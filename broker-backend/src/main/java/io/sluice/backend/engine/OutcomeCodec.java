@@ -133,6 +133,15 @@ public final class OutcomeCodec {
         return new PartitionEngine.Outcome(response, List.of(), List.of());
     }
 
+    /** The stored form of a message (for reads of a single message). */
+    public static byte[] encodeMessage(StoredMessage m) {
+        return RecordCodec.encodeMessage(m);
+    }
+
+    public static StoredMessage decodeMessage(byte[] bytes) {
+        return RecordCodec.decodeMessage(bytes);
+    }
+
     private static void writeFailure(Bytes.Writer w, SqsFailure f) {
         w.str(f.error().name());
         w.str(f.message());

@@ -57,6 +57,14 @@ public final class ShardStateMachine extends BaseStateMachine {
     private final List<PartitionService.EffectListener> listeners = new CopyOnWriteArrayList<>();
     private final Map<PartitionId, PartitionEngine> engines = new HashMap<>();
     private final Clock clock;
+    /** Parked AWAIT queries (leader only), completed by the next MessagesAvailable effect or their timeout. */
+    private final java.util.Set<CompletableFuture<Message>> awaiting = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final java.util.concurrent.ScheduledExecutorService awaitTimer =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "sluice-shard-await");
+                t.setDaemon(true);
+                return t;
+            });
     private ShardStore store;
 
     /** @param storeDir where this replica's RocksDB lives (outside Ratis' own folders: a snapshot install replaces those) */
@@ -117,6 +125,7 @@ public final class ShardStateMachine extends BaseStateMachine {
             updateLastAppliedTermIndex(termIndex);
             if (trx.getServerRole() == RaftPeerRole.LEADER && !effects.isEmpty()) {
                 listeners.forEach(l -> l.onEffects(effects));
+                wakeAwaiting(effects);
             }
             return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(OutcomeCodec.encode(outcomes))));
         }
@@ -137,6 +146,83 @@ public final class ShardStateMachine extends BaseStateMachine {
         return engine;
     }
 
+    private void wakeAwaiting(List<Effect> effects) {
+        List<PartitionId> available = effects.stream().filter(Effect.MessagesAvailable.class::isInstance)
+                .map(e -> ((Effect.MessagesAvailable) e).partition()).distinct().toList();
+        if (available.isEmpty()) {
+            return;
+        }
+        Message answer = Message.valueOf(ByteString.copyFrom(ShardQueries.encodePartitions(available)));
+        for (CompletableFuture<Message> f : List.copyOf(awaiting)) {
+            if (awaiting.remove(f)) {
+                f.complete(answer);
+            }
+        }
+    }
+
+    @Override
+    public CompletableFuture<Message> query(Message request) {
+        ByteBuffer q = request.getContent().asReadOnlyByteBuffer();
+        if (!q.hasRemaining()) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException("empty query"));
+        }
+        byte type = q.get(0);
+        if (type == ShardQueries.AWAIT) {
+            CompletableFuture<Message> parked = new CompletableFuture<>();
+            awaiting.add(parked);
+            long timeoutMillis = Math.max(1, Math.min(ShardQueries.argOf(q), 60_000));
+            awaitTimer.schedule(() -> {
+                if (awaiting.remove(parked)) {
+                    parked.complete(Message.valueOf(ByteString.copyFrom(ShardQueries.encodePartitions(List.of()))));
+                }
+            }, timeoutMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
+            return parked;
+        }
+        byte[] answer;
+        synchronized (this) {
+            if (type == ShardQueries.PENDING_DEAD_LETTERS) {
+                List<Effect.DeadLetter> pending = new ArrayList<>();
+                engines.values().forEach(e -> pending.addAll(e.state().pendingDeadLetters()));
+                answer = ShardQueries.encodeDeadLetters(pending);
+            } else {
+                PartitionId id = ShardQueries.partitionOf(q);
+                PartitionEngine engine = engine(id, null);
+                long arg = ShardQueries.argOf(q);
+                answer = switch (type) {
+                    case ShardQueries.COUNTS -> ShardQueries.encodeCounts(engine == null
+                            ? new io.sluice.backend.engine.QueueCounts(0, 0, 0, 0, -1) : engine.state().counts());
+                    case ShardQueries.NEXT_DEADLINE -> ShardQueries.encodeLong(engine == null ? -1
+                            : engine.state().nextDeadlineMillis());
+                    case ShardQueries.VISIBLE_AT -> ShardQueries.encodeLong(engine == null ? 0
+                            : engine.state().visibleCountAt(Math.max(arg, clock.nowMillis())));
+                    case ShardQueries.READ_MESSAGE -> readMessageOrEmpty(engine, arg);
+                    default -> null;
+                };
+            }
+        }
+        return answer == null ? CompletableFuture.failedFuture(new IllegalArgumentException("unknown query " + type))
+                : CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(answer)));
+    }
+
+    private static byte[] readMessageOrEmpty(PartitionEngine engine, long seq) {
+        try {
+            return engine == null ? new byte[0]
+                    : io.sluice.backend.engine.OutcomeCodec.encodeMessage(engine.readMessage(seq));
+        } catch (IllegalStateException e) {
+            return new byte[0];
+        }
+    }
+
+    @Override
+    public void notifyNotLeader(java.util.Collection<TransactionContext> pending) {
+        // Parked AWAITs belong to the leader: answer them empty so their frontends ask the new one.
+        for (CompletableFuture<Message> f : List.copyOf(awaiting)) {
+            if (awaiting.remove(f)) {
+                f.complete(Message.valueOf(ByteString.copyFrom(ShardQueries.encodePartitions(List.of()))));
+            }
+        }
+    }
+
     /** A read of a partition's state on this replica (for tests and status): its canonical description. */
     public synchronized String describe(PartitionId id) {
         PartitionEngine engine = engine(id, null);
@@ -146,6 +232,7 @@ public final class ShardStateMachine extends BaseStateMachine {
     @Override
     public void close() throws IOException {
         super.close();
+        awaitTimer.shutdownNow();
         synchronized (this) {
             if (store != null) {
                 store.close();

@@ -41,9 +41,14 @@ public final class RatisSettings {
     }
 
     public static RaftProperties client() {
+        return client(3_000);
+    }
+
+    /** A client whose requests may take {@code timeoutMillis}: parked reads (long polls) need more than the default. */
+    public static RaftProperties client(long timeoutMillis) {
         RaftProperties p = new RaftProperties();
         RaftConfigKeys.Rpc.setType(p, SupportedRpcType.GRPC);
-        RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(3, TimeUnit.SECONDS));
+        RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(timeoutMillis, TimeUnit.MILLISECONDS));
         return p;
     }
 }

@@ -1,0 +1,100 @@
+package io.sluice.backend.raft;
+
+import io.sluice.backend.engine.DeadLetterReason;
+import io.sluice.backend.engine.Effect;
+import io.sluice.backend.engine.PartitionId;
+import io.sluice.backend.engine.QueueCounts;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The read-only queries a shard answers (Raft read requests, served by the leader): partition counts, the next
+ * deadline, visible count, a stored message, pending dead-letter hand-offs, and {@code AWAIT}: a parked query that
+ * completes when messages become available in any of the shard's partitions (or at its timeout), which is how a
+ * frontend learns of arrivals without polling. Requests and answers are small fixed binary layouts.
+ */
+public final class ShardQueries {
+    static final byte COUNTS = 1;
+    static final byte NEXT_DEADLINE = 2;
+    static final byte VISIBLE_AT = 3;
+    static final byte READ_MESSAGE = 4;
+    static final byte PENDING_DEAD_LETTERS = 5;
+    static final byte AWAIT = 6;
+
+    private ShardQueries() {
+    }
+
+    static byte[] partitionQuery(byte type, PartitionId p, long arg) {
+        return ByteBuffer.allocate(1 + 8 + 4 + 8).put(type).putLong(p.queueId()).putInt(p.index()).putLong(arg).array();
+    }
+
+    static byte[] simple(byte type, long arg) {
+        return ByteBuffer.allocate(1 + 8).put(type).putLong(arg).array();
+    }
+
+    static PartitionId partitionOf(ByteBuffer q) {
+        return new PartitionId(q.getLong(1), q.getInt(9));
+    }
+
+    static long argOf(ByteBuffer q) {
+        return q.getLong(q.limit() - 8);
+    }
+
+    static byte[] encodeCounts(QueueCounts c) {
+        return ByteBuffer.allocate(4 * 4 + 8).putInt(c.visible()).putInt(c.inflight()).putInt(c.delayed())
+                .putInt(c.deadLetterPending()).putLong(c.oldestRetentionBaseMillis()).array();
+    }
+
+    static QueueCounts decodeCounts(byte[] b) {
+        ByteBuffer r = ByteBuffer.wrap(b);
+        return new QueueCounts(r.getInt(), r.getInt(), r.getInt(), r.getInt(), r.getLong());
+    }
+
+    static byte[] encodeLong(long v) {
+        return ByteBuffer.allocate(8).putLong(v).array();
+    }
+
+    static long decodeLong(byte[] b) {
+        return ByteBuffer.wrap(b).getLong();
+    }
+
+    static byte[] encodeDeadLetters(List<Effect.DeadLetter> list) {
+        ByteBuffer b = ByteBuffer.allocate(4 + list.size() * (8 + 4 + 8 + 1 + 4 + 8));
+        b.putInt(list.size());
+        for (Effect.DeadLetter d : list) {
+            b.putLong(d.partition().queueId()).putInt(d.partition().index()).putLong(d.seq())
+                    .put((byte) d.reason().code()).putInt(d.receiveCount()).putLong(d.firstReceiveTimestampMillis());
+        }
+        return b.array();
+    }
+
+    static List<Effect.DeadLetter> decodeDeadLetters(byte[] bytes) {
+        ByteBuffer b = ByteBuffer.wrap(bytes);
+        int n = b.getInt();
+        List<Effect.DeadLetter> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            out.add(new Effect.DeadLetter(new PartitionId(b.getLong(), b.getInt()), b.getLong(),
+                    DeadLetterReason.ofCode(b.get()), b.getInt(), b.getLong()));
+        }
+        return out;
+    }
+
+    /** AWAIT answer: the partitions that have messages now (empty at timeout). */
+    static byte[] encodePartitions(List<PartitionId> partitions) {
+        ByteBuffer b = ByteBuffer.allocate(4 + partitions.size() * 12);
+        b.putInt(partitions.size());
+        partitions.forEach(p -> b.putLong(p.queueId()).putInt(p.index()));
+        return b.array();
+    }
+
+    static List<PartitionId> decodePartitions(byte[] bytes) {
+        ByteBuffer b = ByteBuffer.wrap(bytes);
+        int n = b.getInt();
+        List<PartitionId> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            out.add(new PartitionId(b.getLong(), b.getInt()));
+        }
+        return out;
+    }
+}

@@ -1,0 +1,222 @@
+package io.sluice.backend.raft;
+
+import io.sluice.backend.PartitionService;
+import io.sluice.backend.engine.Effect;
+import io.sluice.backend.engine.OutcomeCodec;
+import io.sluice.backend.engine.PartitionCommand;
+import io.sluice.backend.engine.PartitionConfig;
+import io.sluice.backend.engine.PartitionEngine;
+import io.sluice.backend.engine.PartitionId;
+import io.sluice.backend.engine.PartitionResponse;
+import io.sluice.backend.engine.QueueCounts;
+import io.sluice.backend.engine.StoredMessage;
+import io.sluice.common.SqsError;
+import io.sluice.common.raft.RatisSettings;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.util.TimeDuration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The data plane over replicated shards, as a frontend uses it: a partition's commands go to its shard (found by the
+ * {@link Router}, i.e. the cached catalog) through a {@link ShardClient} (group commit), reads are Raft read
+ * requests to the shard's leader, and arrivals are learnt from one parked {@code AWAIT} query per shard, turned into
+ * {@code MessagesAvailable} effects for the listeners (long polls).
+ */
+public final class ShardedPartitionService implements PartitionService, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ShardedPartitionService.class);
+    private static final long AWAIT_MILLIS = 10_000;
+
+    /** Where partitions live: from the catalog. */
+    public interface Router {
+        /** The shard group holding {@code partition}, or null when the catalog has no such partition. */
+        RaftGroup groupOf(PartitionId partition);
+
+        /** Every shard group (for arrival watches and cluster-wide reads). */
+        Collection<RaftGroup> allGroups();
+    }
+
+    private final Router router;
+    private final Map<RaftGroupId, ShardClient> writers = new ConcurrentHashMap<>();
+    private final Map<RaftGroupId, RaftGroup> writerGroups = new ConcurrentHashMap<>();
+    private final Map<RaftGroupId, RaftClient> readers = new ConcurrentHashMap<>();
+    private final Map<RaftGroupId, Boolean> watched = new ConcurrentHashMap<>();
+    private final List<EffectListener> listeners = new CopyOnWriteArrayList<>();
+    private final ScheduledExecutorService watcher = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "sluice-shard-watch");
+        t.setDaemon(true);
+        return t;
+    });
+    private volatile boolean closed;
+
+    public ShardedPartitionService(Router router) {
+        this.router = router;
+        watcher.scheduleWithFixedDelay(this::watchNewShards, 0, 1, TimeUnit.SECONDS);
+    }
+
+    private ShardClient writer(RaftGroup group) {
+        RaftGroup known = writerGroups.get(group.getGroupId());
+        if (known != null && !known.getPeers().equals(group.getPeers())) {
+            ShardClient stale = writers.remove(group.getGroupId()); // replicas changed: reconnect
+            closeQuietly(stale);
+        }
+        writerGroups.put(group.getGroupId(), group);
+        return writers.computeIfAbsent(group.getGroupId(), id -> new ShardClient(group, 512, 2));
+    }
+
+    private RaftClient reader(RaftGroup group) {
+        return readers.computeIfAbsent(group.getGroupId(), id -> RaftClient.newBuilder()
+                .setProperties(RatisSettings.client(AWAIT_MILLIS + 5_000)).setRaftGroup(group)
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(20,
+                        TimeDuration.valueOf(250, TimeUnit.MILLISECONDS))).build());
+    }
+
+    @Override
+    public CompletableFuture<PartitionEngine.Outcome> submit(PartitionId partition, PartitionCommand command) {
+        RaftGroup group = router.groupOf(partition);
+        if (group == null) {
+            return CompletableFuture.completedFuture(new PartitionEngine.Outcome(
+                    new PartitionResponse.Rejected(SqsError.QUEUE_DOES_NOT_EXIST.failure()), List.of(), List.of()));
+        }
+        return writer(group).submit(partition, command);
+    }
+
+    @Override
+    public CompletableFuture<Void> createPartition(PartitionId partition, PartitionConfig config) {
+        return submit(partition, new PartitionCommand.Configure(config)).thenApply(o -> null);
+    }
+
+    private CompletableFuture<byte[]> query(PartitionId partition, byte[] q) {
+        RaftGroup group = router.groupOf(partition);
+        if (group == null) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return query(group, q);
+    }
+
+    private CompletableFuture<byte[]> query(RaftGroup group, byte[] q) {
+        return reader(group).async().sendReadOnly(Message.valueOf(ByteString.copyFrom(q))).thenApply(reply -> {
+            if (!reply.isSuccess()) {
+                throw new IllegalStateException("shard read failed: " + reply.getException());
+            }
+            return reply.getMessage().getContent().toByteArray();
+        });
+    }
+
+    @Override
+    public CompletableFuture<QueueCounts> counts(PartitionId partition) {
+        return query(partition, ShardQueries.partitionQuery(ShardQueries.COUNTS, partition, 0))
+                .thenApply(b -> b == null ? new QueueCounts(0, 0, 0, 0, -1) : ShardQueries.decodeCounts(b));
+    }
+
+    @Override
+    public CompletableFuture<Integer> visibleNow(PartitionId partition) {
+        return query(partition, ShardQueries.partitionQuery(ShardQueries.VISIBLE_AT, partition, 0))
+                .thenApply(b -> b == null ? 0 : (int) ShardQueries.decodeLong(b));
+    }
+
+    @Override
+    public CompletableFuture<Long> nextDeadlineMillis(PartitionId partition) {
+        return query(partition, ShardQueries.partitionQuery(ShardQueries.NEXT_DEADLINE, partition, 0))
+                .thenApply(b -> b == null ? -1L : ShardQueries.decodeLong(b));
+    }
+
+    @Override
+    public CompletableFuture<List<Effect.DeadLetter>> pendingDeadLetters() {
+        List<CompletableFuture<List<Effect.DeadLetter>>> parts = new ArrayList<>();
+        for (RaftGroup g : router.allGroups()) {
+            parts.add(query(g, ShardQueries.simple(ShardQueries.PENDING_DEAD_LETTERS, 0))
+                    .thenApply(ShardQueries::decodeDeadLetters).exceptionally(e -> List.of()));
+        }
+        return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            List<Effect.DeadLetter> all = new ArrayList<>();
+            parts.forEach(p -> all.addAll(p.join()));
+            return all;
+        });
+    }
+
+    @Override
+    public CompletableFuture<Void> dropPartition(PartitionId partition) {
+        return CompletableFuture.completedFuture(null); // the retired partition stays as a tombstoned range
+    }
+
+    @Override
+    public CompletableFuture<StoredMessage> readMessage(PartitionId partition, long seq) {
+        return query(partition, ShardQueries.partitionQuery(ShardQueries.READ_MESSAGE, partition, seq))
+                .thenApply(b -> b == null || b.length == 0 ? null : OutcomeCodec.decodeMessage(b));
+    }
+
+    @Override
+    public void addListener(EffectListener listener) {
+        listeners.add(listener);
+    }
+
+    /** Keeps one parked AWAIT per shard; each answer fans out as MessagesAvailable effects. */
+    private void watchNewShards() {
+        try {
+            for (RaftGroup g : router.allGroups()) {
+                if (watched.putIfAbsent(g.getGroupId(), Boolean.TRUE) == null) {
+                    await(g);
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.debug("shard watch refresh failed", e);
+        }
+    }
+
+    private void await(RaftGroup group) {
+        if (closed) {
+            return;
+        }
+        reader(group).async().sendReadOnlyUnordered(Message.valueOf(ByteString.copyFrom(
+                ShardQueries.simple(ShardQueries.AWAIT, AWAIT_MILLIS)))).whenComplete((RaftClientReply reply, Throwable e) -> {
+                    if (e == null && reply.isSuccess()) {
+                        List<PartitionId> available = ShardQueries.decodePartitions(
+                                reply.getMessage().getContent().toByteArray());
+                        if (!available.isEmpty()) {
+                            List<Effect> effects = new ArrayList<>();
+                            available.forEach(p -> effects.add(new Effect.MessagesAvailable(p, 1)));
+                            listeners.forEach(l -> l.onEffects(effects));
+                        }
+                        await(group);
+                    } else {
+                        watcher.schedule(() -> await(group), 500, TimeUnit.MILLISECONDS);
+                    }
+                });
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        if (c != null) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                // dropping it anyway
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        watcher.shutdownNow();
+        writers.values().forEach(ShardedPartitionService::closeQuietly);
+        readers.values().forEach(ShardedPartitionService::closeQuietly);
+    }
+
+}

@@ -1,0 +1,36 @@
+package io.sluice.server;
+
+import io.sluice.backend.engine.PartitionId;
+import io.sluice.backend.raft.ShardedPartitionService;
+import io.sluice.metadata.image.ClusterImage;
+import io.sluice.metadata.image.PartitionAssignment;
+import io.sluice.metadata.image.ShardInfo;
+import java.util.Collection;
+import java.util.List;
+import java.util.function.Supplier;
+import org.apache.ratis.protocol.RaftGroup;
+
+/** Routes partitions to shard groups from the (cached) catalog image. */
+final class CatalogRouter implements ShardedPartitionService.Router {
+    private final Supplier<ClusterImage> catalog;
+
+    CatalogRouter(Supplier<ClusterImage> catalog) {
+        this.catalog = catalog;
+    }
+
+    @Override
+    public RaftGroup groupOf(PartitionId partition) {
+        ClusterImage image = catalog.get();
+        PartitionAssignment a = image.partitions().get(PartitionAssignment.key(partition.queueId(), partition.index()));
+        ShardInfo shard = a == null || a.shardId() == null ? null : image.shards().get(a.shardId());
+        return shard == null ? null : BackendNode.group(image, shard);
+    }
+
+    @Override
+    public Collection<RaftGroup> allGroups() {
+        ClusterImage image = catalog.get();
+        List<RaftGroup> groups = new java.util.ArrayList<>();
+        image.shards().values().forEach(s -> groups.add(BackendNode.group(image, s)));
+        return groups;
+    }
+}

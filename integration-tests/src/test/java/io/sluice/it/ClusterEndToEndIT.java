@@ -1,0 +1,108 @@
+package io.sluice.it;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.metadata.image.ClusterImage;
+import io.sluice.metadata.image.PartitionAssignment;
+import io.sluice.metadata.raft.MetadataClient;
+import io.sluice.metadata.raft.MetadataPeers;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.services.sqs.SqsClient;
+import software.amazon.awssdk.services.sqs.model.Message;
+
+/**
+ * The cluster shape end to end with real processes: 3 metadata members, 3 backends hosting replicated shards (R = 3),
+ * and a stateless frontend; the AWS SDK sends and receives through it. The leader of the queue's shard is killed
+ * with SIGKILL in the middle: no acknowledged message is lost (duplicates are counted and printed).
+ */
+class ClusterEndToEndIT {
+
+    @Test
+    void acknowledgedMessagesSurviveKillingTheirShardsLeader() throws Exception {
+        try (MetadataProcess.Group group = new MetadataProcess.Group("e2e", Map.of("SLUICE_SHARDS", "2",
+                "SLUICE_REPLICATION_FACTOR", "3"))) {
+            group.startAll();
+            group.awaitLeader();
+            List<BackendProcess> backends = new ArrayList<>();
+            try {
+                for (int i = 1; i <= 3; i++) {
+                    BackendProcess b = new BackendProcess("b" + i, group.peers);
+                    b.start();
+                    backends.add(b);
+                }
+                await().atMost(Duration.ofSeconds(60)).until(() -> backends.stream().allMatch(b -> b.hostedShards() == 2));
+                try (SluiceProcess frontend = SluiceProcess.startFrontend("frontend", group.peers);
+                     SqsClient sqs = SqsClients.client(frontend.endpoint());
+                     MetadataClient metadata = new MetadataClient(MetadataPeers.parse(group.peers))) {
+                    String url = sqs.createQueue(b -> b.queueName("replicated")).queueUrl();
+
+                    long start = System.nanoTime();
+                    CompletableFuture<List<Message>> parked = CompletableFuture.supplyAsync(() ->
+                            sqs.receiveMessage(b -> b.queueUrl(url).waitTimeSeconds(10)).messages());
+                    frontend.awaitParkedPolls(1);
+                    sqs.sendMessage(b -> b.queueUrl(url).messageBody("wake"));
+                    Message woken = parked.join().get(0);
+                    System.out.printf("long poll through a shard woke after %d ms%n", (System.nanoTime() - start) / 1_000_000);
+                    sqs.deleteMessage(b -> b.queueUrl(url).receiptHandle(woken.receiptHandle()));
+
+                    Set<String> acknowledged = new HashSet<>();
+                    for (int i = 0; i < 50; i++) {
+                        int n = i;
+                        acknowledged.add(sqs.sendMessage(b -> b.queueUrl(url).messageBody("m" + n)).messageId());
+                    }
+                    ClusterImage image = metadata.fetchImage();
+                    long queueId = image.queues().get("replicated").queueId();
+                    String shardId = image.partitions().get(PartitionAssignment.key(queueId, 0)).shardId();
+                    String groupId = image.shards().get(shardId).groupId();
+                    await().atMost(Duration.ofSeconds(10)).until(() -> backends.stream().anyMatch(b -> b.leads(groupId)));
+                    BackendProcess leader = backends.stream().filter(b -> b.leads(groupId)).findFirst().orElseThrow();
+                    leader.kill();
+                    long killed = System.nanoTime();
+                    acknowledged.add(sqs.sendMessage(b -> b.queueUrl(url).messageBody("after the kill")).messageId());
+                    System.out.printf("shard leader %s killed (SIGKILL): first send acknowledged after %d ms%n", leader.id,
+                            (System.nanoTime() - killed) / 1_000_000);
+                    for (int i = 0; i < 20; i++) {
+                        int n = i;
+                        acknowledged.add(sqs.sendMessage(b -> b.queueUrl(url).messageBody("late" + n)).messageId());
+                    }
+
+                    // Drain: a send the SDK retried after an unknown outcome (during the failover) may be stored twice,
+                    // under two ids with one body: at-least-once, counted as duplicates. Nothing acknowledged may miss.
+                    Set<String> received = new HashSet<>();
+                    Map<String, Integer> copiesPerBody = new java.util.HashMap<>();
+                    int emptyRounds = 0;
+                    for (int round = 0; round < 300 && emptyRounds < 3; round++) {
+                        List<Message> got = sqs.receiveMessage(b -> b.queueUrl(url).maxNumberOfMessages(10)
+                                .waitTimeSeconds(1)).messages();
+                        emptyRounds = got.isEmpty() ? emptyRounds + 1 : 0;
+                        for (Message m : got) {
+                            received.add(m.messageId());
+                            copiesPerBody.merge(m.body(), 1, Integer::sum);
+                            sqs.deleteMessage(b -> b.queueUrl(url).receiptHandle(m.receiptHandle()));
+                        }
+                    }
+                    int duplicates = copiesPerBody.values().stream().mapToInt(n -> n - 1).sum();
+                    System.out.printf("acknowledged %d, received %d distinct ids, %d duplicates (retried sends)%n",
+                            acknowledged.size(), received.size(), duplicates);
+                    Set<String> lost = new HashSet<>(acknowledged);
+                    lost.removeAll(received);
+                    assertEquals(Set.of(), lost, "no acknowledged message lost");
+                    assertEquals(71, copiesPerBody.size(), "every body sent arrived, nothing else");
+                }
+            } finally {
+                for (BackendProcess b : backends) {
+                    b.stop();
+                }
+            }
+        }
+    }
+}
