@@ -62,9 +62,12 @@ final class AdminCommand implements Runnable {
                 out.printf("metadata  %-10s %-22s %s%n", m.path("id").asText(), m.path("address").asText(),
                         m.path("role").asText());
             }
+            boolean known = s.path("livenessKnown").asBoolean(true);
             for (JsonNode b : s.path("backends")) {
-                out.printf("backend   %-10s %-22s %s replicas=%d%n", b.path("id").asText(), b.path("address").asText(),
-                        b.path("alive").asBoolean() ? "alive" : "DEAD", b.path("replicas").asInt());
+                out.printf("backend   %-10s %-22s %s shards=%d partitions=%d%n", b.path("id").asText(),
+                        b.path("address").asText(), !known ? "liveness-unknown(ask the metadata leader)"
+                                : b.path("alive").asBoolean() ? "alive" : "DEAD",
+                        b.path("shards").asInt(), b.path("replicas").asInt());
             }
             for (JsonNode q : s.path("queues")) {
                 for (JsonNode p : q.path("partitions")) {

@@ -71,7 +71,7 @@ public final class BackendNode implements AutoCloseable {
         int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
         admin = new AdminServer(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), () -> serving,
                 () -> new String(MetadataJson.write(ClusterStatus.render(catalog.image(), new java.util.TreeMap<>(),
-                        peers.addresses(), b -> true, rf).put("node", id).set("hostedShards", hostedShards())),
+                        peers.addresses(), b -> true, false, rf).put("node", id).set("hostedShards", hostedShards())),
                         StandardCharsets.UTF_8),
                 body -> {
                     throw new IllegalArgumentException("put keys through a metadata member or a frontend");

@@ -149,7 +149,8 @@ public final class DevServer implements AutoCloseable {
         int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
         admin = new AdminServer(registry, () -> serving, () -> new String(MetadataJson.write(ClusterStatus.render(
                 catalog.image(), metadataServer != null ? metadataServer.memberRoles() : unknownRoles(peers),
-                peers.addresses(), b -> metadataServer == null || metadataServer.isBackendAlive(b), rf)),
+                peers.addresses(), b -> metadataServer == null || metadataServer.isBackendAlive(b),
+                metadataServer != null && metadataServer.isLeader(), rf)),
                 java.nio.charset.StandardCharsets.UTF_8), AccessKeyAdmin.handler(metadataClient::submit));
         adminAddress = admin.start(host, config.get(ServerConfigKeys.ADMIN_PORT));
         serving = true;

@@ -41,7 +41,8 @@ public final class MetadataNode implements AutoCloseable {
         int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
         admin = new AdminServer(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), () -> serving,
                 () -> new String(MetadataJson.write(ClusterStatus.render(server.image(), server.memberRoles(),
-                        peers.addresses(), server::isBackendAlive, rf)), java.nio.charset.StandardCharsets.UTF_8),
+                        peers.addresses(), server::isBackendAlive, server.isLeader(), rf)),
+                        java.nio.charset.StandardCharsets.UTF_8),
                 AccessKeyAdmin.handler(server::submit));
         adminAddress = admin.start(config.get(ServerConfigKeys.HOST), config.get(ServerConfigKeys.ADMIN_PORT));
         serving = true;

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# A local Sluice cluster on loopback: 3 metadata members, 3 backends, 2 frontends, each a JVM from the built jar.
+#
+#   deploy/local/cluster.sh start DIR    start it (data and logs under DIR, pids in DIR/<role>-<n>.pid), print each
+#                                        frontend's endpoint URL, return once the cluster serves
+#   deploy/local/cluster.sh status DIR   each process alive or not, then the cluster status
+#   deploy/local/cluster.sh stop DIR     stop every process (SIGTERM, then SIGKILL after 30 s)
+#
+# Environment: SLUICE_ACCESS_KEY / SLUICE_SECRET_KEY (credentials the frontends accept; default sluice /
+# sluice-dev-secret), SLUICE_CLUSTER_BASE_PORT (default 19000), SLUICE_SHARDS (default 6), SLUICE_JAR (default the
+# repository's broker-server/target/sluice.jar, built if missing). This interface is a contract: keep it.
+set -euo pipefail
+
+cmd=${1:-}
+dir=${2:-}
+if [ -z "$cmd" ] || [ -z "$dir" ]; then
+  echo "usage: $0 start|stop|status DIR" >&2
+  exit 2
+fi
+root=$(cd "$(dirname "$0")/../.." && pwd)
+jar=${SLUICE_JAR:-$root/broker-server/target/sluice.jar}
+base=${SLUICE_CLUSTER_BASE_PORT:-19000}
+shards=${SLUICE_SHARDS:-6}
+java_bin=${JAVA_HOME:+$JAVA_HOME/bin/}java
+peers="m1=127.0.0.1:$((base + 101)),m2=127.0.0.1:$((base + 102)),m3=127.0.0.1:$((base + 103))"
+
+alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+# launch ROLE N ARGS...: start one process in the background, remember its pid.
+launch() {
+  local role=$1 n=$2; shift 2
+  local pidfile="$dir/$role-$n.pid"
+  if alive "$pidfile"; then
+    echo "$role-$n already running (pid $(cat "$pidfile"))"
+    return
+  fi
+  mkdir -p "$dir/$role-$n"
+  SLUICE_SHARDS=$shards SLUICE_REPLICATION_FACTOR=3 SLUICE_ACCESS_LOG_LEVEL=${SLUICE_ACCESS_LOG_LEVEL:-WARN} \
+    nohup "$java_bin" -Xmx512m -XX:+UseSerialGC -jar "$jar" "$role" "$@" >"$dir/$role-$n.log" 2>&1 &
+  echo $! >"$pidfile"
+}
+
+# wait_for URL SECONDS CHECK: poll until the admin URL answers and CHECK (a grep pattern) matches.
+wait_for() {
+  local url=$1 seconds=$2 pattern=$3
+  for _ in $(seq 1 $((seconds * 5))); do
+    if curl -sf "$url" 2>/dev/null | grep -q -- "$pattern"; then
+      return 0
+    fi
+    sleep 0.2
+  done
+  echo "timed out waiting for $url" >&2
+  return 1
+}
+
+start() {
+  mkdir -p "$dir"
+  if [ ! -f "$jar" ]; then
+    (cd "$root" && mvn -B -q -ntp -DskipTests package)
+  fi
+  for n in 1 2 3; do
+    launch metadata "$n" --node-id "m$n" --peers "$peers" --data-dir "$dir/metadata-$n/data" \
+      --admin-port $((base + 110 + n))
+  done
+  for n in 1 2 3; do
+    wait_for "http://127.0.0.1:$((base + 110 + n))/health" 60 OK
+  done
+  for n in 1 2 3; do
+    launch backend "$n" --node-id "b$n" --metadata-peers "$peers" --raft-port $((base + 200 + n)) \
+      --data-dir "$dir/backend-$n/data" --admin-port $((base + 210 + n))
+  done
+  for n in 1 2 3; do
+    # serving once it hosts every shard (R = 3 on 3 backends): count the hosted groups in its status
+    for _ in $(seq 1 300); do
+      hosted=$(curl -sf "http://127.0.0.1:$((base + 210 + n))/admin/status" 2>/dev/null | grep -o '"groupId"' | wc -l || true)
+      [ "${hosted:-0}" -ge "$shards" ] && break
+      sleep 0.2
+    done
+    [ "${hosted:-0}" -ge "$shards" ] || { echo "backend-$n did not join its shards; see $dir/backend-$n.log" >&2; exit 1; }
+  done
+  local keys=()
+  [ -n "${SLUICE_ACCESS_KEY:-}" ] && keys+=(--access-key "$SLUICE_ACCESS_KEY")
+  [ -n "${SLUICE_SECRET_KEY:-}" ] && keys+=(--secret-key "$SLUICE_SECRET_KEY")
+  for n in 1 2; do
+    launch frontend "$n" --metadata-peers "$peers" --port $((base + 300 + n)) --admin-port $((base + 310 + n)) \
+      "${keys[@]}"
+  done
+  for n in 1 2; do
+    wait_for "http://127.0.0.1:$((base + 310 + n))/health" 60 OK
+  done
+  for n in 1 2; do
+    echo "http://127.0.0.1:$((base + 300 + n))"
+  done
+}
+
+status() {
+  local rc=0
+  for f in "$dir"/*.pid; do
+    [ -e "$f" ] || { echo "no cluster in $dir"; return 1; }
+    name=$(basename "$f" .pid)
+    if alive "$f"; then
+      echo "$name running (pid $(cat "$f"))"
+    else
+      echo "$name DOWN"
+      rc=1
+    fi
+  done
+  # Ask the metadata leader: only it knows which backends are alive.
+  for n in 1 2 3; do
+    url="http://127.0.0.1:$((base + 110 + n))"
+    if curl -sf "$url/admin/status" 2>/dev/null | grep -q "\"id\":\"m$n\",[^}]*\"role\":\"leader\""; then
+      "$java_bin" -jar "$jar" admin status --admin-url "$url"
+      return $rc
+    fi
+  done
+  echo "no metadata leader answers" >&2
+  return 1
+}
+
+stop() {
+  local pids=()
+  for f in "$dir"/*.pid; do
+    [ -e "$f" ] || continue
+    if alive "$f"; then
+      pids+=("$(cat "$f")")
+      kill "$(cat "$f")" 2>/dev/null || true
+    fi
+  done
+  for p in "${pids[@]}"; do
+    for _ in $(seq 1 150); do
+      kill -0 "$p" 2>/dev/null || break
+      sleep 0.2
+    done
+    kill -9 "$p" 2>/dev/null || true
+  done
+  rm -f "$dir"/*.pid
+  echo "stopped"
+}
+
+case "$cmd" in
+  start) start ;;
+  status) status ;;
+  stop) stop ;;
+  *) echo "usage: $0 start|stop|status DIR" >&2; exit 2 ;;
+esac
