@@ -40,7 +40,8 @@ public final class QueueAttributeActions {
         public CompletableFuture<ObjectNode> execute(ActionContext ctx, Params params) {
             QueueMetadata queue = services.resolveQueue(ctx, params);
             List<String> names = params.stringList("AttributeNames");
-            QueueAttributesValidator.checkGetAttributeNames(names).ifPresent(f -> {
+            QueueAttributesValidator.checkGetAttributeNames(names.stream()
+                    .filter(n -> !n.equals(Partitions.ATTRIBUTE)).toList()).ifPresent(f -> {
                 throw new SqsException(f);
             });
             if (names.isEmpty()) {
@@ -56,9 +57,12 @@ public final class QueueAttributeActions {
                 values.put("ApproximateNumberOfMessages", Long.toString(counts.visible()));
                 values.put("ApproximateNumberOfMessagesNotVisible", Long.toString(counts.inflight()));
                 values.put("ApproximateNumberOfMessagesDelayed", Long.toString(counts.delayed()));
+                if (wanted.contains(Partitions.ATTRIBUTE) || (all && queue.partitions() > 1)) {
+                    values.put(Partitions.ATTRIBUTE, Integer.toString(queue.partitions()));
+                }
                 Map<String, String> selected = new LinkedHashMap<>();
                 values.forEach((k, v) -> {
-                    if (all || wanted.contains(k)) {
+                    if (all || wanted.contains(k) || k.equals(Partitions.ATTRIBUTE)) {
                         selected.put(k, v);
                     }
                 });

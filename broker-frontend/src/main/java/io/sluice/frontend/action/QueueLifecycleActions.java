@@ -35,7 +35,8 @@ public final class QueueLifecycleActions {
         @Override
         public CompletableFuture<ObjectNode> execute(ActionContext ctx, Params params) {
             String name = params.requiredString("QueueName");
-            Map<String, String> attributes = params.stringMap("Attributes");
+            Map<String, String> attributes = new java.util.LinkedHashMap<>(params.stringMap("Attributes"));
+            int partitions = Partitions.parse(attributes.remove(Partitions.ATTRIBUTE));
             Map<String, String> tags = params.stringMap("tags");
             QueueAttributes requested = QueueAttributesValidator.forCreate(name, attributes).orElseThrow();
             TagValidator.validateTags(tags).ifPresent(f -> {
@@ -44,7 +45,7 @@ public final class QueueLifecycleActions {
             RedriveRules.check(services, name, requested);
             QueueCatalog.CreateResult result;
             try {
-                result = services.catalog().create(name, requested.fifo(), requested.toStringMap(), tags, 1,
+                result = services.catalog().create(name, requested.fifo(), requested.toStringMap(), tags, partitions,
                         services.nowMillis());
             } catch (QueueCatalog.QueueDeletedRecentlyException e) {
                 throw new SqsException(SqsError.QUEUE_DELETED_RECENTLY, "You must wait 60 seconds after deleting a"
@@ -55,6 +56,10 @@ public final class QueueLifecycleActions {
                 QueueAttributesValidator.checkSameAttributes(services.attributes(queue), requested).ifPresent(f -> {
                     throw new SqsException(f);
                 });
+                if (queue.partitions() != partitions) {
+                    throw new SqsException(SqsError.QUEUE_NAME_EXISTS, "A queue already exists with the same name and"
+                            + " a different value for attribute " + Partitions.ATTRIBUTE);
+                }
             }
             ObjectNode out = Responses.object().put("QueueUrl", services.queueUrl(ctx, name));
             return services.applyPartitionConfig(queue).thenApply(v -> out);

@@ -79,7 +79,43 @@ public final class ReceiveMessage implements SqsAction {
         }
         List<PartitionId> partitions = services.partitionIds(r.queue());
         CompletableFuture<Void> waiter = longPoll ? longPolls.register(partitions, r.deadlineMillis()) : null;
-        PartitionId partition = partitions.get(Math.floorMod(rotation.getAndIncrement(), partitions.size()));
+        return candidates(partitions)
+                .thenCompose(order -> leaseFrom(ctx, r, order, 0, waiter))
+                .thenCompose(answer -> answer != null ? Responses.done(answer) : park(ctx, r, waiter, partitions));
+    }
+
+    /**
+     * Where to try to lease, in order. One partition: itself. Several: probe every partition without leasing, and
+     * keep those with visible messages, starting at a rotating offset so receivers spread over partitions.
+     */
+    private CompletableFuture<List<PartitionId>> candidates(List<PartitionId> partitions) {
+        int start = Math.floorMod(rotation.getAndIncrement(), partitions.size());
+        List<PartitionId> rotated = new java.util.ArrayList<>(partitions.size());
+        for (int i = 0; i < partitions.size(); i++) {
+            rotated.add(partitions.get((start + i) % partitions.size()));
+        }
+        if (rotated.size() == 1) {
+            return CompletableFuture.completedFuture(rotated);
+        }
+        List<CompletableFuture<Integer>> probes = rotated.stream().map(p -> services.partitions().visibleNow(p)).toList();
+        return CompletableFuture.allOf(probes.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            List<PartitionId> withMessages = new java.util.ArrayList<>();
+            for (int i = 0; i < rotated.size(); i++) {
+                if (probes.get(i).join() > 0) {
+                    withMessages.add(rotated.get(i));
+                }
+            }
+            return withMessages;
+        });
+    }
+
+    /** Tries the candidates in order until one leases something; null when none did. */
+    private CompletableFuture<ObjectNode> leaseFrom(ActionContext ctx, Request r, List<PartitionId> order, int i,
+                                                    CompletableFuture<Void> waiter) {
+        if (i >= order.size()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        PartitionId partition = order.get(i);
         return services.partitions()
                 .submit(partition, new PartitionCommand.Receive(r.max(), r.visibilitySeconds(), r.attemptId()))
                 .thenCompose(outcome -> {
@@ -97,18 +133,27 @@ public final class ReceiveMessage implements SqsAction {
                         }
                         return Responses.done(render(r, outcome.delivered()));
                     }
-                    if (waiter == null || services.nowMillis() >= r.deadlineMillis()) {
-                        cancel(waiter);
-                        return Responses.empty();
-                    }
-                    return services.partitions().nextDeadlineMillis(partition).thenCompose(next -> {
-                        if (next > 0 && next < r.deadlineMillis()) {
-                            longPolls.wakeAt(waiter, next);
-                        }
-                        return waiter.thenCompose(v -> services.nowMillis() >= r.deadlineMillis()
-                                ? finalAttempt(ctx, r) : attempt(ctx, r, true));
-                    });
+                    return leaseFrom(ctx, r, order, i + 1, waiter);
                 });
+    }
+
+    /** Nothing leased: answer empty, or (long poll) wait for an arrival, the next deadline, or the poll's end. */
+    private CompletableFuture<ObjectNode> park(ActionContext ctx, Request r, CompletableFuture<Void> waiter,
+                                               List<PartitionId> partitions) {
+        if (waiter == null || services.nowMillis() >= r.deadlineMillis()) {
+            cancel(waiter);
+            return Responses.empty();
+        }
+        List<CompletableFuture<Long>> deadlines = partitions.stream()
+                .map(p -> services.partitions().nextDeadlineMillis(p)).toList();
+        return CompletableFuture.allOf(deadlines.toArray(CompletableFuture[]::new)).thenCompose(v -> {
+            long next = deadlines.stream().mapToLong(CompletableFuture::join).filter(d -> d > 0).min().orElse(-1);
+            if (next > 0 && next < r.deadlineMillis()) {
+                longPolls.wakeAt(waiter, next);
+            }
+            return waiter.thenCompose(x -> services.nowMillis() >= r.deadlineMillis()
+                    ? finalAttempt(ctx, r) : attempt(ctx, r, true));
+        });
     }
 
     /** At the deadline: one last short poll, so a message that arrived at the last moment is not missed. */

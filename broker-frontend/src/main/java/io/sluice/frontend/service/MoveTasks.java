@@ -45,6 +45,9 @@ public final class MoveTasks {
         final long startedMillis;
         final long toMove;
         final AtomicLong moved = new AtomicLong();
+        final AtomicLong steps = new AtomicLong();
+        /** Consecutive steps that found nothing: a full round of empty partitions completes the task. */
+        final AtomicLong emptySteps = new AtomicLong();
         volatile Status status = Status.RUNNING;
         volatile String failureReason;
 
@@ -179,7 +182,8 @@ public final class MoveTasks {
             return;
         }
         int batch = (int) Math.min(BATCH, Math.min(remaining, task.ratePerSecond == null ? BATCH : task.ratePerSecond));
-        PartitionId from = services.partitionIds(source.get()).get(0);
+        List<PartitionId> sourcePartitions = services.partitionIds(source.get());
+        PartitionId from = sourcePartitions.get((int) (task.steps.getAndIncrement() % sourcePartitions.size()));
         services.partitions().submit(from, new PartitionCommand.Receive(batch, 60, null))
                 .thenCompose(o -> moveAll(task, from, o.delivered()).thenApply(v -> o.delivered().size()))
                 .whenComplete((moved, e) -> {
@@ -187,9 +191,12 @@ public final class MoveTasks {
                         task.status = Status.FAILED;
                         task.failureReason = e.getCause() instanceof SqsException s
                                 ? s.failure().error().queryCode() : "AWS.SimpleQueueService.InternalError";
-                    } else if (moved == 0) {
+                    } else if (moved == 0 && task.emptySteps.incrementAndGet() >= sourcePartitions.size()) {
                         task.status = task.status == Status.CANCELLING ? Status.CANCELLED : Status.COMPLETED;
                     } else {
+                        if (moved > 0) {
+                            task.emptySteps.set(0);
+                        }
                         long delayMillis = task.ratePerSecond == null ? 0 : moved * 1000L / task.ratePerSecond;
                         scheduler.schedule(() -> step(task), delayMillis, TimeUnit.MILLISECONDS);
                     }

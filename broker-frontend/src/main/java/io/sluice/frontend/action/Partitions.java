@@ -1,0 +1,34 @@
+package io.sluice.frontend.action;
+
+import io.sluice.common.SqsError;
+import io.sluice.common.SqsException;
+
+/**
+ * The Sluice extension attribute {@code SluicePartitions}: how many partitions a queue has (1-64, default 1), set
+ * when the queue is created and fixed afterwards. FIFO queues hash MessageGroupId to a partition (a group's order is
+ * kept by one primary); standard queues spread sends and receive from whichever partition has messages. Returned by
+ * GetQueueAttributes when asked for by name, or with {@code All} when it is above 1.
+ */
+final class Partitions {
+    static final String ATTRIBUTE = "SluicePartitions";
+    static final int MAX = 64;
+
+    private Partitions() {
+    }
+
+    static int parse(String value) {
+        if (value == null) {
+            return 1;
+        }
+        try {
+            int n = Integer.parseInt(value.trim());
+            if (n >= 1 && n <= MAX) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new SqsException(SqsError.INVALID_ATTRIBUTE_VALUE, "Invalid value for the parameter " + ATTRIBUTE
+                + ". Reason: Must be between 1 and " + MAX + ".");
+    }
+}
