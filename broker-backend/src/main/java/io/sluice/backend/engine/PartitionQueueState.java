@@ -1,6 +1,5 @@
 package io.sluice.backend.engine;
 
-import io.sluice.backend.engine.MessageEntry.Status;
 import io.sluice.backend.engine.PartitionCommand.AcknowledgeDeadLetters;
 import io.sluice.backend.engine.PartitionCommand.ChangeVisibility;
 import io.sluice.backend.engine.PartitionCommand.Configure;
@@ -10,24 +9,16 @@ import io.sluice.backend.engine.PartitionCommand.Purge;
 import io.sluice.backend.engine.PartitionCommand.Receive;
 import io.sluice.backend.engine.PartitionCommand.Retire;
 import io.sluice.backend.engine.PartitionCommand.Send;
-import io.sluice.backend.engine.PartitionCommand.VisibilityChange;
 import io.sluice.backend.engine.PartitionResponse.Count;
-import io.sluice.backend.engine.PartitionResponse.Delivery;
 import io.sluice.backend.engine.PartitionResponse.Done;
-import io.sluice.backend.engine.PartitionResponse.EntryOutcomes;
-import io.sluice.backend.engine.PartitionResponse.Received;
 import io.sluice.backend.engine.PartitionResponse.Rejected;
 import io.sluice.backend.engine.PartitionResponse.Sent;
 import io.sluice.backend.engine.PartitionResponse.SentMessage;
 import io.sluice.common.MessageDigests;
-import io.sluice.common.ReceiptHandle;
 import io.sluice.common.SqsError;
-import io.sluice.common.SqsFailure;
 import io.sluice.common.SqsLimits;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 
 /**
  * The state of one queue partition, as a pure function of its command log:
@@ -42,18 +33,21 @@ import java.util.Set;
  * in-flight limit.
  */
 public final class PartitionQueueState {
-    private final PartitionId id;
-    private final PartitionKeys keys;
-    private PartitionConfig config;
-    private long nextSeq = 1;
+    final PartitionId id;
+    final PartitionKeys keys;
+    PartitionConfig config;
+    long nextSeq = 1;
     private long lastPurgeMillis = -1;
     private boolean retired;
-    private final MessageIndex index = new MessageIndex();
+    final MessageIndex index = new MessageIndex();
     private final ExpiringRegistry<DedupWindow.Entry> dedup = DedupWindow.create();
-    private final ExpiringRegistry<ReceiveAttempts.Attempt> attempts = ReceiveAttempts.create();
+    final ExpiringRegistry<ReceiveAttempts.Attempt> attempts = ReceiveAttempts.create();
+
+    private final ReceiveCommands receives = new ReceiveCommands(this);
+    private final ReceiptHandleCommands handles = new ReceiptHandleCommands(this);
 
     /** Per-apply scratch: what the current command stores and triggers. */
-    private List<Mutation> mutations;
+    List<Mutation> mutations;
     private List<Effect> effects;
 
     public PartitionQueueState(PartitionId id, PartitionConfig config) {
@@ -110,11 +104,11 @@ public final class PartitionQueueState {
         } else if (command instanceof Send s) {
             return send(s, now);
         } else if (command instanceof Receive r) {
-            return receive(r, now);
+            return receives.receive(r, now);
         } else if (command instanceof Delete d) {
-            return delete(d, now);
+            return handles.delete(d, now);
         } else if (command instanceof ChangeVisibility c) {
-            return changeVisibility(c, now);
+            return handles.changeVisibility(c, now);
         } else if (command instanceof Purge) {
             return purge(now);
         } else if (command instanceof Expire e) {
@@ -223,232 +217,6 @@ public final class PartitionQueueState {
         return new SentMessage(m.messageId(), seq, sequenceNumber, false);
     }
 
-    // ---- Receive --------------------------------------------------------------------------------------------
-
-    private PartitionResponse receive(Receive command, long now) {
-        int max = Math.max(0, Math.min(command.maxMessages(), SqsLimits.MAX_RECEIVE_MESSAGES));
-        int visibilitySeconds = command.visibilityTimeoutSeconds() >= 0
-                ? Math.min(command.visibilityTimeoutSeconds(), SqsLimits.MAX_VISIBILITY_TIMEOUT_SECONDS)
-                : config.visibilityTimeoutSeconds();
-        String attemptId = config.fifo() ? command.receiveRequestAttemptId() : null;
-        if (attemptId != null) {
-            List<Delivery> replayed = replayAttempt(attemptId, visibilitySeconds, now);
-            if (replayed != null) {
-                return new Received(replayed);
-            }
-        }
-        int room = config.maxInflight() - index.inflightCount();
-        if (room <= 0) {
-            return config.fifo() ? new Received(List.of()) : new Rejected(SqsError.OVER_LIMIT.withMessage(
-                    "The maximum number of in flight messages is reached."));
-        }
-        int capacity = Math.min(max, room);
-
-        List<MessageEntry> chosen = new ArrayList<>(capacity);
-        List<MessageEntry> expired = new ArrayList<>();
-        List<MessageEntry> exhausted = new ArrayList<>();
-        if (config.fifo()) {
-            Set<FifoGroup> visited = new HashSet<>();
-            for (FifoGroup g : index.readyGroups()) {
-                if (chosen.size() >= capacity) {
-                    break;
-                }
-                if (!visited.add(g)) {
-                    continue;
-                }
-                for (MessageEntry e : g.messages) {
-                    if (chosen.size() >= capacity || e.visibleAtMillis > now) {
-                        break;
-                    }
-                    classifyCandidate(e, now, chosen, expired, exhausted);
-                }
-            }
-        } else {
-            for (MessageEntry e : index.visibleInOrder()) {
-                if (chosen.size() >= capacity) {
-                    break;
-                }
-                classifyCandidate(e, now, chosen, expired, exhausted);
-            }
-        }
-        for (MessageEntry e : expired) {
-            expireOne(e);
-        }
-        for (MessageEntry e : exhausted) {
-            deadLetter(e, DeadLetterReason.MAX_RECEIVES_EXCEEDED);
-        }
-        List<Delivery> deliveries = lease(chosen, now, visibilitySeconds, true);
-        if (attemptId != null && !deliveries.isEmpty()) {
-            rememberAttempt(attemptId, chosen, now);
-        }
-        return new Received(deliveries);
-    }
-
-    /**
-     * Leases messages until {@code now + visibilitySeconds}. A new receive counts ({@code countReceive}); a replayed
-     * receive attempt keeps the count and handle and only restarts the visibility timeout.
-     */
-    private List<Delivery> lease(List<MessageEntry> entries, long now, int visibilitySeconds, boolean countReceive) {
-        long deadline = now + visibilitySeconds * 1000L;
-        List<Delivery> deliveries = new ArrayList<>(entries.size());
-        for (MessageEntry e : entries) {
-            index.update(e, m -> {
-                if (countReceive) {
-                    m.receiveCount++;
-                    if (m.firstReceiveMillis == 0) {
-                        m.firstReceiveMillis = now;
-                    }
-                }
-                m.receivedAtMillis = now;
-                m.visibleAtMillis = deadline;
-            });
-            putState(e);
-            deliveries.add(delivery(e));
-        }
-        return deliveries;
-    }
-
-    private void classifyCandidate(MessageEntry e, long now, List<MessageEntry> chosen, List<MessageEntry> expired,
-                                   List<MessageEntry> exhausted) {
-        if (isExpired(e, now)) {
-            expired.add(e);
-        } else if (config.hasDeadLetterQueue() && e.receiveCount + 1 > config.maxReceiveCount()) {
-            exhausted.add(e);
-        } else {
-            chosen.add(e);
-        }
-    }
-
-    private Delivery delivery(MessageEntry e) {
-        return new Delivery(e.seq, new ReceiptHandle(id.queueId(), id.index(), e.seq, e.receiveCount), e.receiveCount,
-                e.firstReceiveMillis);
-    }
-
-    /** Returns the attempt's deliveries with restarted visibility, or null when it cannot be replayed. */
-    private List<Delivery> replayAttempt(String attemptId, int visibilitySeconds, long now) {
-        ReceiveAttempts.Attempt attempt = attempts.find(attemptId, now);
-        if (attempt == null) {
-            return null;
-        }
-        long[] leases = attempt.leases();
-        List<MessageEntry> entries = new ArrayList<>();
-        for (int i = 0; i < leases.length; i += 3) {
-            MessageEntry e = index.get(leases[i]);
-            if (e == null || e.isDeadLetterPending() || e.receiveCount != leases[i + 1]
-                    || e.visibleAtMillis != leases[i + 2] || isExpired(e, now)) {
-                return null;
-            }
-            entries.add(e);
-        }
-        List<Delivery> deliveries = lease(entries, now, visibilitySeconds, false);
-        rememberAttempt(attemptId, entries, now);
-        return deliveries;
-    }
-
-    private void rememberAttempt(String attemptId, List<MessageEntry> leased, long now) {
-        long[] leases = new long[leased.size() * 3];
-        for (int i = 0; i < leased.size(); i++) {
-            MessageEntry e = leased.get(i);
-            leases[3 * i] = e.seq;
-            leases[3 * i + 1] = e.receiveCount;
-            leases[3 * i + 2] = e.visibleAtMillis;
-        }
-        ReceiveAttempts.Attempt attempt = new ReceiveAttempts.Attempt(attemptId,
-                now + SqsLimits.RECEIVE_ATTEMPT_WINDOW_MILLIS, leases);
-        attempts.remember(attempt);
-        mutations.add(new Mutation.Put(keys.attempt(attemptId), RecordCodec.encodeAttempt(attempt)));
-    }
-
-    // ---- Delete and ChangeVisibility ------------------------------------------------------------------------
-
-    private PartitionResponse delete(Delete command, long now) {
-        List<SqsFailure> failures = new ArrayList<>(command.handles().size());
-        for (ReceiptHandle h : command.handles()) {
-            failures.add(deleteOne(h, now));
-        }
-        return new EntryOutcomes(failures);
-    }
-
-    private SqsFailure deleteOne(ReceiptHandle h, long now) {
-        if (!isOurs(h)) {
-            return invalidHandle(h);
-        }
-        MessageEntry e = index.get(h.seq());
-        if (e == null || e.isDeadLetterPending()) {
-            return null; // already deleted, or on its way to the dead-letter queue: deleting again succeeds
-        }
-        if (h.receiveCount() > e.receiveCount) {
-            return invalidHandle(h);
-        }
-        if (isExpired(e, now)) {
-            expireOne(e); // past retention it is gone, swept or not: deleting it succeeds
-            return null;
-        }
-        if (config.fifo() && !(e.status(now) == Status.INFLIGHT && e.receiveCount == h.receiveCount())) {
-            return SqsError.INVALID_PARAMETER_VALUE.withMessage("Value " + h.encode()
-                    + " for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.");
-        }
-        // Standard queues: a stale handle still deletes (SQS behaviour).
-        index.remove(e);
-        deleteMessageKeys(e.seq);
-        return null;
-    }
-
-    private PartitionResponse changeVisibility(ChangeVisibility command, long now) {
-        List<SqsFailure> failures = new ArrayList<>(command.changes().size());
-        for (VisibilityChange c : command.changes()) {
-            failures.add(changeVisibilityOne(c, now));
-        }
-        return new EntryOutcomes(failures);
-    }
-
-    private SqsFailure changeVisibilityOne(VisibilityChange change, long now) {
-        ReceiptHandle h = change.handle();
-        if (!isOurs(h)) {
-            return invalidHandle(h);
-        }
-        MessageEntry e = index.get(h.seq());
-        if (e != null && h.receiveCount() > e.receiveCount) {
-            return invalidHandle(h);
-        }
-        if (e != null && !e.isDeadLetterPending() && isExpired(e, now)) {
-            expireOne(e); // past retention: it is gone, whether or not the sweep got to it yet
-            e = null;
-        }
-        if (e == null || e.isDeadLetterPending() || e.receiveCount != h.receiveCount()) {
-            // Deleted, expired, handed off, or received again since this handle was issued.
-            return SqsError.INVALID_PARAMETER_VALUE.withMessage("Value " + h.encode() + " for parameter ReceiptHandle"
-                    + " is invalid. Reason: Message does not exist or is not available for visibility timeout change.");
-        }
-        if (config.fifo() && e.status(now) != Status.INFLIGHT) {
-            return SqsError.INVALID_PARAMETER_VALUE.withMessage("Value " + h.encode()
-                    + " for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.");
-        }
-        int seconds = change.visibilityTimeoutSeconds();
-        if (seconds < 0 || seconds > SqsLimits.MAX_VISIBILITY_TIMEOUT_SECONDS) {
-            return SqsError.INVALID_PARAMETER_VALUE.withMessage("Value " + seconds
-                    + " for parameter VisibilityTimeout is invalid. Reason: Must be between 0 and 43200.");
-        }
-        if (now - e.receivedAtMillis + seconds * 1000L > SqsLimits.MAX_INFLIGHT_MILLIS) {
-            return SqsError.INVALID_PARAMETER_VALUE.withMessage("Value " + seconds + " for parameter"
-                    + " VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the message is beyond the"
-                    + " limit [43200 seconds]");
-        }
-        index.update(e, m -> m.visibleAtMillis = now + seconds * 1000L);
-        putState(e);
-        return null;
-    }
-
-    private boolean isOurs(ReceiptHandle h) {
-        return h.queueId() == id.queueId() && h.partition() == id.index() && h.seq() > 0 && h.seq() < nextSeq
-                && h.receiveCount() > 0;
-    }
-
-    private static SqsFailure invalidHandle(ReceiptHandle h) {
-        return SqsError.RECEIPT_HANDLE_IS_INVALID.withMessage(
-                "The input receipt handle \"" + h.encode() + "\" is not a valid receipt handle.");
-    }
-
     // ---- Purge, Expire, dead letters, Retire ---------------------------------------------------------------
 
     private PartitionResponse purge(long now) {
@@ -477,11 +245,11 @@ public final class PartitionQueueState {
         return new Count(expired);
     }
 
-    private boolean isExpired(MessageEntry e, long now) {
+    boolean isExpired(MessageEntry e, long now) {
         return now - e.retentionBaseMillis >= config.retentionSeconds() * 1000L;
     }
 
-    private void expireOne(MessageEntry e) {
+    void expireOne(MessageEntry e) {
         if (config.deadLetterOnExpiry() && config.hasDeadLetterQueue()) {
             deadLetter(e, DeadLetterReason.RETENTION_EXPIRED);
         } else {
@@ -490,7 +258,7 @@ public final class PartitionQueueState {
         }
     }
 
-    private void deadLetter(MessageEntry e, DeadLetterReason reason) {
+    void deadLetter(MessageEntry e, DeadLetterReason reason) {
         index.markDeadLetter(e, reason);
         putState(e);
         effects.add(deadLetterEffect(e));
@@ -534,11 +302,11 @@ public final class PartitionQueueState {
 
     // ---- storage helpers ------------------------------------------------------------------------------------
 
-    private void putState(MessageEntry e) {
+    void putState(MessageEntry e) {
         mutations.add(new Mutation.Put(keys.state(e.seq), RecordCodec.encodeState(e)));
     }
 
-    private void deleteMessageKeys(long seq) {
+    void deleteMessageKeys(long seq) {
         mutations.add(new Mutation.Delete(keys.body(seq)));
         mutations.add(new Mutation.Delete(keys.state(seq)));
     }

@@ -1,11 +1,5 @@
 package io.sluice.backend.engine;
 
-import io.sluice.common.MessageAttributeValue;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
-import java.util.LinkedHashMap;
-import java.util.Map;
 
 /**
  * Binary encodings of the stored records. Each record starts with a format version byte; readers accept every

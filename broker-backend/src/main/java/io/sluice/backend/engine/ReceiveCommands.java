@@ -1,0 +1,160 @@
+package io.sluice.backend.engine;
+
+import io.sluice.backend.engine.PartitionCommand.Receive;
+import io.sluice.backend.engine.PartitionResponse.Delivery;
+import io.sluice.backend.engine.PartitionResponse.Received;
+import io.sluice.backend.engine.PartitionResponse.Rejected;
+import io.sluice.common.ReceiptHandle;
+import io.sluice.common.SqsError;
+import io.sluice.common.SqsLimits;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The receive path of {@link PartitionQueueState}: choosing visible messages (FIFO: from ready groups, a group at a
+ * time), expiring or dead-lettering what must not be delivered, leasing, and FIFO receive-attempt replays. Part of
+ * the state machine: it changes the state's index and records mutations through it.
+ */
+final class ReceiveCommands {
+    private final PartitionQueueState s;
+
+    ReceiveCommands(PartitionQueueState s) {
+        this.s = s;
+    }
+
+    PartitionResponse receive(Receive command, long now) {
+        int max = Math.max(0, Math.min(command.maxMessages(), SqsLimits.MAX_RECEIVE_MESSAGES));
+        int visibilitySeconds = command.visibilityTimeoutSeconds() >= 0
+                ? Math.min(command.visibilityTimeoutSeconds(), SqsLimits.MAX_VISIBILITY_TIMEOUT_SECONDS)
+                : s.config.visibilityTimeoutSeconds();
+        String attemptId = s.config.fifo() ? command.receiveRequestAttemptId() : null;
+        if (attemptId != null) {
+            List<Delivery> replayed = replayAttempt(attemptId, visibilitySeconds, now);
+            if (replayed != null) {
+                return new Received(replayed);
+            }
+        }
+        int room = s.config.maxInflight() - s.index.inflightCount();
+        if (room <= 0) {
+            return s.config.fifo() ? new Received(List.of()) : new Rejected(SqsError.OVER_LIMIT.withMessage(
+                    "The maximum number of in flight messages is reached."));
+        }
+        int capacity = Math.min(max, room);
+
+        List<MessageEntry> chosen = new ArrayList<>(capacity);
+        List<MessageEntry> expired = new ArrayList<>();
+        List<MessageEntry> exhausted = new ArrayList<>();
+        if (s.config.fifo()) {
+            Set<FifoGroup> visited = new HashSet<>();
+            for (FifoGroup g : s.index.readyGroups()) {
+                if (chosen.size() >= capacity) {
+                    break;
+                }
+                if (!visited.add(g)) {
+                    continue;
+                }
+                for (MessageEntry e : g.messages) {
+                    if (chosen.size() >= capacity || e.visibleAtMillis > now) {
+                        break;
+                    }
+                    classifyCandidate(e, now, chosen, expired, exhausted);
+                }
+            }
+        } else {
+            for (MessageEntry e : s.index.visibleInOrder()) {
+                if (chosen.size() >= capacity) {
+                    break;
+                }
+                classifyCandidate(e, now, chosen, expired, exhausted);
+            }
+        }
+        for (MessageEntry e : expired) {
+            s.expireOne(e);
+        }
+        for (MessageEntry e : exhausted) {
+            s.deadLetter(e, DeadLetterReason.MAX_RECEIVES_EXCEEDED);
+        }
+        List<Delivery> deliveries = lease(chosen, now, visibilitySeconds, true);
+        if (attemptId != null && !deliveries.isEmpty()) {
+            rememberAttempt(attemptId, chosen, now);
+        }
+        return new Received(deliveries);
+    }
+
+    /**
+     * Leases messages until {@code now + visibilitySeconds}. A new receive counts ({@code countReceive}); a replayed
+     * receive attempt keeps the count and handle and only restarts the visibility timeout.
+     */
+    private List<Delivery> lease(List<MessageEntry> entries, long now, int visibilitySeconds, boolean countReceive) {
+        long deadline = now + visibilitySeconds * 1000L;
+        List<Delivery> deliveries = new ArrayList<>(entries.size());
+        for (MessageEntry e : entries) {
+            s.index.update(e, m -> {
+                if (countReceive) {
+                    m.receiveCount++;
+                    if (m.firstReceiveMillis == 0) {
+                        m.firstReceiveMillis = now;
+                    }
+                }
+                m.receivedAtMillis = now;
+                m.visibleAtMillis = deadline;
+            });
+            s.putState(e);
+            deliveries.add(delivery(e));
+        }
+        return deliveries;
+    }
+
+    private void classifyCandidate(MessageEntry e, long now, List<MessageEntry> chosen, List<MessageEntry> expired,
+                                   List<MessageEntry> exhausted) {
+        if (s.isExpired(e, now)) {
+            expired.add(e);
+        } else if (s.config.hasDeadLetterQueue() && e.receiveCount + 1 > s.config.maxReceiveCount()) {
+            exhausted.add(e);
+        } else {
+            chosen.add(e);
+        }
+    }
+
+    private Delivery delivery(MessageEntry e) {
+        return new Delivery(e.seq, new ReceiptHandle(s.id.queueId(), s.id.index(), e.seq, e.receiveCount), e.receiveCount,
+                e.firstReceiveMillis);
+    }
+
+    /** Returns the attempt's deliveries with restarted visibility, or null when it cannot be replayed. */
+    private List<Delivery> replayAttempt(String attemptId, int visibilitySeconds, long now) {
+        ReceiveAttempts.Attempt attempt = s.attempts.find(attemptId, now);
+        if (attempt == null) {
+            return null;
+        }
+        long[] leases = attempt.leases();
+        List<MessageEntry> entries = new ArrayList<>();
+        for (int i = 0; i < leases.length; i += 3) {
+            MessageEntry e = s.index.get(leases[i]);
+            if (e == null || e.isDeadLetterPending() || e.receiveCount != leases[i + 1]
+                    || e.visibleAtMillis != leases[i + 2] || s.isExpired(e, now)) {
+                return null;
+            }
+            entries.add(e);
+        }
+        List<Delivery> deliveries = lease(entries, now, visibilitySeconds, false);
+        rememberAttempt(attemptId, entries, now);
+        return deliveries;
+    }
+
+    private void rememberAttempt(String attemptId, List<MessageEntry> leased, long now) {
+        long[] leases = new long[leased.size() * 3];
+        for (int i = 0; i < leased.size(); i++) {
+            MessageEntry e = leased.get(i);
+            leases[3 * i] = e.seq;
+            leases[3 * i + 1] = e.receiveCount;
+            leases[3 * i + 2] = e.visibleAtMillis;
+        }
+        ReceiveAttempts.Attempt attempt = new ReceiveAttempts.Attempt(attemptId,
+                now + SqsLimits.RECEIVE_ATTEMPT_WINDOW_MILLIS, leases);
+        s.attempts.remember(attempt);
+        s.mutations.add(new Mutation.Put(s.keys.attempt(attemptId), RecordCodec.encodeAttempt(attempt)));
+    }
+}
