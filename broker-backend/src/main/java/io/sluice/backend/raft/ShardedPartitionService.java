@@ -70,14 +70,25 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
         watcher.scheduleWithFixedDelay(this::watchNewShards, 0, 1, TimeUnit.SECONDS);
     }
 
+    /** The shard's client; replaced (atomically) only when the shard's replicas or their addresses change. */
     private ShardClient writer(RaftGroup group) {
-        RaftGroup known = writerGroups.get(group.getGroupId());
-        if (known != null && !known.getPeers().equals(group.getPeers())) {
-            ShardClient stale = writers.remove(group.getGroupId()); // replicas changed: reconnect
-            closeQuietly(stale);
+        return writers.compute(group.getGroupId(), (id, existing) -> {
+            if (existing != null && peersOf(writerGroups.get(id)).equals(peersOf(group))) {
+                return existing;
+            }
+            closeQuietly(existing);
+            writerGroups.put(id, group);
+            return new ShardClient(group, 512, 2);
+        });
+    }
+
+    /** A group's members as comparable values ({@code RaftGroup.getPeers()} is not a value-equal collection). */
+    private static java.util.SortedSet<String> peersOf(RaftGroup group) {
+        java.util.SortedSet<String> out = new java.util.TreeSet<>();
+        if (group != null) {
+            group.getPeers().forEach(p -> out.add(p.getId() + "=" + p.getAddress()));
         }
-        writerGroups.put(group.getGroupId(), group);
-        return writers.computeIfAbsent(group.getGroupId(), id -> new ShardClient(group, 512, 2));
+        return out;
     }
 
     private RaftClient reader(RaftGroup group) {

@@ -1,0 +1,83 @@
+package io.sluice.it;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.services.sqs.SqsClient;
+
+/**
+ * Shards, not queues, are Raft groups: 1,000 queues on a 3-backend cluster with 6 shards create no group beyond the
+ * 6, and a backend restarted with them serves again well within 30 s.
+ */
+class ShardScaleIT {
+    static final int QUEUES = 1_000;
+    static final int SHARDS = 6;
+
+    @Test
+    void aThousandQueuesStayOnTheConfiguredShards() throws Exception {
+        try (MetadataProcess.Group group = new MetadataProcess.Group("scale", Map.of("SLUICE_SHARDS",
+                Integer.toString(SHARDS), "SLUICE_REPLICATION_FACTOR", "3"))) {
+            group.startAll();
+            group.awaitLeader();
+            List<BackendProcess> backends = new ArrayList<>();
+            try {
+                for (int i = 1; i <= 3; i++) {
+                    BackendProcess b = new BackendProcess("b" + i, group.peers);
+                    b.start();
+                    backends.add(b);
+                }
+                await().atMost(Duration.ofSeconds(60)).until(() -> backends.stream().allMatch(b -> b.hostedShards() == SHARDS));
+                try (SluiceProcess frontend = SluiceProcess.startFrontend("scale-frontend", group.peers);
+                     SqsClient sqs = SqsClients.client(frontend.endpoint())) {
+                    long start = System.nanoTime();
+                    ExecutorService pool = Executors.newFixedThreadPool(8);
+                    try {
+                        List<Future<?>> creates = new ArrayList<>();
+                        for (int q = 0; q < QUEUES; q++) {
+                            int n = q;
+                            creates.add(pool.submit(() -> sqs.createQueue(b -> b.queueName("scale-" + n))));
+                        }
+                        for (Future<?> f : creates) {
+                            f.get(120, TimeUnit.SECONDS);
+                        }
+                    } finally {
+                        pool.shutdownNow();
+                    }
+                    System.out.printf("%d queues created in %d ms%n", QUEUES, (System.nanoTime() - start) / 1_000_000);
+                    assertEquals(QUEUES, sqs.listQueues(b -> b.queueNamePrefix("scale-")).queueUrls().size());
+                    for (BackendProcess b : backends) {
+                        assertEquals(SHARDS, b.hostedShards(), "no Raft group per queue on " + b.id);
+                    }
+
+                    BackendProcess restarted = backends.get(1);
+                    restarted.stop();
+                    long restart = System.nanoTime();
+                    restarted.start();
+                    await().atMost(Duration.ofSeconds(30)).until(() -> restarted.hostedShards() == SHARDS);
+                    long millis = (System.nanoTime() - restart) / 1_000_000;
+                    System.out.printf("backend %s restarted with %d queues on %d shards: serving its shards after %d ms%n",
+                            restarted.id, QUEUES, SHARDS, millis);
+                    assertTrue(millis < 30_000, "start-up took " + millis + " ms");
+                    String url = sqs.getQueueUrl(b -> b.queueName("scale-999")).queueUrl();
+                    sqs.sendMessage(b -> b.queueUrl(url).messageBody("still served"));
+                    assertEquals("still served", sqs.receiveMessage(b -> b.queueUrl(url).waitTimeSeconds(5))
+                            .messages().get(0).body());
+                }
+            } finally {
+                for (BackendProcess b : backends) {
+                    b.stop();
+                }
+            }
+        }
+    }
+}
