@@ -24,8 +24,4 @@ public record FrontendConfig(String region, String accountId, String publicBaseU
             throw new IllegalArgumentException("account id must be 12 digits: " + accountId);
         }
     }
-
-    public FrontendConfig withPublicBaseUrl(String url) {
-        return new FrontendConfig(region, accountId, url, maxRequestBytes, maxInflightPerPartition);
-    }
 }

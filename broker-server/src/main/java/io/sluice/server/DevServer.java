@@ -137,7 +137,7 @@ public final class DevServer implements AutoCloseable {
                 ? new SigV4Verifier(accessKeys, clock, Optional.empty())
                 : null;
         SqsRequestProcessor processor = new SqsRequestProcessor(new ActionTable(services, longPolls, moveTasks),
-                verifier, accessKeys, workers, registry, clock);
+                verifier, accessKeys, workers, registry);
 
         long expireEvery = config.get(ServerConfigKeys.EXPIRE_INTERVAL_MS);
         scheduler.scheduleWithFixedDelay(() -> housekeeping(services), expireEvery, expireEvery, TimeUnit.MILLISECONDS);

@@ -1,6 +1,5 @@
 package io.sluice.it;
 
-import static org.awaitility.Awaitility.await;
 
 import java.io.IOException;
 import java.net.URI;
@@ -9,9 +8,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /** One {@code sluice backend} as a real process on loopback. */
 final class BackendProcess {
@@ -31,24 +28,11 @@ final class BackendProcess {
     }
 
     void start() throws IOException {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Path log = dataDir.resolveSibling(dataDir.getFileName() + ".log");
-        process = new ProcessBuilder(List.of(java, "-Xmx384m", "-XX:+UseSerialGC", "-jar", SluiceProcess.jar(),
-                "backend", "--node-id", id, "--metadata-peers", metadataPeers, "--raft-port", Integer.toString(raftPort),
-                "--data-dir", dataDir.toString(), "--admin-port", Integer.toString(adminPort)))
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
-        HttpClient http = HttpClient.newHttpClient();
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
-            if (!process.isAlive()) {
-                throw new IllegalStateException("backend " + id + " exited; see " + log);
-            }
-            try {
-                return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminPort + "/health")).build(),
-                        HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
-            } catch (IOException e) {
-                return false;
-            }
-        });
+        process = ProcessFixtures.launch(List.of("-Xmx384m", "-XX:+UseSerialGC"), List.of("backend", "--node-id", id,
+                "--metadata-peers", metadataPeers, "--raft-port", Integer.toString(raftPort), "--data-dir",
+                dataDir.toString(), "--admin-port", Integer.toString(adminPort)), log, java.util.Map.of());
+        ProcessFixtures.awaitHealthy(process, adminPort, log, "backend " + id);
     }
 
     /** How many shard groups this backend hosts now (from its /admin/status), -1 if it cannot answer. */
@@ -79,15 +63,10 @@ final class BackendProcess {
     }
 
     void kill() throws InterruptedException {
-        process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+        ProcessFixtures.kill(process);
     }
 
     void stop() throws InterruptedException {
-        if (process != null && process.isAlive()) {
-            process.destroy();
-            if (!process.waitFor(30, TimeUnit.SECONDS)) {
-                kill();
-            }
-        }
+        ProcessFixtures.stop(process);
     }
 }

@@ -17,7 +17,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /** One {@code sluice metadata} member as a real process; {@link Group} runs three of them on loopback. */
 final class MetadataProcess {
@@ -39,26 +38,10 @@ final class MetadataProcess {
     }
 
     void start() throws IOException {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = List.of(java, "-Xmx256m", "-XX:+UseSerialGC", "-jar", SluiceProcess.jar(), "metadata",
-                "--node-id", id, "--peers", peers, "--data-dir", dataDir.toString(), "--admin-port",
-                Integer.toString(adminPort));
         Path log = dataDir.resolveSibling(dataDir.getFileName() + ".log");
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
-        pb.environment().putAll(env);
-        process = pb.start();
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
-            if (!process.isAlive()) {
-                throw new IllegalStateException("metadata " + id + " exited; see " + log);
-            }
-            try {
-                return HTTP.send(HttpRequest.newBuilder(adminUri("/health")).build(),
-                        HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
-            } catch (IOException e) {
-                return false;
-            }
-        });
+        process = ProcessFixtures.launch(List.of("-Xmx256m", "-XX:+UseSerialGC"), List.of("metadata", "--node-id", id,
+                "--peers", peers, "--data-dir", dataDir.toString(), "--admin-port", Integer.toString(adminPort)), log, env);
+        ProcessFixtures.awaitHealthy(process, adminPort, log, "metadata " + id);
     }
 
     URI adminUri(String path) {
@@ -90,16 +73,11 @@ final class MetadataProcess {
     }
 
     void kill() throws InterruptedException {
-        process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+        ProcessFixtures.kill(process);
     }
 
     void stop() throws InterruptedException {
-        if (process != null && process.isAlive()) {
-            process.destroy();
-            if (!process.waitFor(30, TimeUnit.SECONDS)) {
-                kill();
-            }
-        }
+        ProcessFixtures.stop(process);
     }
 
     /** Three members on free loopback ports. */

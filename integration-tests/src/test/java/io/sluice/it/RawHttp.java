@@ -9,7 +9,6 @@ import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.http.ContentStreamProvider;
@@ -109,9 +108,5 @@ final class RawHttp {
         System.arraycopy(h, 0, out, 0, h.length);
         System.arraycopy(body, 0, out, h.length, body.length);
         return out;
-    }
-
-    static List<String> lines(String s) {
-        return List.of(s.split("\r\n"));
     }
 }

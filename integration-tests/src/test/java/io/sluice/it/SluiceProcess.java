@@ -74,35 +74,21 @@ public final class SluiceProcess implements AutoCloseable {
     private void launch() throws IOException {
         port = freePort();
         adminPort = freePort();
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx512m", "-XX:+UseSerialGC", "-jar", jar(), role,
+        List<String> cmd = new ArrayList<>(List.of(role,
                 "--port", Integer.toString(port), "--admin-port", Integer.toString(adminPort),
                 "--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY));
         if (role.equals("dev")) {
             cmd.addAll(List.of("--data-dir", dataDir.toString()));
         }
         cmd.addAll(extraArgs);
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
-        pb.environment().put("SLUICE_ACCESS_LOG_LEVEL", "WARN");
         if (metadataPort == 0) {
             metadataPort = freePort(); // kept across restarts: the metadata member's address is part of its group
         }
-        pb.environment().put("SLUICE_METADATA_PORT", Integer.toString(metadataPort));
-        pb.environment().putAll(extraEnv);
-        process = pb.start();
-        HttpClient http = HttpClient.newHttpClient();
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
-            if (!process.isAlive()) {
-                throw new IllegalStateException("sluice exited with " + process.exitValue() + "; see " + log);
-            }
-            try {
-                return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminPort + "/health")).build(),
-                        HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
-            } catch (IOException e) {
-                return false;
-            }
-        });
+        java.util.Map<String, String> env = new java.util.HashMap<>(java.util.Map.of("SLUICE_ACCESS_LOG_LEVEL", "WARN",
+                "SLUICE_METADATA_PORT", Integer.toString(metadataPort)));
+        env.putAll(extraEnv);
+        process = ProcessFixtures.launch(List.of("-Xmx512m", "-XX:+UseSerialGC"), cmd, log, env);
+        ProcessFixtures.awaitHealthy(process, adminPort, log, "sluice " + role);
     }
 
     /** Runs the launcher with {@code args} (e.g. {@code admin status ...}); returns its output, failing on non-zero exit. */
@@ -155,19 +141,12 @@ public final class SluiceProcess implements AutoCloseable {
 
     /** SIGTERM and wait: the graceful path. */
     public void stop() throws InterruptedException {
-        if (process != null && process.isAlive()) {
-            process.destroy();
-            if (!process.waitFor(30, TimeUnit.SECONDS)) {
-                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-            }
-        }
+        ProcessFixtures.stop(process);
     }
 
     /** SIGKILL: the crash path. */
     public void kill() throws InterruptedException {
-        if (process != null && process.isAlive()) {
-            process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
-        }
+        ProcessFixtures.kill(process);
     }
 
     /** Starts again on the same data folder (new ports). */

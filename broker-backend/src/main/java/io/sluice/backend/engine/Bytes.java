@@ -98,10 +98,6 @@ final class Bytes {
             }
         }
 
-        boolean hasRemaining() {
-            return buf.hasRemaining();
-        }
-
         int u8() {
             return buf.get() & 0xFF;
         }

@@ -60,10 +60,6 @@ final class ExpiringRegistry<E> {
         sorted.forEach(this::remember);
     }
 
-    int size() {
-        return byKey.size();
-    }
-
     /** Canonical content for state comparison. */
     <V> SortedMap<String, V> snapshot(Function<E, V> render) {
         SortedMap<String, V> out = new TreeMap<>();

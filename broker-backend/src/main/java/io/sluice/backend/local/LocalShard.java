@@ -169,10 +169,6 @@ public final class LocalShard implements PartitionService, AutoCloseable {
         });
     }
 
-    public CompletableFuture<List<PartitionId>> partitionIds() {
-        return call(shard -> new ArrayList<>(partitions.keySet()));
-    }
-
     @Override
     public CompletableFuture<StoredMessage> readMessage(PartitionId id, long seq) {
         return call(shard -> {

@@ -52,6 +52,11 @@ public final class ShardClient implements AutoCloseable {
         this.maxInFlight = maxInFlight;
     }
 
+    /** The shard group this client writes to. */
+    public RaftGroup group() {
+        return group;
+    }
+
     public CompletableFuture<PartitionEngine.Outcome> submit(PartitionId partition, PartitionCommand command) {
         CompletableFuture<PartitionEngine.Outcome> done = new CompletableFuture<>();
         List<Pending> batch;

@@ -54,7 +54,6 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
 
     private final Router router;
     private final Map<RaftGroupId, ShardClient> writers = new ConcurrentHashMap<>();
-    private final Map<RaftGroupId, RaftGroup> writerGroups = new ConcurrentHashMap<>();
     private final Map<RaftGroupId, RaftClient> readers = new ConcurrentHashMap<>();
     private final Map<RaftGroupId, Boolean> watched = new ConcurrentHashMap<>();
     private final List<EffectListener> listeners = new CopyOnWriteArrayList<>();
@@ -73,11 +72,10 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
     /** The shard's client; replaced (atomically) only when the shard's replicas or their addresses change. */
     private ShardClient writer(RaftGroup group) {
         return writers.compute(group.getGroupId(), (id, existing) -> {
-            if (existing != null && peersOf(writerGroups.get(id)).equals(peersOf(group))) {
+            if (existing != null && peersOf(existing.group()).equals(peersOf(group))) {
                 return existing;
             }
             closeQuietly(existing);
-            writerGroups.put(id, group);
             return new ShardClient(group, 512, 2);
         });
     }
@@ -85,9 +83,7 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
     /** A group's members as comparable values ({@code RaftGroup.getPeers()} is not a value-equal collection). */
     private static java.util.SortedSet<String> peersOf(RaftGroup group) {
         java.util.SortedSet<String> out = new java.util.TreeSet<>();
-        if (group != null) {
-            group.getPeers().forEach(p -> out.add(p.getId() + "=" + p.getAddress()));
-        }
+        group.getPeers().forEach(p -> out.add(p.getId() + "=" + p.getAddress()));
         return out;
     }
 

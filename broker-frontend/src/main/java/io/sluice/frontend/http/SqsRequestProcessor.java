@@ -3,7 +3,6 @@ package io.sluice.frontend.http;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import io.sluice.common.Clock;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsException;
 import io.sluice.common.SqsFailure;
@@ -21,7 +20,6 @@ import io.sluice.frontend.protocol.QueryDecoder;
 import io.sluice.frontend.protocol.QueryParameters;
 import io.sluice.frontend.protocol.XmlEncoder;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -63,17 +61,15 @@ public final class SqsRequestProcessor {
     private final Authorizer policy;
     private final Executor workers;
     private final MeterRegistry metrics;
-    private final Clock clock;
 
     /** @param verifier null disables authentication (every request is from the anonymous key). */
     public SqsRequestProcessor(ActionTable actions, SigV4Verifier verifier, Authorizer policy, Executor workers,
-                               MeterRegistry metrics, Clock clock) {
+                               MeterRegistry metrics) {
         this.actions = actions;
         this.verifier = verifier;
         this.policy = policy;
         this.workers = workers;
         this.metrics = metrics;
-        this.clock = clock;
     }
 
     public CompletableFuture<Outgoing> process(Incoming in) {
@@ -251,13 +247,5 @@ public final class SqsRequestProcessor {
     private static String abbreviate(String s) {
         String printable = s.replaceAll("[^\\x20-\\x7E]", "?");
         return printable.length() > 64 ? printable.substring(0, 64) + "..." : printable;
-    }
-
-    static String utf8(byte[] b) {
-        return new String(b, StandardCharsets.UTF_8);
-    }
-
-    Clock clock() {
-        return clock;
     }
 }

@@ -1,0 +1,69 @@
+package io.sluice.it;
+
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/** Launching the launcher jar as a real process, waiting for it to serve, and stopping it by its PID. */
+final class ProcessFixtures {
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+
+    private ProcessFixtures() {
+    }
+
+    /** {@code java <jvmArgs> -jar sluice.jar <args>}, output appended to {@code log}. */
+    static Process launch(List<String> jvmArgs, List<String> args, Path log, Map<String, String> env) throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(jvmArgs);
+        cmd.addAll(List.of("-jar", SluiceProcess.jar()));
+        cmd.addAll(args);
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        pb.environment().putAll(env);
+        return pb.start();
+    }
+
+    /** Waits until {@code GET /health} on the admin port answers 200; fails at once if the process exits. */
+    static void awaitHealthy(Process process, int adminPort, Path log, String name) {
+        URI health = URI.create("http://127.0.0.1:" + adminPort + "/health");
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
+            if (!process.isAlive()) {
+                throw new IllegalStateException(name + " exited with " + process.exitValue() + "; see " + log);
+            }
+            try {
+                return HTTP.send(HttpRequest.newBuilder(health).build(), HttpResponse.BodyHandlers.ofString())
+                        .statusCode() == 200;
+            } catch (IOException e) {
+                return false;
+            }
+        });
+    }
+
+    /** SIGTERM and wait (the graceful path); SIGKILL if it has not stopped after 30 s. */
+    static void stop(Process process) throws InterruptedException {
+        if (process != null && process.isAlive()) {
+            process.destroy();
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                kill(process);
+            }
+        }
+    }
+
+    /** SIGKILL: the crash path. */
+    static void kill(Process process) throws InterruptedException {
+        if (process != null && process.isAlive()) {
+            process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+}
