@@ -53,7 +53,7 @@ class ShardedBackendsIT {
                 image.shards().values().forEach(s -> assertEquals(3, s.replicas().size(), s.toString()));
                 ShardInfo s1 = image.shards().get("s1");
                 PartitionId p = new PartitionId(1, 0);
-                try (ShardClient shard = new ShardClient(group(image, s1), 64, 2)) {
+                try (ShardClient shard = new ShardClient(group(image, s1), 64, 2, Runnable::run)) {
                     long start = System.nanoTime();
                     await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> shard.submit(p,
                             new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS)).get(10, TimeUnit.SECONDS) != null);

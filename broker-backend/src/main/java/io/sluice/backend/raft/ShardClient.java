@@ -11,6 +11,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
@@ -31,6 +32,10 @@ import org.apache.ratis.util.TimeDuration;
  * <p>Outcomes are released when the entry is committed (on disk on a majority) and applied. A failed entry fails
  * every command in it; whether to retry is the caller's decision (a send retried after an unknown outcome may be
  * applied twice: FIFO deduplication makes that harmless there; standard queues are at-least-once).
+ *
+ * <p>Callers' continuations never run on a Ratis thread: Ratis completes its futures while holding the client's
+ * sliding-window lock, so a continuation that writes to another shard from there can deadlock with a thread doing the
+ * reverse. Every outcome is completed on the {@code completions} executor instead.
  */
 public final class ShardClient implements AutoCloseable {
     private record Pending(CommandCodec.Addressed command, CompletableFuture<PartitionEngine.Outcome> done) {
@@ -40,13 +45,15 @@ public final class ShardClient implements AutoCloseable {
     private volatile RaftClient client;
     private final int maxBatch;
     private final int maxInFlight;
+    private final Executor completions;
     private final ArrayDeque<Pending> queue = new ArrayDeque<>();
     private int inFlight;
     private long entriesSent;
     private long commandsSent;
 
-    public ShardClient(RaftGroup group, int maxBatch, int maxInFlight) {
+    public ShardClient(RaftGroup group, int maxBatch, int maxInFlight, Executor completions) {
         this.group = group;
+        this.completions = completions;
         this.client = newClient(group);
         this.maxBatch = maxBatch;
         this.maxInFlight = maxInFlight;
@@ -116,13 +123,19 @@ public final class ShardClient implements AutoCloseable {
     }
 
     private void send(List<Pending> batch) {
-        byte[] encoded = CommandCodec.encode(batch.stream().map(Pending::command).toList());
         RaftClient used = client;
-        used.async().send(Message.valueOf(ByteString.copyFrom(encoded))).whenComplete((reply, error) -> {
+        CompletableFuture<RaftClientReply> reply;
+        try {
+            byte[] encoded = CommandCodec.encode(batch.stream().map(Pending::command).toList());
+            reply = used.async().send(Message.valueOf(ByteString.copyFrom(encoded)));
+        } catch (RuntimeException e) {
+            reply = CompletableFuture.failedFuture(e); // never leak an in-flight slot
+        }
+        reply.whenCompleteAsync((r, error) -> {
             if (error != null) {
                 replaceIfClosed(used, error);
             }
-            complete(batch, reply, error);
+            complete(batch, r, error);
             List<Pending> next;
             synchronized (this) {
                 inFlight--;
@@ -131,7 +144,7 @@ public final class ShardClient implements AutoCloseable {
             if (next != null) {
                 send(next);
             }
-        });
+        }, completions);
     }
 
     private static void complete(List<Pending> batch, RaftClientReply reply, Throwable error) {

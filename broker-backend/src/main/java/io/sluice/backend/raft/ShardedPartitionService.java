@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -62,6 +63,12 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
         t.setDaemon(true);
         return t;
     });
+    /** Where shard replies continue (never on a Ratis thread: see {@link ShardClient}). */
+    private final ExecutorService replies = Executors.newFixedThreadPool(2, r -> {
+        Thread t = new Thread(r, "sluice-shard-reply");
+        t.setDaemon(true);
+        return t;
+    });
     private volatile boolean closed;
 
     public ShardedPartitionService(Router router) {
@@ -76,7 +83,7 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
                 return existing;
             }
             closeQuietly(existing);
-            return new ShardClient(group, 512, 2);
+            return new ShardClient(group, 512, 2, replies);
         });
     }
 
@@ -118,12 +125,13 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
     }
 
     private CompletableFuture<byte[]> query(RaftGroup group, byte[] q) {
-        return reader(group).async().sendReadOnly(Message.valueOf(ByteString.copyFrom(q))).thenApply(reply -> {
+        // unordered: reads need no sequence, and the ordered path bounds outstanding requests with a blocking semaphore
+        return reader(group).async().sendReadOnlyUnordered(Message.valueOf(ByteString.copyFrom(q))).thenApplyAsync(reply -> {
             if (!reply.isSuccess()) {
                 throw new IllegalStateException("shard read failed: " + reply.getException());
             }
             return reply.getMessage().getContent().toByteArray();
-        });
+        }, replies);
     }
 
     @Override
@@ -192,7 +200,7 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
             return;
         }
         reader(group).async().sendReadOnlyUnordered(Message.valueOf(ByteString.copyFrom(
-                ShardQueries.simple(ShardQueries.AWAIT, AWAIT_MILLIS)))).whenComplete((RaftClientReply reply, Throwable e) -> {
+                ShardQueries.simple(ShardQueries.AWAIT, AWAIT_MILLIS)))).whenCompleteAsync((RaftClientReply reply, Throwable e) -> {
                     if (e == null && reply.isSuccess()) {
                         List<PartitionId> available = ShardQueries.decodePartitions(
                                 reply.getMessage().getContent().toByteArray());
@@ -205,7 +213,7 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
                     } else {
                         watcher.schedule(() -> await(group), 500, TimeUnit.MILLISECONDS);
                     }
-                });
+                }, replies);
     }
 
     private static void closeQuietly(AutoCloseable c) {
@@ -224,6 +232,7 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
         watcher.shutdownNow();
         writers.values().forEach(ShardedPartitionService::closeQuietly);
         readers.values().forEach(ShardedPartitionService::closeQuietly);
+        replies.shutdown(); // after the clients: their failed futures still complete through it
     }
 
 }

@@ -57,7 +57,7 @@ public final class ShardGroupCommitBench {
         int partition = 0;
         for (int[] shape : new int[][] {{1, concurrency}, {512, 2}}) {
             PartitionId p = new PartitionId(1, partition++);
-            try (ShardClient client = new ShardClient(group, shape[0], shape[1])) {
+            try (ShardClient client = new ShardClient(group, shape[0], shape[1], java.util.concurrent.ForkJoinPool.commonPool())) {
                 client.submit(p, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS)).get(60, TimeUnit.SECONDS);
                 Semaphore outstanding = new Semaphore(concurrency);
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);

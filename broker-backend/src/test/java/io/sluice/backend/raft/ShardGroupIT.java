@@ -58,6 +58,8 @@ class ShardGroupIT {
     final Map<String, RaftServer> servers = new LinkedHashMap<>();
     final Map<String, ShardStateMachine> machines = new LinkedHashMap<>();
     final List<RaftClient> clients = new ArrayList<>();
+    final java.util.concurrent.ExecutorService replies = java.util.concurrent.Executors.newFixedThreadPool(2,
+            r -> new Thread(r, "test-replies"));
 
     @AfterEach
     void close() throws IOException {
@@ -67,6 +69,7 @@ class ShardGroupIT {
         for (RaftServer s : servers.values()) {
             s.close();
         }
+        replies.shutdownNow();
     }
 
     void startGroup() throws IOException {
@@ -176,7 +179,7 @@ class ShardGroupIT {
     @Test
     void concurrentCommandsShareEntriesAndAllAreAcknowledged() throws Exception {
         startGroup();
-        try (ShardClient shard = new ShardClient(group, 512, 2)) {
+        try (ShardClient shard = new ShardClient(group, 512, 2, replies)) {
             shard.submit(P, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS)).get(30, TimeUnit.SECONDS);
             List<java.util.concurrent.CompletableFuture<PartitionEngine.Outcome>> sends = new ArrayList<>();
             for (int i = 0; i < 2_000; i++) {
@@ -194,6 +197,26 @@ class ShardGroupIT {
                         .delivered().size();
             }
             assertEquals(2_000, received, "every acknowledged send is there");
+        }
+    }
+
+    /**
+     * Ratis completes its futures under the client's sliding-window lock; a continuation that wrote to another shard
+     * from there deadlocked two frontends' shard clients under load. Outcomes must arrive on the given executor.
+     */
+    @Test
+    void outcomesAreCompletedOnTheGivenExecutorNeverOnARatisThread() throws Exception {
+        startGroup();
+        try (ShardClient shard = new ShardClient(group, 512, 2, replies)) {
+            List<java.util.concurrent.CompletableFuture<String>> threads = new ArrayList<>();
+            for (int i = 0; i < 200; i++) {
+                threads.add(shard.submit(P, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS))
+                        .thenApply(o -> Thread.currentThread().getName()));
+            }
+            for (java.util.concurrent.CompletableFuture<String> t : threads) {
+                String name = t.get(30, TimeUnit.SECONDS);
+                org.junit.jupiter.api.Assertions.assertTrue(name.startsWith("test-replies"), "completed on " + name);
+            }
         }
     }
 
