@@ -8,7 +8,8 @@
 #
 # Environment: SLUICE_ACCESS_KEY / SLUICE_SECRET_KEY (credentials the frontends accept; default sluice /
 # sluice-dev-secret), SLUICE_CLUSTER_BASE_PORT (default 19000), SLUICE_SHARDS (default 6), SLUICE_JAR (default the
-# repository's broker-server/target/sluice.jar, built if missing). This interface is a contract: keep it.
+# repository's broker-server/target/sluice.jar, built if missing), SLUICE_JAVA_OPTS (JVM flags of every process;
+# default -Xmx512m -XX:+UseSerialGC). This interface is a contract: keep it.
 set -euo pipefail
 
 cmd=${1:-}
@@ -22,6 +23,7 @@ jar=${SLUICE_JAR:-$root/broker-server/target/sluice.jar}
 base=${SLUICE_CLUSTER_BASE_PORT:-19000}
 shards=${SLUICE_SHARDS:-6}
 java_bin=${JAVA_HOME:+$JAVA_HOME/bin/}java
+java_opts=${SLUICE_JAVA_OPTS:--Xmx512m -XX:+UseSerialGC}
 peers="m1=127.0.0.1:$((base + 101)),m2=127.0.0.1:$((base + 102)),m3=127.0.0.1:$((base + 103))"
 
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
@@ -36,7 +38,7 @@ launch() {
   fi
   mkdir -p "$dir/$role-$n"
   SLUICE_SHARDS=$shards SLUICE_REPLICATION_FACTOR=3 SLUICE_ACCESS_LOG_LEVEL=${SLUICE_ACCESS_LOG_LEVEL:-WARN} \
-    nohup "$java_bin" -Xmx512m -XX:+UseSerialGC -jar "$jar" "$role" "$@" >"$dir/$role-$n.log" 2>&1 &
+    nohup "$java_bin" $java_opts -jar "$jar" "$role" "$@" >"$dir/$role-$n.log" 2>&1 &
   echo $! >"$pidfile"
 }
 

@@ -123,6 +123,14 @@ public final class DevServer implements AutoCloseable {
 
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         registry.gauge("sqs.long_polls.parked", longPolls, LongPolls::parked);
+        if (sharded != null) {
+            io.micrometer.core.instrument.FunctionCounter.builder("sluice.shard.entries", sharded,
+                    s -> s.groupCommitStats()[0]).description("Raft entries this frontend wrote to shards")
+                    .register(registry);
+            io.micrometer.core.instrument.FunctionCounter.builder("sluice.shard.commands", sharded,
+                    s -> s.groupCommitStats()[1]).description("partition commands those entries carried")
+                    .register(registry);
+        }
         Map<String, String> secrets = new java.util.LinkedHashMap<>();
         secrets.put(config.get(ServerConfigKeys.ACCESS_KEY), config.get(ServerConfigKeys.SECRET_KEY));
         Map<String, java.util.List<AuthorizationPolicy.Rule>> rules = Map.of();

@@ -1,118 +1,430 @@
 package io.sluice.it;
 
 import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
-import software.amazon.awssdk.services.sqs.SqsClient;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration;
+import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.sqs.SqsAsyncClient;
 import software.amazon.awssdk.services.sqs.model.DeleteMessageBatchRequestEntry;
 import software.amazon.awssdk.services.sqs.model.Message;
+import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
 
 /**
- * End-to-end load: producers send batches, consumers long-poll, receive batches and delete them, all through the
- * AWS SDK for Java v2 against a running server. Bounded in time; prints messages per second and request latency
- * percentiles. Run with {@code scripts/load-e2e.sh} (which starts {@code sluice dev} on loopback).
+ * End-to-end load through the AWS SDK for Java v2 <em>async</em> client: producers send batches, consumers
+ * long-poll, receive batches and delete them. Each producer and consumer is one outstanding request chain (closed
+ * loop), optionally paced to a total send rate. Every message carries its producer, sequence number and send time,
+ * so the run counts losses (acknowledged sends never received) and duplicates exactly, and measures end-to-end
+ * latency (send issued to message received).
  *
- * <p>Arguments: endpoint, seconds, producers, consumers, batch size (1-10), body bytes.
+ * <p>Phases: warm-up (JIT, connections; not measured), measurement, then a drain in which producers stop and
+ * consumers empty the queue (bounded). The CPU the server processes spent during the measurement comes from
+ * {@code /proc/PID/stat} of the pids given, so the figure includes every thread (JIT, GC, RocksDB, fsync).
+ *
+ * <p>Run with {@code scripts/load-e2e.sh} (starts {@code sluice dev}), {@code scripts/load-cluster.sh} (the 3/3/2
+ * cluster) or {@code scripts/load-elasticmq.sh}; flags: see {@link Options#parse}.
  */
 public final class LoadGenerator {
-    public static void main(String[] args) throws Exception {
-        URI endpoint = URI.create(args.length > 0 ? args[0] : "http://127.0.0.1:9324");
-        int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 20;
-        int producers = args.length > 2 ? Integer.parseInt(args[2]) : 4;
-        int consumers = args.length > 3 ? Integer.parseInt(args[3]) : 4;
-        int batch = args.length > 4 ? Integer.parseInt(args[4]) : 10;
-        int bodyBytes = args.length > 5 ? Integer.parseInt(args[5]) : 1024;
+    /** The knobs of one run. */
+    public static final class Options {
+        List<URI> endpoints = new ArrayList<>();
+        int warmupSeconds = 10;
+        int seconds = 20;
+        int producers = 8;
+        int consumers = 8;
+        int batch = 10;
+        int bodyBytes = 1024;
+        int rate; // total messages/s to send; 0 = as fast as the closed loops go
+        int partitions; // SluicePartitions on create; 0 = leave the default
+        int drainSeconds = 60;
+        List<Long> pids = new ArrayList<>();
         String accessKey = System.getenv().getOrDefault("AWS_ACCESS_KEY_ID", "sluice");
         String secretKey = System.getenv().getOrDefault("AWS_SECRET_ACCESS_KEY", "sluice-dev-secret");
 
-        SqsClient admin = SqsClients.client(endpoint, accessKey, secretKey);
-        String url = admin.createQueue(b -> b.queueName("load-" + System.currentTimeMillis())).queueUrl();
-        String body = "x".repeat(bodyBytes);
-        Recorder sendLatency = new Recorder(3);
-        Recorder receiveLatency = new Recorder(3);
-        Recorder deleteLatency = new Recorder(3);
-        AtomicLong sent = new AtomicLong();
-        AtomicLong received = new AtomicLong();
-        AtomicLong errors = new AtomicLong();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-
-        ExecutorService pool = Executors.newFixedThreadPool(producers + consumers);
-        List<SqsClient> clients = new ArrayList<>();
-        for (int p = 0; p < producers; p++) {
-            SqsClient c = SqsClients.client(endpoint, accessKey, secretKey);
-            clients.add(c);
-            pool.execute(() -> {
-                List<SendMessageBatchRequestEntry> entries = new ArrayList<>();
-                for (int i = 0; i < batch; i++) {
-                    entries.add(SendMessageBatchRequestEntry.builder().id("e" + i).messageBody(body).build());
-                }
-                while (System.nanoTime() < deadline) {
-                    long t0 = System.nanoTime();
-                    try {
-                        int ok = c.sendMessageBatch(b -> b.queueUrl(url).entries(entries)).successful().size();
-                        sent.addAndGet(ok);
-                        sendLatency.recordValue((System.nanoTime() - t0) / 1000);
-                    } catch (RuntimeException e) {
-                        errors.incrementAndGet();
-                    }
-                }
-            });
-        }
-        for (int k = 0; k < consumers; k++) {
-            SqsClient c = SqsClients.client(endpoint, accessKey, secretKey);
-            clients.add(c);
-            pool.execute(() -> {
-                while (System.nanoTime() < deadline) {
-                    try {
-                        long t0 = System.nanoTime();
-                        List<Message> got = c.receiveMessage(b -> b.queueUrl(url).maxNumberOfMessages(batch)
-                                .waitTimeSeconds(1)).messages();
-                        receiveLatency.recordValue((System.nanoTime() - t0) / 1000);
-                        if (got.isEmpty()) {
-                            continue;
+        /**
+         * {@code --endpoint URL} (repeatable: clients spread over them and move to the next after a failure),
+         * {@code --warmup S}, {@code --seconds S}, {@code --producers N}, {@code --consumers N}, {@code --batch N},
+         * {@code --body BYTES}, {@code --rate MSGS_PER_S}, {@code --partitions N}, {@code --drain S},
+         * {@code --pid PID} (repeatable), {@code --pid-dir DIR} (every {@code *.pid} file in it).
+         */
+        public static Options parse(String[] args) throws java.io.IOException {
+            Options o = new Options();
+            for (int i = 0; i + 1 < args.length; i += 2) {
+                String v = args[i + 1];
+                switch (args[i]) {
+                    case "--endpoint" -> o.endpoints.add(URI.create(v));
+                    case "--warmup" -> o.warmupSeconds = Integer.parseInt(v);
+                    case "--seconds" -> o.seconds = Integer.parseInt(v);
+                    case "--producers" -> o.producers = Integer.parseInt(v);
+                    case "--consumers" -> o.consumers = Integer.parseInt(v);
+                    case "--batch" -> o.batch = Integer.parseInt(v);
+                    case "--body" -> o.bodyBytes = Integer.parseInt(v);
+                    case "--rate" -> o.rate = Integer.parseInt(v);
+                    case "--partitions" -> o.partitions = Integer.parseInt(v);
+                    case "--drain" -> o.drainSeconds = Integer.parseInt(v);
+                    case "--pid" -> o.pids.add(Long.parseLong(v));
+                    case "--pid-dir" -> {
+                        try (var files = Files.list(Path.of(v))) {
+                            for (Path f : files.filter(f -> f.toString().endsWith(".pid")).toList()) {
+                                o.pids.add(Long.parseLong(Files.readString(f).trim()));
+                            }
                         }
-                        long t1 = System.nanoTime();
-                        List<DeleteMessageBatchRequestEntry> del = new ArrayList<>();
-                        for (int i = 0; i < got.size(); i++) {
-                            del.add(DeleteMessageBatchRequestEntry.builder().id("d" + i)
-                                    .receiptHandle(got.get(i).receiptHandle()).build());
-                        }
-                        c.deleteMessageBatch(b -> b.queueUrl(url).entries(del));
-                        deleteLatency.recordValue((System.nanoTime() - t1) / 1000);
-                        received.addAndGet(got.size());
-                    } catch (RuntimeException e) {
-                        errors.incrementAndGet();
                     }
+                    default -> throw new IllegalArgumentException("unknown flag " + args[i]);
                 }
-            });
+            }
+            if (o.endpoints.isEmpty()) {
+                o.endpoints.add(URI.create("http://127.0.0.1:9324"));
+            }
+            return o;
         }
-        pool.shutdown();
-        pool.awaitTermination(seconds + 60L, TimeUnit.SECONDS);
-        clients.forEach(SqsClient::close);
-        admin.deleteQueue(b -> b.queueUrl(url));
-        admin.close();
-
-        System.out.printf("end-to-end load: %d s, %d producers, %d consumers, batch %d, %d-byte bodies%n", seconds,
-                producers, consumers, batch, bodyBytes);
-        System.out.printf("  sent     %,10d msgs  %,8.0f msg/s%n", sent.get(), sent.get() / (double) seconds);
-        System.out.printf("  received %,10d msgs  %,8.0f msg/s (deleted after receipt)%n", received.get(),
-                received.get() / (double) seconds);
-        System.out.printf("  errors   %d%n", errors.get());
-        print("SendMessageBatch", sendLatency);
-        print("ReceiveMessage (long poll, 1 s)", receiveLatency);
-        print("DeleteMessageBatch", deleteLatency);
     }
 
-    private static void print(String name, Recorder recorder) {
-        var h = recorder.getIntervalHistogram();
-        System.out.printf("  %-32s n=%,d  p50=%.2f ms  p99=%.2f ms  p99.9=%.2f ms  max=%.2f ms%n", name,
-                h.getTotalCount(), h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0,
-                h.getValueAtPercentile(99.9) / 1000.0, h.getMaxValue() / 1000.0);
+    /** What one run measured. Rates and latencies cover the measurement phase; counts cover the whole run. */
+    public record Result(double sentPerSecond, double receivedPerSecond, Histogram sendLatencyMicros,
+                         Histogram endToEndMicros, long acknowledged, long lost, long duplicates, long errors,
+                         double serverCpuSecondsPer1000, double generatorCpuSecondsPer1000, long longestSendGapMillis,
+                         long longestReceiveGapMillis) {
+    }
+
+    private final Options o;
+    private final List<SqsAsyncClient> clients = new ArrayList<>();
+    private final Set<Long> acknowledged = ConcurrentHashMap.newKeySet();
+    private final Map<Long, Integer> receivedCount = new ConcurrentHashMap<>();
+    private final Recorder sendLatency = new Recorder(3);
+    private final Recorder endToEnd = new Recorder(3);
+    private final AtomicLong sentInWindow = new AtomicLong();
+    private final AtomicLong receivedInWindow = new AtomicLong();
+    private final AtomicLong errors = new AtomicLong();
+    private final Map<String, AtomicLong> errorKinds = new ConcurrentHashMap<>();
+    private final AtomicLong lastSendOk = new AtomicLong();
+    private final AtomicLong lastReceiveOk = new AtomicLong();
+    private final AtomicLong longestSendGap = new AtomicLong();
+    private final AtomicLong longestReceiveGap = new AtomicLong();
+    private final AtomicInteger consumersRunning = new AtomicInteger();
+    private final ScheduledExecutorService pacer = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "load-pacer");
+        t.setDaemon(true);
+        return t;
+    });
+    private volatile boolean measuring;
+    private volatile boolean producing = true;
+    private volatile boolean consuming = true;
+    private volatile long lastArrivalNanos = System.nanoTime();
+    private String queueUrl;
+    private String padding;
+
+    public LoadGenerator(Options options) {
+        this.o = options;
+    }
+
+    public static void main(String[] args) throws Exception {
+        Options options = Options.parse(args);
+        LoadGenerator generator = new LoadGenerator(options);
+        Result r = generator.run();
+        print(options, r);
+        generator.errorKinds().forEach((kind, n) -> System.out.printf("  error x%d: %s%n", n, kind));
+        System.exit(r.lost() == 0 ? 0 : 1);
+    }
+
+    private SqsAsyncClient clientFor(int index) {
+        return clients.get(Math.floorMod(index, clients.size()));
+    }
+
+    public Result run() throws Exception {
+        for (URI endpoint : o.endpoints) {
+            clients.add(SqsAsyncClient.builder().endpointOverride(endpoint).region(Region.US_EAST_1)
+                    .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(o.accessKey,
+                            o.secretKey)))
+                    .httpClient(NettyNioAsyncHttpClient.builder().maxConcurrency(o.producers + o.consumers + 8)
+                            .connectionAcquisitionTimeout(Duration.ofSeconds(30)).readTimeout(Duration.ofSeconds(30))
+                            .build())
+                    .overrideConfiguration(ClientOverrideConfiguration.builder()
+                            .apiCallAttemptTimeout(Duration.ofSeconds(25)).build())
+                    .build());
+        }
+        Map<String, String> attributes = new java.util.HashMap<>(Map.of("VisibilityTimeout", "30"));
+        if (o.partitions > 0) {
+            attributes.put("SluicePartitions", Integer.toString(o.partitions));
+        }
+        queueUrl = clients.get(0).createQueue(b -> b.queueName("load-" + System.currentTimeMillis())
+                .attributesWithStrings(attributes)).get(60, TimeUnit.SECONDS).queueUrl();
+        padding = "x".repeat(Math.max(0, o.bodyBytes - 40));
+
+        long start = System.nanoTime();
+        lastSendOk.set(start);
+        lastReceiveOk.set(start);
+        for (int p = 0; p < o.producers; p++) {
+            int id = p;
+            produce(id, 0, p, start);
+        }
+        for (int c = 0; c < o.consumers; c++) {
+            consumersRunning.incrementAndGet();
+            consume(c);
+        }
+        Thread.sleep(o.warmupSeconds * 1000L);
+
+        long[] cpuBefore = serverCpuTicks();
+        long genBefore = generatorCpuNanos();
+        sendLatency.reset();
+        endToEnd.reset();
+        longestSendGap.set(0);
+        longestReceiveGap.set(0);
+        measuring = true;
+        long t0 = System.nanoTime();
+        Thread.sleep(o.seconds * 1000L);
+        measuring = false;
+        double elapsed = (System.nanoTime() - t0) / 1e9;
+        long[] cpuAfter = serverCpuTicks();
+        long genAfter = generatorCpuNanos();
+        Histogram sendHistogram = sendLatency.getIntervalHistogram();
+        Histogram e2eHistogram = endToEnd.getIntervalHistogram();
+        long sendGap = longestSendGap.get();
+        long receiveGap = longestReceiveGap.get();
+
+        producing = false;
+        drain();
+        long lost = acknowledged.stream().filter(id -> !receivedCount.containsKey(id)).count();
+        long duplicates = receivedCount.values().stream().mapToLong(n -> n - 1).sum();
+        double ticks = 0;
+        for (int i = 0; i < cpuBefore.length; i++) {
+            ticks += cpuAfter[i] - cpuBefore[i];
+        }
+        double messages = Math.max(1, receivedInWindow.get());
+        double serverCpuPer1000 = o.pids.isEmpty() ? Double.NaN : ticks / clockTicksPerSecond() / messages * 1000;
+        double generatorCpuPer1000 = (genAfter - genBefore) / 1e9 / messages * 1000;
+        try {
+            clients.get(0).deleteQueue(b -> b.queueUrl(queueUrl)).get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            // the numbers are what matters; a leftover queue does no harm
+        }
+        clients.forEach(SqsAsyncClient::close);
+        pacer.shutdownNow();
+        return new Result(sentInWindow.get() / elapsed, receivedInWindow.get() / elapsed, sendHistogram,
+                e2eHistogram, acknowledged.size(), lost, duplicates, errors.get(), serverCpuPer1000,
+                generatorCpuPer1000, sendGap / 1_000_000, receiveGap / 1_000_000);
+    }
+
+    /**
+     * Stops consumers once the queue is empty (nothing visible, in flight or delayed, nothing arrived for 3 s) after
+     * the producers stopped, or after drainSeconds. Waiting for in-flight messages matters after faults: a receive
+     * whose answer was lost comes back only when its visibility timeout ends.
+     */
+    private void drain() throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(o.drainSeconds);
+        lastArrivalNanos = System.nanoTime();
+        while (System.nanoTime() < end) {
+            Thread.sleep(500);
+            if (System.nanoTime() - lastArrivalNanos > TimeUnit.SECONDS.toNanos(3) && queueEmpty()) {
+                break;
+            }
+        }
+        consuming = false;
+        CountDownLatch stopped = new CountDownLatch(1);
+        pacer.execute(() -> {
+            while (consumersRunning.get() > 0) {
+                try {
+                    Thread.sleep(50);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+            stopped.countDown();
+        });
+        stopped.await(30, TimeUnit.SECONDS);
+    }
+
+    private boolean queueEmpty() {
+        for (SqsAsyncClient client : clients) {
+            try {
+                Map<String, String> a = client.getQueueAttributes(b -> b.queueUrl(queueUrl)
+                        .attributeNamesWithStrings("All")).get(10, TimeUnit.SECONDS).attributesAsStrings();
+                return "0".equals(a.get("ApproximateNumberOfMessages"))
+                        && "0".equals(a.get("ApproximateNumberOfMessagesNotVisible"))
+                        && "0".equals(a.get("ApproximateNumberOfMessagesDelayed"));
+            } catch (Exception e) {
+                // that frontend is down: ask the next
+            }
+        }
+        return false;
+    }
+
+    private static long id(int producer, long seq) {
+        return ((long) producer << 40) | seq;
+    }
+
+    /** One producer: a chain of batch sends; with a rate, each batch waits for its slot. */
+    private void produce(int producer, long seq, int endpoint, long start) {
+        if (!producing) {
+            return;
+        }
+        long issued = System.nanoTime();
+        if (o.rate > 0) {
+            long interval = (long) (1e9 * o.producers * o.batch / o.rate);
+            long slot = start + (seq / o.batch) * interval;
+            if (slot > issued) {
+                pacer.schedule(() -> produce(producer, seq, endpoint, start), slot - issued, TimeUnit.NANOSECONDS);
+                return;
+            }
+            issued = slot; // latency counts from the intended time: no coordinated omission
+        }
+        List<SendMessageBatchRequestEntry> entries = new ArrayList<>(o.batch);
+        for (int i = 0; i < o.batch; i++) {
+            long id = id(producer, seq + i);
+            entries.add(SendMessageBatchRequestEntry.builder().id("e" + i)
+                    .messageBody(id + ":" + System.nanoTime() + ":" + padding).build());
+        }
+        long sentAt = issued;
+        clientFor(endpoint).sendMessageBatch(b -> b.queueUrl(queueUrl).entries(entries)).whenComplete((r, e) -> {
+            if (e != null) {
+                error(e); // back off a little, then another frontend, as a load balancer would
+                pacer.schedule(() -> produce(producer, seq + o.batch, endpoint + 1, start), 100, TimeUnit.MILLISECONDS);
+                return;
+            } else {
+                long now = System.nanoTime();
+                r.successful().forEach(ok -> acknowledged.add(id(producer, seq + Integer.parseInt(ok.id().substring(1)))));
+                noteGap(lastSendOk, longestSendGap, now);
+                if (measuring) {
+                    sendLatency.recordValue((now - sentAt) / 1000);
+                    sentInWindow.addAndGet(r.successful().size());
+                }
+                errors.addAndGet(r.failed().size());
+            }
+            produce(producer, seq + o.batch, endpoint, start);
+        });
+    }
+
+    /** One consumer: receive (long poll, 1 s), then delete what came, then again. */
+    private void consume(int endpoint) {
+        if (!consuming) {
+            consumersRunning.decrementAndGet();
+            return;
+        }
+        SqsAsyncClient client = clientFor(endpoint);
+        client.receiveMessage(b -> b.queueUrl(queueUrl).maxNumberOfMessages(o.batch).waitTimeSeconds(1)
+                .messageSystemAttributeNamesWithStrings(QueueAttributeName.ALL.toString())).whenComplete((r, e) -> {
+                    if (e != null) {
+                        error(e);
+                        pacer.schedule(() -> consume(endpoint + 1), 100, TimeUnit.MILLISECONDS);
+                        return;
+                    }
+                    long now = System.nanoTime();
+                    noteGap(lastReceiveOk, longestReceiveGap, now);
+                    List<Message> got = r.messages();
+                    if (got.isEmpty()) {
+                        consume(endpoint);
+                        return;
+                    }
+                    lastArrivalNanos = now;
+                    List<DeleteMessageBatchRequestEntry> deletes = new ArrayList<>(got.size());
+                    for (int i = 0; i < got.size(); i++) {
+                        Message m = got.get(i);
+                        String[] parts = m.body().split(":", 3);
+                        receivedCount.merge(Long.parseLong(parts[0]), 1, Integer::sum);
+                        if (measuring) {
+                            endToEnd.recordValue(Math.max(0, (now - Long.parseLong(parts[1])) / 1000));
+                        }
+                        deletes.add(DeleteMessageBatchRequestEntry.builder().id("d" + i)
+                                .receiptHandle(m.receiptHandle()).build());
+                    }
+                    if (measuring) {
+                        receivedInWindow.addAndGet(got.size());
+                    }
+                    client.deleteMessageBatch(b -> b.queueUrl(queueUrl).entries(deletes)).whenComplete((d, de) -> {
+                        if (de != null) {
+                            error(de); // the messages come back after their visibility timeout
+                        }
+                        consume(de == null ? endpoint : endpoint + 1);
+                    });
+                });
+    }
+
+    private void error(Throwable e) {
+        errors.incrementAndGet();
+        Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null ? e.getCause() : e;
+        String message = String.valueOf(cause.getMessage());
+        int details = message.indexOf(" (Service:");
+        String kind = cause.getClass().getSimpleName() + ": " + (details > 0 ? message.substring(0, details) : message);
+        errorKinds.computeIfAbsent(kind.substring(0, Math.min(kind.length(), 160)), k -> new AtomicLong())
+                .incrementAndGet();
+    }
+
+    /** The most frequent kinds of error, for the report. */
+    public Map<String, Long> errorKinds() {
+        Map<String, Long> out = new java.util.LinkedHashMap<>();
+        errorKinds.entrySet().stream().sorted((a, b) -> Long.compare(b.getValue().get(), a.getValue().get())).limit(5)
+                .forEach(en -> out.put(en.getKey(), en.getValue().get()));
+        return out;
+    }
+
+    /** Longest time between two successful completions: how long the service was unavailable to this client. */
+    private void noteGap(AtomicLong last, AtomicLong longest, long now) {
+        long previous = last.getAndSet(now);
+        if (measuring) {
+            longest.accumulateAndGet(now - previous, Math::max);
+        }
+    }
+
+    private long[] serverCpuTicks() throws java.io.IOException {
+        long[] ticks = new long[o.pids.size()];
+        for (int i = 0; i < ticks.length; i++) {
+            Path stat = Path.of("/proc", Long.toString(o.pids.get(i)), "stat");
+            if (Files.exists(stat)) {
+                String s = Files.readString(stat);
+                String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ");
+                ticks[i] = Long.parseLong(f[11]) + Long.parseLong(f[12]); // utime, stime
+            }
+        }
+        return ticks;
+    }
+
+    private static long clockTicksPerSecond() {
+        return 100; // USER_HZ on Linux x86-64
+    }
+
+    private static long generatorCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean()).getProcessCpuTime();
+    }
+
+    public static void print(Options o, Result r) {
+        System.out.printf("load: %d s measured after %d s warm-up, %d producers, %d consumers, batch %d, %d-byte"
+                        + " bodies, rate %s, %d endpoint(s)%n", o.seconds, o.warmupSeconds, o.producers, o.consumers,
+                o.batch, o.bodyBytes, o.rate > 0 ? o.rate + " msg/s" : "unpaced", o.endpoints.size());
+        System.out.printf("  sent          %,10.0f msg/s%n", r.sentPerSecond());
+        System.out.printf("  end to end    %,10.0f msg/s (received and deleted)%n", r.receivedPerSecond());
+        latency("send (batch)", r.sendLatencyMicros());
+        latency("end to end", r.endToEndMicros());
+        System.out.printf("  acknowledged %,d, lost %d, duplicates %d, errors %d%n", r.acknowledged(), r.lost(),
+                r.duplicates(), r.errors());
+        System.out.printf("  CPU s per 1,000 messages end to end: server %.3f, generator %.3f%n",
+                r.serverCpuSecondsPer1000(), r.generatorCpuSecondsPer1000());
+        System.out.printf("  longest gap between successes: send %d ms, receive %d ms%n", r.longestSendGapMillis(),
+                r.longestReceiveGapMillis());
+    }
+
+    private static void latency(String name, Histogram h) {
+        System.out.printf("  %-13s p50 %7.1f ms  p99 %7.1f ms  p99.9 %7.1f ms  max %7.1f ms  (n=%,d)%n", name,
+                h.getValueAtPercentile(50) / 1000.0, h.getValueAtPercentile(99) / 1000.0,
+                h.getValueAtPercentile(99.9) / 1000.0, h.getMaxValue() / 1000.0, h.getTotalCount());
     }
 }

@@ -112,12 +112,15 @@ public final class ShardStateMachine extends BaseStateMachine {
             Map<ByteBuffer, byte[]> pendingBodies = new HashMap<>();
             List<PartitionEngine.Outcome> outcomes = new ArrayList<>(batch.size());
             List<Effect> effects = new ArrayList<>();
+            // Only the replica that took the client's request answers it: the others (followers, or a leader
+            // replaying its log) skip reading leased bodies and encoding outcomes. State changes are identical.
+            boolean answering = trx.getClientRequest() != null;
             for (CommandCodec.Addressed a : batch) {
                 PartitionEngine engine = engine(a.partition(), a.command());
                 PartitionEngine.Outcome o = engine == null
                         ? new PartitionEngine.Outcome(new PartitionResponse.Rejected(
                         SqsError.QUEUE_DOES_NOT_EXIST.failure()), List.of(), List.of())
-                        : engine.applyBuffered(a.command(), leaderTime, mutations, pendingBodies);
+                        : engine.applyBuffered(a.command(), leaderTime, mutations, pendingBodies, answering);
                 outcomes.add(o);
                 effects.addAll(o.effects());
             }
@@ -127,7 +130,8 @@ public final class ShardStateMachine extends BaseStateMachine {
                 listeners.forEach(l -> l.onEffects(effects));
                 wakeAwaiting(effects);
             }
-            return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(OutcomeCodec.encode(outcomes))));
+            return CompletableFuture.completedFuture(answering
+                    ? Message.valueOf(ByteString.copyFrom(OutcomeCodec.encode(outcomes))) : Message.EMPTY);
         }
     }
 

@@ -177,6 +177,18 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
                 .thenApply(b -> b == null || b.length == 0 ? null : OutcomeCodec.decodeMessage(b));
     }
 
+    /** Raft entries written and the commands they carried, over every shard client: their ratio is the batching factor. */
+    public long[] groupCommitStats() {
+        long entries = 0;
+        long commands = 0;
+        for (ShardClient c : writers.values()) {
+            long[] s = c.stats();
+            entries += s[0];
+            commands += s[1];
+        }
+        return new long[] {entries, commands};
+    }
+
     @Override
     public void addListener(EffectListener listener) {
         listeners.add(listener);

@@ -9,6 +9,7 @@ import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.rpc.SupportedRpcType;
 import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.util.SizeInBytes;
 import org.apache.ratis.util.TimeDuration;
 
 /**
@@ -20,7 +21,10 @@ import org.apache.ratis.util.TimeDuration;
  *   <li>unsafe flush off (the default): the commit index advances only after fsync on a majority, so an
  *       acknowledged catalog change is on disk on at least two of three members;</li>
  *   <li>automatic snapshots every {@code snapshotEvery} entries: otherwise the log is never purged;</li>
- *   <li>explicit storage folder and port: the defaults (/tmp, ephemeral port) are never right.</li>
+ *   <li>explicit storage folder and port: the defaults (/tmp, ephemeral port) are never right;</li>
+ *   <li>log segments of 8 MB, at most 2 cached per group (defaults: 32 MB and 6, i.e. up to ~200 MB of heap per
+ *       group): a backend hosts tens of groups in a bounded heap; a follower lagging past the cache is served from
+ *       the segment files (or a snapshot).</li>
  * </ul>
  */
 public final class RatisSettings {
@@ -37,6 +41,9 @@ public final class RatisSettings {
         RaftServerConfigKeys.Log.setUnsafeFlushEnabled(p, false);
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
         RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, snapshotEvery);
+        RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf("8MB"));
+        RaftServerConfigKeys.Log.setSegmentCacheNumMax(p, 2);
+        RaftServerConfigKeys.Log.setSegmentCacheSizeMax(p, SizeInBytes.valueOf("32MB"));
         return p;
     }
 

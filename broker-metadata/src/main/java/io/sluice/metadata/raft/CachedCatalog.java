@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li><b>Reads</b> (resolving a queue for every data-plane request) come from the cached image, without a network
  *       round trip. The image is refreshed every {@code refreshMillis}, so it trails the group by at most that much
- *       plus one fetch: a queue deleted through another frontend stops being served here within that bound.</li>
+ *       plus one fetch: a queue deleted through another frontend stops being served here within that bound. A name
+ *       the image lacks is fetched again first, so a queue created through another frontend is found at once.</li>
  *   <li><b>Writes</b> go through to the group and return only once committed; then this cache fetches the image, so
  *       the writer reads its own write.</li>
  *   <li><b>No leader:</b> writes fail ({@link MetadataUnavailableException}, a retryable 503 to the client); reads keep
@@ -34,7 +35,10 @@ public final class CachedCatalog implements QueueCatalog, AutoCloseable {
 
     private final MetadataClient client;
     private final ScheduledExecutorService refresher;
+    private final Object missLock = new Object();
     private volatile ClusterImage image = ClusterImage.EMPTY;
+    /** When the last fetch started. */
+    private volatile long lastFetchNanos = System.nanoTime() - TimeUnit.SECONDS.toNanos(1);
 
     public CachedCatalog(MetadataClient client, long refreshMillis) {
         this.client = client;
@@ -48,6 +52,7 @@ public final class CachedCatalog implements QueueCatalog, AutoCloseable {
 
     /** Fetches the image now; throws if the group cannot answer. */
     public ClusterImage refresh() {
+        lastFetchNanos = System.nanoTime();
         ClusterImage fetched = client.fetchImage();
         accept(fetched);
         return image;
@@ -85,8 +90,24 @@ public final class CachedCatalog implements QueueCatalog, AutoCloseable {
         };
     }
 
+    /**
+     * A name the cached image does not know is looked up again in the group before the answer is "no such queue":
+     * a queue just created through another frontend is then served at once, not after the next periodic refresh.
+     * Concurrent misses share one fetch (any fetch that started after the miss will do), so unknown names cost at
+     * most one fetch at a time.
+     */
     @Override
     public Optional<QueueMetadata> get(String name) {
+        QueueMetadata q = image.queues().get(name);
+        if (q != null) {
+            return Optional.of(q);
+        }
+        long missedAt = System.nanoTime();
+        synchronized (missLock) {
+            if (lastFetchNanos - missedAt < 0) {
+                refreshQuietly();
+            }
+        }
         return Optional.ofNullable(image.queues().get(name));
     }
 

@@ -182,6 +182,19 @@ class MetadataGroupIT {
         assertTrue(millis < 300 + 1_000, "within the refresh bound plus one fetch: " + millis + " ms");
     }
 
+    @Test
+    void aQueueCreatedThroughOneCacheIsFoundAtOnceThroughAnother() throws Exception {
+        startGroup(1000);
+        CachedCatalog a = new CachedCatalog(client(), 60_000);
+        CachedCatalog b = new CachedCatalog(client(), 60_000); // periodic refresh far away: only a read-through helps
+        closeables.add(a);
+        closeables.add(b);
+        b.refresh();
+        assertTrue(b.get("fresh").isEmpty());
+        assertTrue(a.create("fresh", false, Map.of(), Map.of(), 1, 0) instanceof QueueCatalog.Created);
+        assertTrue(b.get("fresh").isPresent(), "a miss asks the group before answering QueueDoesNotExist");
+    }
+
     static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();

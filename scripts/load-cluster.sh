@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# End-to-end load against a fresh 3/3/2 cluster (deploy/local/cluster.sh) on loopback: producers and consumers spread
+# over both frontends; the CPU figure covers all 8 server processes. Stops the cluster afterwards.
+# Usage: scripts/load-cluster.sh [LoadGenerator flags], e.g. --seconds 20 --producers 8 --consumers 8
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/load-common.sh
+build_load_classpath
+dir=$(mktemp -d)
+trap 'deploy/local/cluster.sh stop "$dir" >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
+SLUICE_CLUSTER_BASE_PORT=${SLUICE_CLUSTER_BASE_PORT:-19000} deploy/local/cluster.sh start "$dir" > "$dir/endpoints"
+endpoints=()
+for url in $(grep '^http' "$dir/endpoints"); do
+  endpoints+=(--endpoint "$url")
+done
+run_load "${endpoints[@]}" --pid-dir "$dir" "$@"

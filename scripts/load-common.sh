@@ -1,0 +1,13 @@
+# Shared by the load scripts: build once, then run io.sluice.it.LoadGenerator with the test classpath.
+build_load_classpath() {
+  if [ -z "${SLUICE_LOAD_NO_BUILD:-}" ]; then
+    mvn -B -q -ntp -DskipTests install
+    mvn -B -q -ntp -pl integration-tests test-compile dependency:build-classpath \
+      -Dmdep.outputFile=target/load.classpath -Dmdep.includeScope=test
+  fi
+}
+
+run_load() {
+  java -Xmx2g -cp "integration-tests/target/test-classes:$(cat integration-tests/target/load.classpath)" \
+    io.sluice.it.LoadGenerator "$@"
+}
