@@ -56,7 +56,7 @@ public final class BackendNode implements AutoCloseable {
         int raftPort = config.get(ServerConfigKeys.BACKEND_RAFT_PORT);
         String host = config.get(ServerConfigKeys.HOST);
         backend = new BackendServer(id, raftPort, Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath(),
-                SystemClock.INSTANCE);
+                SystemClock.INSTANCE, config.get(ServerConfigKeys.SHARD_SNAPSHOT_EVERY));
         backend.start();
         MetadataPeers peers = MetadataPeers.parse(config.get(ServerConfigKeys.METADATA_PEERS));
         client = new MetadataClient(peers);

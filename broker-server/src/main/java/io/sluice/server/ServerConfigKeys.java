@@ -58,6 +58,9 @@ public final class ServerConfigKeys {
             "Shards (Raft groups of backends) the metadata leader creates once enough backends are alive; 0: none.");
     public static final ConfigKey<Integer> BACKEND_RAFT_PORT = ConfigKey.integer("sluice.backend.raft-port", 9500, 1,
             65535, "sluice backend: the Raft port all of its shard groups share.");
+    public static final ConfigKey<Integer> SHARD_SNAPSHOT_EVERY = ConfigKey.integer("sluice.backend.snapshot-every",
+            10_000, 1, Integer.MAX_VALUE, "Raft entries of a shard between snapshots (RocksDB checkpoints); the log is"
+                    + " purged up to each, bounding its size and the replay time after a restart.");
     public static final ConfigKey<Integer> CATALOG_REFRESH_MS = ConfigKey.integer("sluice.catalog.refresh-ms", 1000, 50,
             60_000, "How often a frontend refreshes its cached catalog: the bound on how stale it can be.");
     public static final ConfigKey<Integer> WORKER_THREADS = ConfigKey.integer("sluice.worker-threads", 8, 1, 512,

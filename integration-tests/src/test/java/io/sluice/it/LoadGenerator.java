@@ -56,6 +56,8 @@ public final class LoadGenerator {
         int rate; // total messages/s to send; 0 = as fast as the closed loops go
         int partitions; // SluicePartitions on create; 0 = leave the default
         int drainSeconds = 60;
+        int visibilitySeconds = 30;
+        String queueName = "load-" + System.currentTimeMillis();
         List<Long> pids = new ArrayList<>();
         String accessKey = System.getenv().getOrDefault("AWS_ACCESS_KEY_ID", "sluice");
         String secretKey = System.getenv().getOrDefault("AWS_SECRET_ACCESS_KEY", "sluice-dev-secret");
@@ -64,6 +66,7 @@ public final class LoadGenerator {
          * {@code --endpoint URL} (repeatable: clients spread over them and move to the next after a failure),
          * {@code --warmup S}, {@code --seconds S}, {@code --producers N}, {@code --consumers N}, {@code --batch N},
          * {@code --body BYTES}, {@code --rate MSGS_PER_S}, {@code --partitions N}, {@code --drain S},
+         * {@code --visibility S} (the queue's VisibilityTimeout), {@code --queue NAME},
          * {@code --pid PID} (repeatable), {@code --pid-dir DIR} (every {@code *.pid} file in it).
          */
         public static Options parse(String[] args) throws java.io.IOException {
@@ -81,6 +84,8 @@ public final class LoadGenerator {
                     case "--rate" -> o.rate = Integer.parseInt(v);
                     case "--partitions" -> o.partitions = Integer.parseInt(v);
                     case "--drain" -> o.drainSeconds = Integer.parseInt(v);
+                    case "--visibility" -> o.visibilitySeconds = Integer.parseInt(v);
+                    case "--queue" -> o.queueName = v;
                     case "--pid" -> o.pids.add(Long.parseLong(v));
                     case "--pid-dir" -> {
                         try (var files = Files.list(Path.of(v))) {
@@ -162,11 +167,12 @@ public final class LoadGenerator {
                             .apiCallAttemptTimeout(Duration.ofSeconds(25)).build())
                     .build());
         }
-        Map<String, String> attributes = new java.util.HashMap<>(Map.of("VisibilityTimeout", "30"));
+        Map<String, String> attributes = new java.util.HashMap<>(Map.of("VisibilityTimeout",
+                Integer.toString(o.visibilitySeconds)));
         if (o.partitions > 0) {
             attributes.put("SluicePartitions", Integer.toString(o.partitions));
         }
-        queueUrl = clients.get(0).createQueue(b -> b.queueName("load-" + System.currentTimeMillis())
+        queueUrl = clients.get(0).createQueue(b -> b.queueName(o.queueName)
                 .attributesWithStrings(attributes)).get(60, TimeUnit.SECONDS).queueUrl();
         padding = "x".repeat(Math.max(0, o.bodyBytes - 40));
 

@@ -35,7 +35,8 @@ public final class BackendServer implements AutoCloseable {
     private final Set<RaftGroupId> joining = ConcurrentHashMap.newKeySet();
     private final java.util.Map<RaftGroupId, ShardStateMachine> machines = new ConcurrentHashMap<>();
 
-    public BackendServer(String nodeId, int raftPort, Path dataDir, Clock clock) {
+    /** @param snapshotEvery Raft entries of a shard between snapshots (after each, its log is purged up to it) */
+    public BackendServer(String nodeId, int raftPort, Path dataDir, Clock clock, long snapshotEvery) {
         this.nodeId = nodeId;
         try {
             Files.createDirectories(dataDir);
@@ -43,7 +44,7 @@ public final class BackendServer implements AutoCloseable {
                     .setServerId(RaftPeerId.valueOf(nodeId))
                     .setStateMachineRegistry(gid -> machines.computeIfAbsent(gid, g -> new ShardStateMachine(
                             dataDir.resolve("shards").resolve(g.getUuid().toString()), clock)))
-                    .setProperties(RatisSettings.server(dataDir.resolve("raft"), raftPort, 1_000_000))
+                    .setProperties(RatisSettings.server(dataDir.resolve("raft"), raftPort, snapshotEvery))
                     .setOption(RaftStorage.StartupOption.RECOVER)
                     .build();
         } catch (IOException e) {

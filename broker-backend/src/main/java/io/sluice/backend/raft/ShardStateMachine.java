@@ -12,9 +12,12 @@ import io.sluice.backend.engine.PartitionResponse;
 import io.sluice.backend.storage.ShardStore;
 import io.sluice.common.Clock;
 import io.sluice.common.SqsError;
+import io.sluice.common.raft.StateMachineLifecycle;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -28,6 +31,9 @@ import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.raftlog.RaftLog;
+import org.apache.ratis.statemachine.SnapshotInfo;
+import org.apache.ratis.statemachine.StateMachineStorage;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.statemachine.impl.BaseStateMachine;
@@ -49,8 +55,12 @@ import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
  *   <li>Effects reach listeners only on the leader (only the primary executes them).</li>
  * </ul>
  *
- * <p>Not yet here: snapshots (RocksDB checkpoints) and installing them on a lagging follower; until then the log is
- * not purged and a restarted replica replays it from the start, skipping what its store already holds.
+ * <p>Snapshots are RocksDB checkpoints in Ratis' state-machine folder, {@code sm/snap_<term>_<index>/} (the live
+ * store lives elsewhere: installing a snapshot on a follower replaces that whole folder). Taking one flushes the store
+ * first, so once Ratis purges the log up to the snapshot, the store's files hold every purged entry. A follower too
+ * far behind for the log receives the leader's checkpoint files and {@link #reinitialize()} rebuilds its store from
+ * them. On start, the latest snapshot is the applied point Ratis replays from; entries the store already holds are
+ * skipped.
  */
 public final class ShardStateMachine extends BaseStateMachine {
     private final Path storeDir;
@@ -65,6 +75,7 @@ public final class ShardStateMachine extends BaseStateMachine {
                 t.setDaemon(true);
                 return t;
             });
+    private final ShardSnapshots snapshots = new ShardSnapshots();
     private ShardStore store;
 
     /** @param storeDir where this replica's RocksDB lives (outside Ratis' own folders: a snapshot install replaces those) */
@@ -80,7 +91,96 @@ public final class ShardStateMachine extends BaseStateMachine {
     @Override
     public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
         super.initialize(server, groupId, raftStorage);
+        snapshots.init(raftStorage);
         store = ShardStore.open(storeDir, ShardStore.Durability.NO_WAL);
+        SnapshotInfo latest = snapshots.getLatestSnapshot();
+        if (latest != null) {
+            updateLastAppliedTermIndex(latest.getTermIndex());
+        }
+        StateMachineLifecycle.started(this);
+    }
+
+    @Override
+    public StateMachineStorage getStateMachineStorage() {
+        return snapshots;
+    }
+
+    /** A checkpoint of the store at the last applied entry; Ratis may then purge the log up to it. */
+    @Override
+    public long takeSnapshot() throws IOException {
+        TermIndex last;
+        Path target;
+        synchronized (this) {
+            last = getLastAppliedTermIndex();
+            if (last == null || store == null) {
+                return RaftLog.INVALID_LOG_INDEX;
+            }
+            target = snapshots.dirOf(last);
+            if (!Files.exists(target)) {
+                Path partial = target.resolveSibling(target.getFileName() + ".partial");
+                deleteRecursively(partial);
+                store.checkpoint(partial); // flushes: the store's files now hold every entry up to `last`
+                Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE);
+            }
+        }
+        snapshots.deleteAllBut(target);
+        return last.getIndex();
+    }
+
+    /** Ratis pauses the machine while it installs a snapshot from the leader (once per chunk). */
+    @Override
+    public void pause() {
+        StateMachineLifecycle.paused(this);
+    }
+
+    /**
+     * After a snapshot from the leader was installed into {@code sm/}: the store becomes a copy of that checkpoint
+     * (the old one is discarded), the partition engines are rebuilt from it lazily, and the applied point is the
+     * snapshot's.
+     */
+    @Override
+    public void reinitialize() throws IOException {
+        reloadFromSnapshot();
+        StateMachineLifecycle.resumed(this);
+    }
+
+    private void reloadFromSnapshot() throws IOException {
+        SnapshotInfo latest = snapshots.getLatestSnapshot();
+        if (latest == null) {
+            return;
+        }
+        synchronized (this) {
+            if (store != null && store.appliedIndex() >= latest.getIndex()) {
+                return; // our own snapshot, or an install we already took in
+            }
+            if (store != null) {
+                store.close();
+            }
+            engines.clear();
+            deleteRecursively(storeDir);
+            Files.createDirectories(storeDir);
+            Path source = snapshots.dirOf(latest.getTermIndex());
+            try (var files = Files.list(source)) {
+                for (Path f : files.toList()) {
+                    if (!f.getFileName().toString().endsWith(".md5")) { // Ratis' digests of the shipped files
+                        Files.copy(f, storeDir.resolve(f.getFileName().toString()));
+                    }
+                }
+            }
+            store = ShardStore.open(storeDir, ShardStore.Durability.NO_WAL);
+            updateLastAppliedTermIndex(latest.getTermIndex());
+        }
+    }
+
+    private static void deleteRecursively(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (var walk = Files.walk(dir)) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
     }
 
     @Override
@@ -229,6 +329,9 @@ public final class ShardStateMachine extends BaseStateMachine {
 
     /** A read of a partition's state on this replica (for tests and status): its canonical description. */
     public synchronized String describe(PartitionId id) {
+        if (store == null) {
+            return "not open";
+        }
         PartitionEngine engine = engine(id, null);
         return engine == null ? null : engine.state().describe();
     }

@@ -170,6 +170,19 @@ public final class ShardStore implements AutoCloseable {
         }
     }
 
+    /**
+     * A consistent copy of the store in {@code target} (which must not exist): SST files are hard-linked, the rest
+     * copied. Flushes first, so the copy holds everything written so far even with the WAL off.
+     */
+    public void checkpoint(Path target) {
+        flush();
+        try (org.rocksdb.Checkpoint checkpoint = org.rocksdb.Checkpoint.create(db)) {
+            checkpoint.createCheckpoint(target.toString());
+        } catch (RocksDBException e) {
+            throw new StorageException("checkpoint into " + target + " failed for " + dir, e);
+        }
+    }
+
     /** RocksDB's own estimate of a property, e.g. {@code rocksdb.estimate-num-keys}. */
     public long longProperty(String name) {
         try {

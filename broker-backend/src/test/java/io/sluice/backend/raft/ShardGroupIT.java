@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.backend.engine.CommandCodec;
 import io.sluice.backend.engine.NewMessage;
@@ -55,6 +56,7 @@ class ShardGroupIT {
     @TempDir
     Path dir;
     RaftGroup group;
+    long snapshotEvery = 1_000_000;
     final Map<String, RaftServer> servers = new LinkedHashMap<>();
     final Map<String, ShardStateMachine> machines = new LinkedHashMap<>();
     final List<RaftClient> clients = new ArrayList<>();
@@ -87,8 +89,16 @@ class ShardGroupIT {
         RaftPeer peer = group.getPeer(RaftPeerId.valueOf(id));
         int port = Integer.parseInt(peer.getAddress().substring(peer.getAddress().lastIndexOf(':') + 1));
         ShardStateMachine sm = new ShardStateMachine(dir.resolve(id).resolve("store"), SystemClock.INSTANCE);
+        org.apache.ratis.conf.RaftProperties properties = RatisSettings.server(dir.resolve(id).resolve("raft"), port,
+                snapshotEvery);
+        org.apache.ratis.server.RaftServerConfigKeys.Log.setPurgeGap(properties, 10);
+        // small segments: purging removes whole closed segments only
+        org.apache.ratis.server.RaftServerConfigKeys.Log.setSegmentSizeMax(properties,
+                org.apache.ratis.util.SizeInBytes.valueOf("64KB"));
+        org.apache.ratis.server.RaftServerConfigKeys.Log.setPreallocatedSize(properties,
+                org.apache.ratis.util.SizeInBytes.valueOf("16KB"));
         RaftServer server = RaftServer.newBuilder().setServerId(RaftPeerId.valueOf(id)).setGroup(group)
-                .setStateMachine(sm).setProperties(RatisSettings.server(dir.resolve(id).resolve("raft"), port, 1_000_000))
+                .setStateMachine(sm).setProperties(properties)
                 .setOption(RaftStorage.StartupOption.RECOVER).build();
         server.start();
         servers.put(id, server);
@@ -198,6 +208,52 @@ class ShardGroupIT {
             }
             assertEquals(2_000, received, "every acknowledged send is there");
         }
+    }
+
+    /**
+     * Snapshots are RocksDB checkpoints and the log is purged up to them: a replica that was down while the log moved
+     * past it catches up from the leader's snapshot (installed, then the log), and every replica restarts from its
+     * snapshot plus log with nothing lost.
+     */
+    @Test
+    void aReplicaBehindThePurgedLogCatchesUpFromASnapshot() throws Exception {
+        snapshotEvery = 20;
+        startGroup();
+        RaftClient client = client(40);
+        submit(client, List.of(at(P, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS))));
+        String leader = await().atMost(Duration.ofSeconds(10)).until(this::leader, Objects::nonNull);
+        String down = servers.keySet().stream().filter(id -> !id.equals(leader)).findFirst().orElseThrow();
+        servers.remove(down).close();
+        machines.remove(down);
+        for (int i = 0; i < 150; i++) {
+            submit(client, List.of(at(P, new PartitionCommand.Send(List.of(NewMessage.of("s" + i,
+                    i + "x".repeat(1_000)))))));
+        }
+        assertNotNull(machines.get(leader).getLatestSnapshot(), "the leader took snapshots");
+        long firstIndex = await().atMost(Duration.ofSeconds(10)).until(() -> servers.get(leader)
+                .getDivision(group.getGroupId()).getRaftLog().getStartIndex(), i -> i > 100);
+
+        start(down);
+        awaitSameState(List.copyOf(servers.keySet()));
+        assertNotNull(machines.get(down).getLatestSnapshot(), "the lagging replica received the leader's snapshot");
+        System.out.printf("replica %s caught up from a snapshot (leader's log starts at %d)%n", down, firstIndex);
+
+        client.close();
+        clients.remove(client);
+        for (String id : List.copyOf(servers.keySet())) {
+            servers.remove(id).close();
+            machines.remove(id);
+        }
+        for (RaftPeer p : group.getPeers()) {
+            start(p.getId().toString());
+        }
+        RaftClient after = client(40);
+        int received = 0;
+        for (int round = 0; round < 100 && received < 150; round++) {
+            received += submit(after, List.of(at(P, new PartitionCommand.Receive(10, 600, null)))).get(0)
+                    .delivered().size();
+        }
+        assertEquals(150, received, "every acknowledged send is there after a full restart from snapshots");
     }
 
     /**

@@ -20,7 +20,9 @@ import org.apache.ratis.util.TimeDuration;
  *       500-1000 gave none and ~1.3 s failover;</li>
  *   <li>unsafe flush off (the default): the commit index advances only after fsync on a majority, so an
  *       acknowledged catalog change is on disk on at least two of three members;</li>
- *   <li>automatic snapshots every {@code snapshotEvery} entries: otherwise the log is never purged;</li>
+ *   <li>automatic snapshots every {@code snapshotEvery} entries: otherwise the log is never purged; the log is
+ *       purged up to each snapshot even if a replica is down or behind (it then catches up from the snapshot), so a
+ *       dead replica cannot make the log grow without bound;</li>
  *   <li>explicit storage folder and port: the defaults (/tmp, ephemeral port) are never right;</li>
  *   <li>log segments of 8 MB, at most 2 cached per group (defaults: 32 MB and 6, i.e. up to ~200 MB of heap per
  *       group): a backend hosts tens of groups in a bounded heap; a follower lagging past the cache is served from
@@ -41,6 +43,7 @@ public final class RatisSettings {
         RaftServerConfigKeys.Log.setUnsafeFlushEnabled(p, false);
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
         RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, snapshotEvery);
+        RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
         RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf("8MB"));
         RaftServerConfigKeys.Log.setSegmentCacheNumMax(p, 2);
         RaftServerConfigKeys.Log.setSegmentCacheSizeMax(p, SizeInBytes.valueOf("32MB"));

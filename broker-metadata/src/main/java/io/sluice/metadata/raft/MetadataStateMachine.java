@@ -82,11 +82,23 @@ final class MetadataStateMachine extends BaseStateMachine {
     public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
         super.initialize(server, groupId, raftStorage);
         storage.init(raftStorage);
-        reinitialize();
+        load();
+        io.sluice.common.raft.StateMachineLifecycle.started(this);
     }
 
     @Override
+    public void pause() {
+        io.sluice.common.raft.StateMachineLifecycle.paused(this);
+    }
+
+    /** After a snapshot from the leader was installed: load it, then apply entries again. */
+    @Override
     public void reinitialize() throws IOException {
+        load();
+        io.sluice.common.raft.StateMachineLifecycle.resumed(this);
+    }
+
+    private void load() throws IOException {
         SingleFileSnapshotInfo snapshot = storage.getLatestSnapshot();
         if (snapshot == null) {
             return;

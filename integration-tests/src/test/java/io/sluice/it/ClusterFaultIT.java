@@ -1,0 +1,203 @@
+package io.sluice.it;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sluice.metadata.image.ClusterImage;
+import io.sluice.metadata.image.PartitionAssignment;
+import io.sluice.metadata.raft.MetadataClient;
+import io.sluice.metadata.raft.MetadataPeers;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Faults under load on the 3/3/2 cluster of {@code deploy/local/cluster.sh}: producers and consumers (the async load
+ * generator, both frontends) run while one process is killed with SIGKILL and then restarted: the primary of the
+ * busy partition, a secondary of it, a frontend, the metadata leader. After each, every acknowledged send has been
+ * received (zero lost), and the duplicates and the unavailability window (longest time without a successful send
+ * or receive) are printed. Bounded: about 25 s per fault at a paced 300 msg/s.
+ */
+class ClusterFaultIT {
+    static final int BASE = 22000;
+    static final String PEERS = "m1=127.0.0.1:" + (BASE + 101) + ",m2=127.0.0.1:" + (BASE + 102) + ",m3=127.0.0.1:"
+            + (BASE + 103);
+    static final ObjectMapper JSON = new ObjectMapper();
+    static final HttpClient HTTP = HttpClient.newHttpClient();
+    static Path dir;
+    static List<URI> endpoints = new ArrayList<>();
+    static final List<String> report = new ArrayList<>();
+
+    @BeforeAll
+    static void startCluster() throws Exception {
+        dir = Files.createTempDirectory(SluiceProcess.itDir(), "fault-");
+        String out = cluster("start");
+        out.lines().filter(l -> l.startsWith("http://127.0.0.1:")).forEach(l -> endpoints.add(URI.create(l.trim())));
+        assertEquals(2, endpoints.size(), out);
+    }
+
+    @AfterAll
+    static void stopCluster() throws Exception {
+        cluster("stop");
+        System.out.println("fault | acknowledged | lost | duplicates | errors | longest gap send / receive");
+        report.forEach(System.out::println);
+    }
+
+    @Test
+    void killThePrimaryOfTheBusyPartition() throws Exception {
+        faultUnderLoad("primary", this::primaryOf);
+    }
+
+    @Test
+    void killASecondaryOfTheBusyPartition() throws Exception {
+        faultUnderLoad("secondary", this::secondaryOf);
+    }
+
+    @Test
+    void killAFrontend() throws Exception {
+        faultUnderLoad("frontend", queue -> "frontend-1");
+    }
+
+    @Test
+    void killTheMetadataLeader() throws Exception {
+        faultUnderLoad("metadata leader", queue -> metadataLeader());
+    }
+
+    interface Target {
+        /** The process to kill ({@code role-n}), chosen once the load queue exists. */
+        String choose(String queue) throws Exception;
+    }
+
+    private void faultUnderLoad(String fault, Target target) throws Exception {
+        LoadGenerator.Options o = new LoadGenerator.Options();
+        o.endpoints.addAll(endpoints);
+        o.warmupSeconds = 3;
+        o.seconds = 14;
+        o.producers = 4;
+        o.consumers = 4;
+        o.rate = 300;
+        o.visibilitySeconds = 5; // a lease whose answer died with a process comes back soon
+        o.drainSeconds = 60;
+        o.queueName = "fault-" + fault.replace(' ', '-') + "-" + System.currentTimeMillis();
+        LoadGenerator generator = new LoadGenerator(o);
+        CompletableFuture<LoadGenerator.Result> run = CompletableFuture.supplyAsync(() -> {
+            try {
+                return generator.run();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        Thread.sleep(6_000); // warm-up plus 3 s of measured load
+        String victim = target.choose(o.queueName);
+        long pid = Long.parseLong(Files.readString(dir.resolve(victim + ".pid")).trim());
+        ProcessHandle handle = ProcessHandle.of(pid).orElseThrow();
+        new ProcessBuilder("kill", "-9", Long.toString(pid)).start().waitFor();
+        handle.onExit().get(10, TimeUnit.SECONDS);
+        Thread.sleep(3_000);
+        cluster("start"); // relaunches what is down, returns once the cluster serves again
+
+        LoadGenerator.Result r = run.get(3, TimeUnit.MINUTES);
+        String line = String.format("%s (%s) | %,d | %d | %d | %d | %d ms / %d ms", fault, victim, r.acknowledged(),
+                r.lost(), r.duplicates(), r.errors(), r.longestSendGapMillis(), r.longestReceiveGapMillis());
+        report.add(line);
+        System.out.println("fault under load: " + line + " " + generator.errorKinds());
+        assertTrue(r.acknowledged() > 1_000, "the load ran: " + line);
+        assertEquals(0, r.lost(), "every acknowledged send was received: " + line);
+    }
+
+    /** The backend leading the shard that holds the queue's partition: its primary. */
+    private String primaryOf(String queue) throws Exception {
+        String group = groupOf(queue);
+        return await().atMost(Duration.ofSeconds(10)).until(() -> backendWith(group, true), b -> b != null);
+    }
+
+    private String secondaryOf(String queue) throws Exception {
+        String group = groupOf(queue);
+        return await().atMost(Duration.ofSeconds(10)).until(() -> backendWith(group, false), b -> b != null);
+    }
+
+    private static String groupOf(String queue) throws Exception {
+        try (MetadataClient metadata = new MetadataClient(MetadataPeers.parse(PEERS))) {
+            ClusterImage image = metadata.fetchImage();
+            long queueId = image.queues().get(queue).queueId();
+            String shardId = image.partitions().get(PartitionAssignment.key(queueId, 0)).shardId();
+            return image.shards().get(shardId).groupId();
+        }
+    }
+
+    /** The backend ({@code backend-n}) hosting {@code group} as its leader (or as a follower); null if none now. */
+    private static String backendWith(String group, boolean leader) {
+        for (int n = 1; n <= 3; n++) {
+            JsonNode status = status(BASE + 210 + n);
+            if (status == null) {
+                continue;
+            }
+            for (JsonNode shard : status.path("hostedShards")) {
+                if (shard.path("groupId").asText().equals(group) && shard.path("leader").asBoolean() == leader) {
+                    return "backend-" + n;
+                }
+            }
+        }
+        return null;
+    }
+
+    private static String metadataLeader() {
+        return await().atMost(Duration.ofSeconds(10)).until(() -> {
+            for (int n = 1; n <= 3; n++) {
+                JsonNode status = status(BASE + 110 + n);
+                if (status != null) {
+                    for (JsonNode m : status.path("metadata")) {
+                        if (m.path("role").asText().equals("leader")) {
+                            return "metadata-" + m.path("id").asText().substring(1);
+                        }
+                    }
+                }
+            }
+            return null;
+        }, m -> m != null);
+    }
+
+    private static JsonNode status(int adminPort) {
+        try {
+            HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminPort
+                    + "/admin/status")).timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+            return r.statusCode() == 200 ? JSON.readTree(r.body()) : null;
+        } catch (IOException | InterruptedException e) {
+            return null;
+        }
+    }
+
+    private static String cluster(String command) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder("bash", ClusterScriptIT.SCRIPT.toString(), command, dir.toString())
+                .redirectErrorStream(true);
+        pb.environment().put("SLUICE_JAR", SluiceProcess.jar());
+        pb.environment().put("SLUICE_CLUSTER_BASE_PORT", Integer.toString(BASE));
+        pb.environment().put("SLUICE_SHARDS", "3");
+        pb.environment().remove("SLUICE_ACCESS_KEY");
+        pb.environment().remove("SLUICE_SECRET_KEY");
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertNotNull(out);
+        if (!p.waitFor(180, TimeUnit.SECONDS) || (p.exitValue() != 0 && !command.equals("stop"))) {
+            throw new AssertionError("cluster.sh " + command + " failed:\n" + out);
+        }
+        return out;
+    }
+}
