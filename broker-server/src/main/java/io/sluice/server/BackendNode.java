@@ -113,13 +113,18 @@ public final class BackendNode implements AutoCloseable {
         }
     }
 
-    /** The Raft group of a shard: its replicas at their registered addresses. */
+    /**
+     * The Raft group of a shard: its replicas at their registered addresses. The first replica gets a higher Raft
+     * priority: Ratis makes it the leader whenever it is up and caught up (a leader yields to it), which spreads
+     * shard leadership, i.e. the primaries, over the backends.
+     */
     static RaftGroup group(ClusterImage image, ShardInfo shard) {
         List<RaftPeer> peers = new ArrayList<>();
         for (String replica : shard.replicas()) {
             NodeInfo node = image.nodes().get(replica);
             if (node != null) {
-                peers.add(RaftPeer.newBuilder().setId(replica).setAddress(node.address()).build());
+                peers.add(RaftPeer.newBuilder().setId(replica).setAddress(node.address())
+                        .setPriority(replica.equals(shard.replicas().get(0)) ? 1 : 0).build());
             }
         }
         return RaftGroup.valueOf(RaftGroupId.valueOf(UUID.fromString(shard.groupId())), peers);

@@ -51,6 +51,16 @@ class ShardedBackendsIT {
                         (System.nanoTime() - assigned) / 1_000_000);
                 ClusterImage image = metadata.fetchImage();
                 image.shards().values().forEach(s -> assertEquals(3, s.replicas().size(), s.toString()));
+                // leadership balancing: each shard's first replica has the higher Raft priority, and the first
+                // replicas rotate over the backends, so every backend ends up primary of some shard
+                await().atMost(Duration.ofSeconds(30)).until(() -> image.shards().values().stream()
+                        .allMatch(s -> backends.stream().filter(b -> b.id.equals(s.replicas().get(0))).findFirst()
+                                .orElseThrow().leads(s.groupId())));
+                for (BackendProcess b : backends) {
+                    long led = image.shards().values().stream().filter(s -> b.leads(s.groupId())).count();
+                    System.out.printf("backend %s leads %d of 4 shards%n", b.id, led);
+                    org.junit.jupiter.api.Assertions.assertTrue(led >= 1, b.id + " leads a shard");
+                }
                 ShardInfo s1 = image.shards().get("s1");
                 PartitionId p = new PartitionId(1, 0);
                 try (ShardClient shard = new ShardClient(group(image, s1), 64, 2, Runnable::run)) {

@@ -150,7 +150,8 @@ public final class MetadataOperations {
 
     /**
      * Creates shards {@code s<n>} until there are {@code count}, each on {@code min(R, live)} backends, least loaded
-     * first. The Raft group id is derived from the shard id and the leader's time, so every member derives the same.
+     * first. The first replica is the shard's preferred leader; the list is rotated by shard number, so preferred
+     * leaders spread over the backends (with 3 backends and R = 3 every shard has the same replicas). The Raft group id is derived from the shard id and the leader's time, so every member derives the same.
      */
     private static Outcome ensureShards(ClusterImage image, int count, MetadataCommand.Stamped s) {
         Map<String, Integer> load = liveLoad(image.shardReplicasPerNode(), image, s.liveNodes());
@@ -162,7 +163,9 @@ public final class MetadataOperations {
             String shardId = "s" + n;
             String groupId = java.util.UUID.nameUUIDFromBytes(("sluice-shard/" + shardId + "/" + s.leaderTimeMillis())
                     .getBytes(java.nio.charset.StandardCharsets.UTF_8)).toString();
-            records.add(new MetadataRecord.ShardAssigned(shardId, groupId, choose(load, s.replicationFactor(), List.of()), 1));
+            List<String> replicas = new ArrayList<>(choose(load, s.replicationFactor(), List.of()));
+            java.util.Collections.rotate(replicas, -((n - 1) % replicas.size()));
+            records.add(new MetadataRecord.ShardAssigned(shardId, groupId, replicas, 1));
         }
         return new Outcome(records, MetadataResult.ok(null));
     }
