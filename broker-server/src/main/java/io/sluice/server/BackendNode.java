@@ -106,10 +106,29 @@ public final class BackendNode implements AutoCloseable {
             for (ShardInfo shard : image.shardsOf(id)) {
                 backend.join(group(image, shard));
             }
+            followReplicaChanges(id, image);
         } catch (MetadataUnavailableException e) {
             LOG.debug("metadata group unavailable: {}", e.getMessage());
         } catch (RuntimeException e) {
             LOG.warn("backend agent tick failed", e);
+        }
+    }
+
+    /**
+     * When the catalog replaced a shard's replica (a dead backend), the shard's leader changes the Raft membership to
+     * match, and a backend no longer among a shard's replicas drops its copy.
+     */
+    private void followReplicaChanges(String id, ClusterImage image) {
+        for (ShardInfo shard : image.shards().values()) {
+            RaftGroupId gid = RaftGroupId.valueOf(UUID.fromString(shard.groupId()));
+            if (!backend.hostedGroups().contains(gid)) {
+                continue;
+            }
+            if (!shard.replicas().contains(id)) {
+                backend.leave(gid);
+            } else {
+                backend.reconfigure(group(image, shard));
+            }
         }
     }
 

@@ -92,6 +92,71 @@ class ShardedBackendsIT {
         }
     }
 
+    /**
+     * A dead replica replaced in the catalog is replaced in Raft too: the shard's leader changes the group's members,
+     * the newcomer is caught up and counts toward the majority. Proof: after the swap, a second original replica is
+     * killed; the shard still commits and still has every acknowledged message (the new member makes the majority).
+     */
+    @Test
+    void aReplicaReplacedInTheCatalogIsReplacedInRaft() throws Exception {
+        try (MetadataProcess.Group group = new MetadataProcess.Group("replace", Map.of("SLUICE_SHARDS", "1",
+                "SLUICE_REPLICATION_FACTOR", "3", "SLUICE_BACKEND_DEAD_AFTER_MS", "2000"))) {
+            group.startAll();
+            group.awaitLeader();
+            List<BackendProcess> backends = new ArrayList<>();
+            try (MetadataClient metadata = new MetadataClient(MetadataPeers.parse(group.peers))) {
+                for (int i = 1; i <= 4; i++) {
+                    BackendProcess b = new BackendProcess("b" + i, group.peers);
+                    b.start();
+                    backends.add(b);
+                }
+                await().atMost(Duration.ofSeconds(60)).until(() -> metadata.fetchImage().shards().size() == 1);
+                ShardInfo before = metadata.fetchImage().shards().get("s1");
+                await().atMost(Duration.ofSeconds(60)).until(() -> backends.stream()
+                        .filter(b -> before.replicas().contains(b.id)).allMatch(b -> b.hostedShards() == 1));
+                PartitionId p = new PartitionId(1, 0);
+                try (ShardClient shard = new ShardClient(group(metadata.fetchImage(), before), 64, 2, Runnable::run)) {
+                    shard.submit(p, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS)).get(60, TimeUnit.SECONDS);
+                    for (int i = 0; i < 50; i++) {
+                        shard.submit(p, new PartitionCommand.Send(List.of(NewMessage.of("m" + i, "body " + i))))
+                                .get(30, TimeUnit.SECONDS);
+                    }
+                }
+                await().atMost(Duration.ofSeconds(10)).until(() -> backends.stream().anyMatch(b -> b.leads(before.groupId())));
+                BackendProcess leader = backends.stream().filter(b -> b.leads(before.groupId())).findFirst().orElseThrow();
+                List<BackendProcess> followers = backends.stream()
+                        .filter(b -> before.replicas().contains(b.id) && b != leader).toList();
+                followers.get(0).kill();
+                long killed = System.nanoTime();
+                ShardInfo after = await().atMost(Duration.ofSeconds(60)).until(() -> metadata.fetchImage().shards()
+                        .get("s1"), s -> !s.replicas().contains(followers.get(0).id));
+                String newcomer = after.replicas().stream().filter(r -> !before.replicas().contains(r)).findFirst()
+                        .orElseThrow();
+                BackendProcess fresh = backends.stream().filter(b -> b.id.equals(newcomer)).findFirst().orElseThrow();
+                await().atMost(Duration.ofSeconds(60)).until(() -> fresh.hostedShards() == 1);
+                System.out.printf("replica %s replaced by %s in the catalog and joined the group %d ms after the kill%n",
+                        followers.get(0).id, newcomer, (System.nanoTime() - killed) / 1_000_000);
+                Thread.sleep(3_000); // the leader's next agent tick changes the members; the newcomer catches up
+
+                followers.get(1).kill(); // now only the leader and the newcomer are up: a majority only if it is a member
+                try (ShardClient shard = new ShardClient(group(metadata.fetchImage(), after), 64, 2, Runnable::run)) {
+                    shard.submit(p, new PartitionCommand.Send(List.of(NewMessage.of("late", "after the swap"))))
+                            .get(60, TimeUnit.SECONDS);
+                    int received = 0;
+                    for (int round = 0; round < 20 && received < 51; round++) {
+                        received += shard.submit(p, new PartitionCommand.Receive(10, 600, null)).get(30, TimeUnit.SECONDS)
+                                .delivered().size();
+                    }
+                    assertEquals(51, received, "every acknowledged message, committed by the leader and the newcomer");
+                }
+            } finally {
+                for (BackendProcess b : backends) {
+                    b.stop();
+                }
+            }
+        }
+    }
+
     private static RaftGroup group(ClusterImage image, ShardInfo shard) {
         List<RaftPeer> peers = new ArrayList<>();
         shard.replicas().forEach(r -> peers.add(RaftPeer.newBuilder().setId(r)

@@ -101,6 +101,56 @@ public final class BackendServer implements AutoCloseable {
         }
     }
 
+    /**
+     * As the shard's leader, makes the group's Raft membership {@code target}'s (the catalog's replicas) if it differs:
+     * a replica the catalog replaced is removed and its replacement added; Ratis catches the newcomer up from the log
+     * or a snapshot before counting it. Returns whether a change was requested. Blocking: call from an agent thread.
+     */
+    public boolean reconfigure(RaftGroup target) {
+        RaftGroupId id = target.getGroupId();
+        try {
+            var division = server.getDivision(id);
+            if (!division.getInfo().isLeader()) {
+                return false;
+            }
+            java.util.Set<String> current = new java.util.TreeSet<>();
+            division.getRaftConf().getCurrentPeers().forEach(p -> current.add(p.getId() + "=" + p.getAddress()));
+            java.util.Set<String> wanted = new java.util.TreeSet<>();
+            target.getPeers().forEach(p -> wanted.add(p.getId() + "=" + p.getAddress()));
+            if (current.equals(wanted) || !division.getRaftConf().getPreviousPeers().isEmpty()) { // unchanged, or a change under way
+                return false;
+            }
+            try (RaftClient admin = RaftClient.newBuilder().setProperties(RatisSettings.client(30_000))
+                    .setRaftGroup(target).build()) {
+                RaftClientReply reply = admin.admin().setConfiguration(new java.util.ArrayList<>(target.getPeers()));
+                LOG.info("backend {} changed the members of shard group {} from {} to {}: {}", nodeId, id, current,
+                        wanted, reply.isSuccess() ? "done" : reply.getException());
+                return reply.isSuccess();
+            }
+        } catch (IOException e) {
+            LOG.warn("backend {} could not change the members of {} yet: {}", nodeId, id, e.getMessage());
+            return false;
+        }
+    }
+
+    /** Drops a hosted shard group this backend is no longer a replica of (the catalog replaced it), with its data. */
+    public void leave(RaftGroupId id) {
+        if (!hostedGroups().contains(id)) {
+            return;
+        }
+        try (RaftClient admin = RaftClient.newBuilder().setProperties(RatisSettings.client())
+                .setRaftGroup(RaftGroup.valueOf(id)).build()) {
+            admin.getGroupManagementApi(RaftPeerId.valueOf(nodeId)).remove(id, true, false);
+            ShardStateMachine machine = machines.remove(id);
+            LOG.info("backend {} left shard group {} (replaced in the catalog)", nodeId, id);
+            if (machine != null) {
+                machine.deleteStore();
+            }
+        } catch (IOException e) {
+            LOG.warn("backend {} could not leave {} yet: {}", nodeId, id, e.getMessage());
+        }
+    }
+
     @Override
     public void close() {
         try {

@@ -327,6 +327,17 @@ public final class ShardStateMachine extends BaseStateMachine {
         }
     }
 
+    /** Deletes this replica's store once the group was removed from this backend (it was replaced elsewhere). */
+    public void deleteStore() throws IOException {
+        synchronized (this) {
+            if (store != null) {
+                store.close();
+                store = null;
+            }
+            deleteRecursively(storeDir);
+        }
+    }
+
     /** A read of a partition's state on this replica (for tests and status): its canonical description. */
     public synchronized String describe(PartitionId id) {
         if (store == null) {
