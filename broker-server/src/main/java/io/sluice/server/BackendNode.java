@@ -40,6 +40,7 @@ public final class BackendNode implements AutoCloseable {
     private MetadataClient client;
     private CachedCatalog catalog;
     private ScheduledExecutorService agent;
+    private ScheduledExecutorService sweeper;
     private AdminServer admin;
     private InetSocketAddress adminAddress;
     private volatile boolean serving;
@@ -68,6 +69,12 @@ public final class BackendNode implements AutoCloseable {
         });
         long every = Math.min(1000, Math.max(250, config.get(ServerConfigKeys.BACKEND_DEAD_AFTER_MS) / 5));
         agent.scheduleWithFixedDelay(() -> tick(id, host + ":" + raftPort), 0, every, TimeUnit.MILLISECONDS);
+        sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "sluice-backend-sweeper");
+            t.setDaemon(true);
+            return t;
+        });
+        sweeper.scheduleWithFixedDelay(this::sweep, 1, 1, TimeUnit.SECONDS);
         int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
         admin = new AdminServer(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), () -> serving,
                 () -> new String(MetadataJson.write(ClusterStatus.render(catalog.image(), new java.util.TreeMap<>(),
@@ -78,6 +85,15 @@ public final class BackendNode implements AutoCloseable {
                 });
         adminAddress = admin.start(host, config.get(ServerConfigKeys.ADMIN_PORT));
         serving = true;
+    }
+
+    /** Retention sweeps of the shards this backend leads (frontends of a cluster do not sweep). */
+    private void sweep() {
+        try {
+            backend.sweep(SystemClock.INSTANCE.nowMillis());
+        } catch (RuntimeException e) {
+            LOG.warn("retention sweep failed", e);
+        }
     }
 
     /** The shard groups this backend hosts, with whether it leads each. */
@@ -162,6 +178,9 @@ public final class BackendNode implements AutoCloseable {
         serving = false;
         if (agent != null) {
             agent.shutdownNow();
+        }
+        if (sweeper != null) {
+            sweeper.shutdownNow();
         }
         if (admin != null) {
             admin.close();

@@ -147,8 +147,11 @@ public final class DevServer implements AutoCloseable {
         SqsRequestProcessor processor = new SqsRequestProcessor(new ActionTable(services, longPolls, moveTasks),
                 verifier, accessKeys, workers, registry);
 
-        long expireEvery = config.get(ServerConfigKeys.EXPIRE_INTERVAL_MS);
-        scheduler.scheduleWithFixedDelay(() -> housekeeping(services), expireEvery, expireEvery, TimeUnit.MILLISECONDS);
+        if (sharded == null) { // in a cluster each shard's leader sweeps its own partitions (BackendServer.sweep)
+            long expireEvery = config.get(ServerConfigKeys.EXPIRE_INTERVAL_MS);
+            scheduler.scheduleWithFixedDelay(() -> housekeeping(services), expireEvery, expireEvery,
+                    TimeUnit.MILLISECONDS);
+        }
         scheduler.scheduleWithFixedDelay(mover::resumePending, 0, 10, TimeUnit.SECONDS);
 
         String host = config.get(ServerConfigKeys.HOST);

@@ -52,6 +52,11 @@ final class ExpiringRegistry<E> {
         }
     }
 
+    /** Whether some entry has expired (and {@link #forgetExpired} would drop something). */
+    boolean hasExpired(long nowMillis) {
+        return !byExpiry.isEmpty() && expiresAtOf.applyAsLong(byExpiry.peekFirst()) <= nowMillis;
+    }
+
     /** Rebuilds from storage, in expiry order. */
     void recover(Iterable<E> entries) {
         List<E> sorted = new ArrayList<>();

@@ -245,6 +245,12 @@ public final class PartitionQueueState {
         return new Count(expired);
     }
 
+    /** Whether an {@code Expire} command would change anything now (a message past retention, an old window entry). */
+    public boolean needsSweep(long now) {
+        MessageEntry oldest = index.oldestByRetention();
+        return (!retired && oldest != null && isExpired(oldest, now)) || dedup.hasExpired(now) || attempts.hasExpired(now);
+    }
+
     boolean isExpired(MessageEntry e, long now) {
         return now - e.retentionBaseMillis >= config.retentionSeconds() * 1000L;
     }

@@ -2,7 +2,11 @@ package io.sluice.backend.raft;
 
 import io.sluice.common.Clock;
 import io.sluice.common.raft.RatisSettings;
+import io.sluice.backend.engine.PartitionCommand;
+import io.sluice.backend.engine.PartitionId;
 import java.io.IOException;
+import java.util.List;
+import java.util.Map;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,6 +38,7 @@ public final class BackendServer implements AutoCloseable {
     private final RaftServer server;
     private final Set<RaftGroupId> joining = ConcurrentHashMap.newKeySet();
     private final java.util.Map<RaftGroupId, ShardStateMachine> machines = new ConcurrentHashMap<>();
+    private final java.util.Map<RaftGroupId, ShardClient> sweepers = new ConcurrentHashMap<>();
 
     /** @param snapshotEvery Raft entries of a shard between snapshots (after each, its log is purged up to it) */
     public BackendServer(String nodeId, int raftPort, Path dataDir, Clock clock, long snapshotEvery) {
@@ -102,6 +107,52 @@ public final class BackendServer implements AutoCloseable {
     }
 
     /**
+     * Retention and window sweeps, done by each shard's leader for its own partitions (only those an {@code Expire}
+     * would change), through the shard's log like every other state change. Returns the commands submitted.
+     */
+    public int sweep(long nowMillis) {
+        int submitted = 0;
+        for (Map.Entry<RaftGroupId, ShardStateMachine> e : machines.entrySet()) {
+            if (!isLeader(e.getKey())) {
+                continue;
+            }
+            List<PartitionId> due = e.getValue().partitionsToSweep(nowMillis);
+            if (due.isEmpty()) {
+                continue;
+            }
+            ShardClient client;
+            try {
+                RaftGroup group = server.getDivision(e.getKey()).getGroup();
+                client = sweepers.compute(e.getKey(), (id, existing) -> {
+                    if (existing != null && existing.group().getPeers().size() == group.getPeers().size()
+                            && existing.group().getPeers().containsAll(group.getPeers())) {
+                        return existing;
+                    }
+                    closeQuietly(existing);
+                    return new ShardClient(group, 512, 1, Runnable::run);
+                });
+            } catch (IOException ex) {
+                continue; // the group went away meanwhile
+            }
+            for (PartitionId id : due) {
+                client.submit(id, new PartitionCommand.Expire(1000));
+                submitted++;
+            }
+        }
+        return submitted;
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        if (c != null) {
+            try {
+                c.close();
+            } catch (Exception e) {
+                // replaced anyway
+            }
+        }
+    }
+
+    /**
      * As the shard's leader, makes the group's Raft membership {@code target}'s (the catalog's replicas) if it differs:
      * a replica the catalog replaced is removed and its replacement added; Ratis catches the newcomer up from the log
      * or a snapshot before counting it. Returns whether a change was requested. Blocking: call from an agent thread.
@@ -153,6 +204,7 @@ public final class BackendServer implements AutoCloseable {
 
     @Override
     public void close() {
+        sweepers.values().forEach(BackendServer::closeQuietly);
         try {
             server.close();
         } catch (IOException e) {

@@ -327,6 +327,21 @@ public final class ShardStateMachine extends BaseStateMachine {
         }
     }
 
+    /**
+     * The partitions of this shard (as opened so far, i.e. every one that has seen a command since start) that an
+     * {@code Expire} sweep would change now: what the shard's leader sweeps, rather than every frontend sweeping
+     * every partition.
+     */
+    public synchronized List<PartitionId> partitionsToSweep(long nowMillis) {
+        List<PartitionId> out = new ArrayList<>();
+        engines.forEach((id, engine) -> {
+            if (engine.state().needsSweep(nowMillis)) {
+                out.add(id);
+            }
+        });
+        return out;
+    }
+
     /** Deletes this replica's store once the group was removed from this backend (it was replaced elsewhere). */
     public void deleteStore() throws IOException {
         synchronized (this) {

@@ -57,6 +57,7 @@ class ShardGroupIT {
     Path dir;
     RaftGroup group;
     long snapshotEvery = 1_000_000;
+    io.sluice.common.Clock clock = SystemClock.INSTANCE;
     final Map<String, RaftServer> servers = new LinkedHashMap<>();
     final Map<String, ShardStateMachine> machines = new LinkedHashMap<>();
     final List<RaftClient> clients = new ArrayList<>();
@@ -88,7 +89,7 @@ class ShardGroupIT {
     void start(String id) throws IOException {
         RaftPeer peer = group.getPeer(RaftPeerId.valueOf(id));
         int port = Integer.parseInt(peer.getAddress().substring(peer.getAddress().lastIndexOf(':') + 1));
-        ShardStateMachine sm = new ShardStateMachine(dir.resolve(id).resolve("store"), SystemClock.INSTANCE);
+        ShardStateMachine sm = new ShardStateMachine(dir.resolve(id).resolve("store"), clock);
         org.apache.ratis.conf.RaftProperties properties = RatisSettings.server(dir.resolve(id).resolve("raft"), port,
                 snapshotEvery);
         org.apache.ratis.server.RaftServerConfigKeys.Log.setPurgeGap(properties, 10);
@@ -208,6 +209,34 @@ class ShardGroupIT {
             }
             assertEquals(2_000, received, "every acknowledged send is there");
         }
+    }
+
+    /**
+     * In a cluster the shard's leader sweeps retention: it finds the partitions an Expire would change (here after
+     * the retention period passed on the leader's clock), and the sweep, a logged command, expires them on every
+     * replica.
+     */
+    @Test
+    void theLeaderFindsThePartitionsDueForASweepAndTheSweepExpiresThemEverywhere() throws Exception {
+        io.sluice.common.ManualClock manual = new io.sluice.common.ManualClock(1_000_000);
+        clock = manual;
+        startGroup();
+        RaftClient client = client(40);
+        submit(client, List.of(at(P, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS
+                .withRetentionSeconds(60))), at(Q, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS))));
+        submit(client, List.of(at(P, new PartitionCommand.Send(List.of(NewMessage.of("old", "expires")))),
+                at(Q, new PartitionCommand.Send(List.of(NewMessage.of("kept", "retention of 4 days"))))));
+        String leader = await().atMost(Duration.ofSeconds(10)).until(this::leader, Objects::nonNull);
+        assertEquals(List.of(), machines.get(leader).partitionsToSweep(manual.nowMillis()), "nothing due yet");
+        manual.advanceMillis(61_000);
+        assertEquals(List.of(P), machines.get(leader).partitionsToSweep(manual.nowMillis()));
+        submit(client, List.of(at(P, new PartitionCommand.Expire(1000))));
+        awaitSameState(List.copyOf(servers.keySet()));
+        assertEquals(List.of(), machines.get(leader).partitionsToSweep(manual.nowMillis()), "swept");
+        assertEquals(0, submit(client, List.of(at(P, new PartitionCommand.Receive(10, 30, null)))).get(0)
+                .delivered().size(), "the expired message is gone");
+        assertEquals(1, submit(client, List.of(at(Q, new PartitionCommand.Receive(10, 30, null)))).get(0)
+                .delivered().size(), "the other partition kept its message");
     }
 
     /**
