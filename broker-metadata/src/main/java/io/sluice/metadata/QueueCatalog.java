@@ -44,6 +44,12 @@ public interface QueueCatalog {
     /** Replaces the tag map; returns the updated queue, empty if it does not exist. */
     Optional<QueueMetadata> setTags(String name, Map<String, String> tags);
 
+    /**
+     * Raises a standard queue's partition count; returns the updated queue, empty if it does not exist or the change
+     * is not allowed (lowering it, or a FIFO queue).
+     */
+    Optional<QueueMetadata> raisePartitions(String name, int partitions);
+
     final class QueueDeletedRecentlyException extends RuntimeException {
         private static final long serialVersionUID = 1L;
 

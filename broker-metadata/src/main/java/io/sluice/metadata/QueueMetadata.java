@@ -34,6 +34,11 @@ public record QueueMetadata(
         return new QueueMetadata(name, queueId, fifo, next, tags, createdTimestampSeconds, nowSeconds, partitions);
     }
 
+    public QueueMetadata withPartitions(int count) {
+        return new QueueMetadata(name, queueId, fifo, attributes, tags, createdTimestampSeconds,
+                lastModifiedTimestampSeconds, count);
+    }
+
     public QueueMetadata withTags(Map<String, String> next) {
         return new QueueMetadata(name, queueId, fifo, attributes, next, createdTimestampSeconds,
                 lastModifiedTimestampSeconds, partitions);

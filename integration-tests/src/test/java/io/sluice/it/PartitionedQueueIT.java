@@ -105,6 +105,49 @@ class PartitionedQueueIT extends SharedServer {
         assertEquals(Set.of(0, 1, 2, 3), partitions, "sends spread over all four partitions");
     }
 
+    /**
+     * A standard queue that runs hot gets more partitions (SetQueueAttributes SluicePartitions): what it held stays,
+     * new sends spread over all of them; the count never goes down, and a FIFO queue's never changes.
+     */
+    @Test
+    void aStandardQueuesPartitionCountCanBeRaisedButNotLoweredAndFifoIsFixed() {
+        String url = sqs.createQueue(b -> b.queueName(unique("praise"))).queueUrl();
+        Set<String> sent = new HashSet<>();
+        for (int i = 0; i < 20; i++) {
+            int n = i;
+            sent.add(sqs.sendMessage(b -> b.queueUrl(url).messageBody("before " + n)).messageId());
+        }
+        sqs.setQueueAttributes(b -> b.queueUrl(url).attributesWithStrings(Map.of("SluicePartitions", "4")));
+        assertEquals("4", sqs.getQueueAttributes(b -> b.queueUrl(url).attributeNamesWithStrings("SluicePartitions"))
+                .attributesAsStrings().get("SluicePartitions"));
+        for (int i = 0; i < 200; i++) {
+            int n = i;
+            sent.add(sqs.sendMessage(b -> b.queueUrl(url).messageBody("after " + n)).messageId());
+        }
+        Set<String> received = new HashSet<>();
+        Set<Integer> partitions = new HashSet<>();
+        for (int round = 0; round < 100 && received.size() < sent.size(); round++) {
+            for (Message m : sqs.receiveMessage(b -> b.queueUrl(url).maxNumberOfMessages(10)).messages()) {
+                received.add(m.messageId());
+                partitions.add(ReceiptHandle.decode(m.receiptHandle()).orElseThrow().partition());
+                sqs.deleteMessage(b -> b.queueUrl(url).receiptHandle(m.receiptHandle()));
+            }
+        }
+        assertEquals(sent, received, "nothing lost across the change");
+        assertEquals(Set.of(0, 1, 2, 3), partitions, "the new partitions take sends");
+
+        SqsException lower = org.junit.jupiter.api.Assertions.assertThrows(SqsException.class, () -> sqs
+                .setQueueAttributes(b -> b.queueUrl(url).attributesWithStrings(Map.of("SluicePartitions", "2"))));
+        assertEquals("InvalidAttributeValue", lower.awsErrorDetails().errorCode());
+        String fifo = sqs.createQueue(b -> b.queueName(unique("praise") + ".fifo").attributesWithStrings(Map.of(
+                "FifoQueue", "true", "SluicePartitions", "2"))).queueUrl();
+        SqsException fifoChange = org.junit.jupiter.api.Assertions.assertThrows(SqsException.class, () -> sqs
+                .setQueueAttributes(b -> b.queueUrl(fifo).attributesWithStrings(Map.of("SluicePartitions", "4"))));
+        assertEquals("InvalidAttributeValue", fifoChange.awsErrorDetails().errorCode());
+        assertEquals("2", sqs.getQueueAttributes(b -> b.queueUrl(fifo).attributeNamesWithStrings("SluicePartitions"))
+                .attributesAsStrings().get("SluicePartitions"), "unchanged");
+    }
+
     @Test
     void partitionCountIsValidatedAndFixedAtCreation() {
         SqsException bad = org.junit.jupiter.api.Assertions.assertThrows(SqsException.class, () -> sqs.createQueue(b -> b

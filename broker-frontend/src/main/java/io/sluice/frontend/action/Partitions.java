@@ -5,7 +5,8 @@ import io.sluice.common.SqsException;
 
 /**
  * The Sluice extension attribute {@code SluicePartitions}: how many partitions a queue has (1-64, default 1), set
- * when the queue is created and fixed afterwards. FIFO queues hash MessageGroupId to a partition (a group's order is
+ * when the queue is created; SetQueueAttributes can raise it for a standard queue that runs hot (never lower it, and
+ * never change a FIFO queue's). FIFO queues hash MessageGroupId to a partition (a group's order is
  * kept by one primary); standard queues spread sends and receive from whichever partition has messages. Returned by
  * GetQueueAttributes when asked for by name, or with {@code All} when it is above 1.
  */
@@ -14,6 +15,23 @@ final class Partitions {
     static final int MAX = 64;
 
     private Partitions() {
+    }
+
+    /** The partition count SetQueueAttributes asks for, if it is allowed for this queue (equal, or a raise). */
+    static int checkRaise(io.sluice.metadata.QueueMetadata queue, String value) {
+        int n = parse(value);
+        if (n == queue.partitions()) {
+            return n;
+        }
+        if (queue.fifo()) {
+            throw new SqsException(SqsError.INVALID_ATTRIBUTE_VALUE, "Invalid value for the parameter " + ATTRIBUTE
+                    + ". Reason: The partition count of a FIFO queue cannot change.");
+        }
+        if (n < queue.partitions()) {
+            throw new SqsException(SqsError.INVALID_ATTRIBUTE_VALUE, "Invalid value for the parameter " + ATTRIBUTE
+                    + ". Reason: The partition count can only be raised (it is " + queue.partitions() + ").");
+        }
+        return n;
     }
 
     static int parse(String value) {

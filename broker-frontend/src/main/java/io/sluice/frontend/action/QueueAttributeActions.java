@@ -114,11 +114,21 @@ public final class QueueAttributeActions {
         @Override
         public CompletableFuture<ObjectNode> execute(ActionContext ctx, Params params) {
             QueueMetadata queue = services.resolveQueue(ctx, params);
-            QueueAttributes next = QueueAttributesValidator.forSet(services.attributes(queue),
-                    params.stringMap("Attributes")).orElseThrow();
-            QueueLifecycleActions.RedriveRules.check(services, queue.name(), next);
-            QueueMetadata updated = services.catalog().setAttributes(queue.name(), next.toStringMap(),
-                    services.nowMillis()).orElseThrow(ctx::queueDoesNotExist);
+            java.util.Map<String, String> requested = new java.util.LinkedHashMap<>(params.stringMap("Attributes"));
+            String partitionsValue = requested.remove(Partitions.ATTRIBUTE);
+            Integer partitions = partitionsValue == null ? null : Partitions.checkRaise(queue, partitionsValue);
+            QueueMetadata updated = queue;
+            if (!requested.isEmpty() || partitions == null) { // SluicePartitions alone changes nothing else
+                QueueAttributes next = QueueAttributesValidator.forSet(services.attributes(queue), requested)
+                        .orElseThrow();
+                QueueLifecycleActions.RedriveRules.check(services, queue.name(), next);
+                updated = services.catalog().setAttributes(queue.name(), next.toStringMap(), services.nowMillis())
+                        .orElseThrow(ctx::queueDoesNotExist);
+            }
+            if (partitions != null && partitions > queue.partitions()) {
+                updated = services.catalog().raisePartitions(queue.name(), partitions)
+                        .orElseThrow(ctx::queueDoesNotExist);
+            }
             return services.applyPartitionConfig(updated).thenApply(v -> Responses.object());
         }
     }

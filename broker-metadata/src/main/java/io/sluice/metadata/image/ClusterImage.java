@@ -57,6 +57,11 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
             if (old != null) {
                 q.put(c.name(), old.withAttributes(c.attributes(), c.modifiedSeconds()));
             }
+        } else if (record instanceof MetadataRecord.QueuePartitionsRaised c) {
+            QueueMetadata old = q.get(c.name());
+            if (old != null) {
+                q.put(c.name(), old.withPartitions(c.partitions()));
+            }
         } else if (record instanceof MetadataRecord.QueueTagsChanged c) {
             QueueMetadata old = q.get(c.name());
             if (old != null) {

@@ -20,6 +20,7 @@ import java.util.Map;
     @JsonSubTypes.Type(value = MetadataCommand.ReplaceDeadNode.class, name = "ReplaceDeadNode"),
     @JsonSubTypes.Type(value = MetadataCommand.SetAccessKey.class, name = "SetAccessKey"),
     @JsonSubTypes.Type(value = MetadataCommand.EnsureShards.class, name = "EnsureShards"),
+    @JsonSubTypes.Type(value = MetadataCommand.RaisePartitions.class, name = "RaisePartitions"),
 })
 public sealed interface MetadataCommand {
 
@@ -34,6 +35,10 @@ public sealed interface MetadataCommand {
     }
 
     record DeleteQueue(String name) implements MetadataCommand {
+    }
+
+    /** Raises a standard queue's partition count (never lowers it; FIFO queues keep theirs). */
+    record RaisePartitions(String name, int partitions) implements MetadataCommand {
     }
 
     record RegisterNode(String nodeId, String address) implements MetadataCommand {

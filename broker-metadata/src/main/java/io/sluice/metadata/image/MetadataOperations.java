@@ -26,6 +26,8 @@ public final class MetadataOperations {
         long now = stamped.leaderTimeMillis();
         if (c instanceof MetadataCommand.CreateQueue create) {
             return createQueue(image, create, stamped);
+        } else if (c instanceof MetadataCommand.RaisePartitions raise) {
+            return raisePartitions(image, raise, stamped);
         } else if (c instanceof MetadataCommand.SetQueueAttributes set) {
             QueueMetadata q = image.queues().get(set.name());
             if (q == null) {
@@ -85,6 +87,36 @@ public final class MetadataOperations {
                 seconds, seconds, c.partitions());
         List<MetadataRecord> records = new ArrayList<>();
         records.add(new MetadataRecord.QueueCreated(queue));
+        assignPartitions(image, queue.queueId(), 0, c.partitions(), s, records);
+        return new Outcome(records, MetadataResult.ok(queue));
+    }
+
+    /**
+     * Raises a standard queue's partition count: the new partitions are placed like a new queue's. Lowering it, or
+     * changing a FIFO queue's (a message group's order lives on the partition its id hashes to), is refused.
+     */
+    private static Outcome raisePartitions(ClusterImage image, MetadataCommand.RaisePartitions c,
+                                           MetadataCommand.Stamped s) {
+        QueueMetadata queue = image.queues().get(c.name());
+        if (queue == null) {
+            return notFound(c.name());
+        }
+        if (c.partitions() == queue.partitions()) {
+            return new Outcome(List.of(), MetadataResult.ok(queue));
+        }
+        if (queue.fifo() || c.partitions() < queue.partitions() || c.partitions() > 1024) {
+            return new Outcome(List.of(), MetadataResult.of(MetadataResult.Status.INVALID, "partitions of " + c.name()
+                    + " can only grow, up to 1024, and only for standard queues"));
+        }
+        List<MetadataRecord> records = new ArrayList<>();
+        records.add(new MetadataRecord.QueuePartitionsRaised(c.name(), c.partitions()));
+        assignPartitions(image, queue.queueId(), queue.partitions(), c.partitions(), s, records);
+        return new Outcome(records, MetadataResult.ok(queue.withPartitions(c.partitions())));
+    }
+
+    /** Places partitions {@code from} (inclusive) to {@code to} (exclusive) of a queue. */
+    private static void assignPartitions(ClusterImage image, long queueId, int from, int to, MetadataCommand.Stamped s,
+                                         List<MetadataRecord> records) {
         if (!image.shards().isEmpty()) {
             // Sharded: each partition joins the shard holding the fewest partitions (ties by shard id).
             Map<String, Integer> partitionsPerShard = new TreeMap<>();
@@ -94,20 +126,18 @@ public final class MetadataOperations {
                     partitionsPerShard.merge(a.shardId(), 1, Integer::sum);
                 }
             });
-            for (int i = 0; i < c.partitions(); i++) {
+            for (int i = from; i < to; i++) {
                 String shardId = choose(partitionsPerShard, 1, List.of()).get(0);
                 ShardInfo shard = image.shards().get(shardId);
-                records.add(new MetadataRecord.PartitionAssigned(queue.queueId(), i, shard.replicas(), shard.epoch(),
-                        shardId));
+                records.add(new MetadataRecord.PartitionAssigned(queueId, i, shard.replicas(), shard.epoch(), shardId));
             }
-            return new Outcome(records, MetadataResult.ok(queue));
+            return;
         }
         Map<String, Integer> load = liveLoad(image, s.liveNodes());
-        for (int i = 0; i < c.partitions(); i++) {
+        for (int i = from; i < to; i++) {
             List<String> replicas = choose(load, s.replicationFactor(), List.of());
-            records.add(new MetadataRecord.PartitionAssigned(queue.queueId(), i, replicas, 1, null));
+            records.add(new MetadataRecord.PartitionAssigned(queueId, i, replicas, 1, null));
         }
-        return new Outcome(records, MetadataResult.ok(queue));
     }
 
     /**

@@ -21,11 +21,16 @@ import java.util.Map;
     @JsonSubTypes.Type(value = MetadataRecord.PartitionAssigned.class, name = "PartitionAssigned"),
     @JsonSubTypes.Type(value = MetadataRecord.AccessKeySet.class, name = "AccessKeySet"),
     @JsonSubTypes.Type(value = MetadataRecord.ShardAssigned.class, name = "ShardAssigned"),
+    @JsonSubTypes.Type(value = MetadataRecord.QueuePartitionsRaised.class, name = "QueuePartitionsRaised"),
 })
 public sealed interface MetadataRecord {
 
     /** A queue and its first queue id; the next queue id becomes {@code queue.queueId() + 1}. */
     record QueueCreated(QueueMetadata queue) implements MetadataRecord {
+    }
+
+    /** A queue's partition count grew to {@code partitions} (the new partitions' assignments follow). */
+    record QueuePartitionsRaised(String name, int partitions) implements MetadataRecord {
     }
 
     record QueueAttributesChanged(String name, Map<String, String> attributes, long modifiedSeconds)

@@ -138,6 +138,11 @@ public final class CachedCatalog implements QueueCatalog, AutoCloseable {
         return write(new MetadataCommand.SetQueueTags(name, tags));
     }
 
+    @Override
+    public Optional<QueueMetadata> raisePartitions(String name, int partitions) {
+        return write(new MetadataCommand.RaisePartitions(name, partitions));
+    }
+
     private Optional<QueueMetadata> write(MetadataCommand command) {
         MetadataResult r = client.submit(command);
         refreshAfterWrite();

@@ -42,6 +42,28 @@ class MetadataOperationsTest {
     }
 
     @Test
+    void aStandardQueuesPartitionsGrowOnTheShardsButNeverShrinkAndFifoKeepsItsCount() {
+        ClusterImage image = apply(withNodes(), new MetadataCommand.EnsureShards(4), 0, NODES);
+        image = apply(image, new MetadataCommand.CreateQueue("q", false, Map.of(), Map.of(), 1), 1000, NODES);
+        image = apply(image, new MetadataCommand.CreateQueue("f.fifo", true, Map.of(), Map.of(), 2), 1000, NODES);
+        long q = image.queues().get("q").queueId();
+        image = apply(image, new MetadataCommand.RaisePartitions("q", 4), 2000, NODES);
+        assertEquals(4, image.queues().get("q").partitions());
+        java.util.Set<String> shards = new java.util.TreeSet<>();
+        for (int i = 0; i < 4; i++) {
+            PartitionAssignment a = image.partitions().get(PartitionAssignment.key(q, i));
+            assertTrue(a != null && a.shardId() != null, "partition " + i + " placed on a shard");
+            shards.add(a.shardId());
+        }
+        assertTrue(shards.size() >= 3, "new partitions go to the least-loaded shards: " + shards);
+        assertEquals(MetadataResult.Status.INVALID, MetadataOperations.execute(image, new MetadataCommand.Stamped(
+                new MetadataCommand.RaisePartitions("q", 2), 3000, NODES, 3)).result().status(), "never lowered");
+        assertEquals(MetadataResult.Status.INVALID, MetadataOperations.execute(image, new MetadataCommand.Stamped(
+                new MetadataCommand.RaisePartitions("f.fifo", 4), 3000, NODES, 3)).result().status(), "FIFO fixed");
+        assertEquals(2, image.queues().get("f.fifo").partitions());
+    }
+
+    @Test
     void aDeadNodeIsReplacedEverywhereByLiveOnes() {
         ClusterImage image = withNodes();
         for (int q = 0; q < 4; q++) {
