@@ -40,7 +40,8 @@ public final class BackendNode implements AutoCloseable {
     private MetadataClient client;
     private CachedCatalog catalog;
     private ScheduledExecutorService agent;
-    private ScheduledExecutorService sweeper;
+    private volatile ScheduledExecutorService sweeper;
+    private final java.util.concurrent.atomic.AtomicBoolean reconfiguring = new java.util.concurrent.atomic.AtomicBoolean();
     private AdminServer admin;
     private InetSocketAddress adminAddress;
     private volatile boolean serving;
@@ -68,13 +69,13 @@ public final class BackendNode implements AutoCloseable {
             return t;
         });
         long every = Math.min(1000, Math.max(250, config.get(ServerConfigKeys.BACKEND_DEAD_AFTER_MS) / 5));
-        agent.scheduleWithFixedDelay(() -> tick(id, host + ":" + raftPort), 0, every, TimeUnit.MILLISECONDS);
         sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "sluice-backend-sweeper");
             t.setDaemon(true);
             return t;
         });
         sweeper.scheduleWithFixedDelay(this::sweep, 1, 1, TimeUnit.SECONDS);
+        agent.scheduleWithFixedDelay(() -> tick(id, host + ":" + raftPort), 0, every, TimeUnit.MILLISECONDS);
         int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
         admin = new AdminServer(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), () -> serving,
                 () -> new String(MetadataJson.write(ClusterStatus.render(catalog.image(), new java.util.TreeMap<>(),
@@ -122,7 +123,17 @@ public final class BackendNode implements AutoCloseable {
             for (ShardInfo shard : image.shardsOf(id)) {
                 backend.join(group(image, shard));
             }
-            followReplicaChanges(id, image);
+            ClusterImage current = image;
+            if (sweeper != null && reconfiguring.compareAndSet(false, true)) {
+                // membership changes can block for seconds: never on the thread that heartbeats
+                sweeper.execute(() -> {
+                    try {
+                        followReplicaChanges(id, current);
+                    } finally {
+                        reconfiguring.set(false);
+                    }
+                });
+            }
         } catch (MetadataUnavailableException e) {
             LOG.debug("metadata group unavailable: {}", e.getMessage());
         } catch (RuntimeException e) {

@@ -33,7 +33,8 @@ import org.junit.jupiter.api.Test;
  * generator, both frontends) run while one process is killed with SIGKILL and then restarted: the primary of the
  * busy partition, a secondary of it, a frontend, the metadata leader. After each, every acknowledged send has been
  * received (zero lost), and the duplicates and the unavailability window (longest time without a successful send
- * or receive) are printed. Bounded: about 25 s per fault at a paced 300 msg/s.
+ * or receive) are printed. Backends snapshot every 100 entries, so restarts also go through purged logs and
+ * snapshot installs. Bounded: about 25 s per fault at a paced 300 msg/s.
  */
 class ClusterFaultIT {
     static final int BASE = 22000;
@@ -190,6 +191,8 @@ class ClusterFaultIT {
         pb.environment().put("SLUICE_JAR", SluiceProcess.jar());
         pb.environment().put("SLUICE_CLUSTER_BASE_PORT", Integer.toString(BASE));
         pb.environment().put("SLUICE_SHARDS", "3");
+        // snapshots every 100 entries: the faults then also exercise log purging, snapshot install and restart
+        pb.environment().put("SLUICE_BACKEND_SNAPSHOT_EVERY", "100");
         pb.environment().remove("SLUICE_ACCESS_KEY");
         pb.environment().remove("SLUICE_SECRET_KEY");
         Process p = pb.start();

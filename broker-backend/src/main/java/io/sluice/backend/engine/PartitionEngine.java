@@ -95,15 +95,6 @@ public final class PartitionEngine {
      */
     public Outcome applyBuffered(PartitionCommand command, long leaderTimeMillis, List<Mutation> mutations,
                                  java.util.Map<java.nio.ByteBuffer, byte[]> pendingBodies) {
-        return applyBuffered(command, leaderTimeMillis, mutations, pendingBodies, true);
-    }
-
-    /**
-     * As above; with {@code readBodies} false the outcome's deliveries are left empty (the lease still happens):
-     * a replica that answers nobody (a Raft follower) skips reading the leased bodies.
-     */
-    public Outcome applyBuffered(PartitionCommand command, long leaderTimeMillis, List<Mutation> mutations,
-                                 java.util.Map<java.nio.ByteBuffer, byte[]> pendingBodies, boolean readBodies) {
         ApplyResult result = state.apply(command, leaderTimeMillis);
         for (Mutation m : result.mutations()) {
             mutations.add(m);
@@ -113,8 +104,7 @@ public final class PartitionEngine {
             }
         }
         List<DeliveredMessage> delivered = List.of();
-        if (readBodies && result.response() instanceof PartitionResponse.Received received
-                && !received.deliveries().isEmpty()) {
+        if (result.response() instanceof PartitionResponse.Received received && !received.deliveries().isEmpty()) {
             delivered = new ArrayList<>(received.deliveries().size());
             for (PartitionResponse.Delivery d : received.deliveries()) {
                 byte[] key = state.keys().body(d.seq());

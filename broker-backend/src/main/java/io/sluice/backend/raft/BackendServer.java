@@ -5,6 +5,9 @@ import io.sluice.common.raft.RatisSettings;
 import io.sluice.backend.engine.PartitionCommand;
 import io.sluice.backend.engine.PartitionId;
 import java.io.IOException;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.util.TimeDuration;
+import java.util.concurrent.TimeUnit;
 import java.util.List;
 import java.util.Map;
 import java.io.UncheckedIOException;
@@ -171,8 +174,10 @@ public final class BackendServer implements AutoCloseable {
             if (current.equals(wanted) || !division.getRaftConf().getPreviousPeers().isEmpty()) { // unchanged, or a change under way
                 return false;
             }
-            try (RaftClient admin = RaftClient.newBuilder().setProperties(RatisSettings.client(30_000))
-                    .setRaftGroup(target).build()) {
+            try (RaftClient admin = RaftClient.newBuilder().setProperties(RatisSettings.client(10_000))
+                    .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(2,
+                            TimeDuration.valueOf(500, TimeUnit.MILLISECONDS)))
+                    .setRaftGroup(target).build()) { // bounded: the next agent tick tries again
                 RaftClientReply reply = admin.admin().setConfiguration(new java.util.ArrayList<>(target.getPeers()));
                 LOG.info("backend {} changed the members of shard group {} from {} to {}: {}", nodeId, id, current,
                         wanted, reply.isSuccess() ? "done" : reply.getException());
@@ -184,13 +189,26 @@ public final class BackendServer implements AutoCloseable {
         }
     }
 
-    /** Drops a hosted shard group this backend is no longer a replica of (the catalog replaced it), with its data. */
+    /**
+     * Drops a hosted shard group this backend is no longer a replica of (the catalog replaced it), with its data, but
+     * only once the group's Raft membership, as this replica knows it, no longer includes it: a backend that was
+     * merely cut off (and replaced meanwhile) keeps its copy until the leader's membership change reached it, so the
+     * old majority can still commit that change.
+     */
     public void leave(RaftGroupId id) {
         if (!hostedGroups().contains(id)) {
             return;
         }
+        try {
+            if (server.getDivision(id).getRaftConf().getCurrentPeers().stream()
+                    .anyMatch(p -> p.getId().toString().equals(nodeId))) {
+                return; // still a member as far as Raft has told us
+            }
+        } catch (IOException e) {
+            return;
+        }
         try (RaftClient admin = RaftClient.newBuilder().setProperties(RatisSettings.client())
-                .setRaftGroup(RaftGroup.valueOf(id)).build()) {
+                .setRaftGroup(server.getDivision(id).getGroup()).build()) { // its members include this node
             admin.getGroupManagementApi(RaftPeerId.valueOf(nodeId)).remove(id, true, false);
             ShardStateMachine machine = machines.remove(id);
             LOG.info("backend {} left shard group {} (replaced in the catalog)", nodeId, id);

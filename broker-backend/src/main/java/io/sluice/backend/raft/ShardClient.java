@@ -156,6 +156,12 @@ public final class ShardClient implements AutoCloseable {
             batch.forEach(p -> p.done().completeExceptionally(cause));
             return;
         }
+        if (reply.getMessage() == null || reply.getMessage().getContent().isEmpty()) {
+            // A replica that skipped the entry on replay (its store had it) answers nothing: committed, outcome unknown.
+            IllegalStateException unknown = new IllegalStateException("shard entry committed, outcome unknown");
+            batch.forEach(p -> p.done().completeExceptionally(unknown));
+            return;
+        }
         List<PartitionEngine.Outcome> outcomes;
         try {
             outcomes = OutcomeCodec.decode(reply.getMessage().getContent().toByteArray());

@@ -92,8 +92,21 @@ public final class ShardStateMachine extends BaseStateMachine {
     public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
         super.initialize(server, groupId, raftStorage);
         snapshots.init(raftStorage);
-        store = ShardStore.open(storeDir, ShardStore.Durability.NO_WAL);
         SnapshotInfo latest = snapshots.getLatestSnapshot();
+        if (latest != null) {
+            // The log is purged up to the snapshot, so the store must hold at least that much. It does not when a
+            // crash cut a snapshot install short (or the store folder is gone): rebuild it from the snapshot.
+            boolean lagging = !Files.exists(storeDir);
+            if (!lagging) {
+                try (ShardStore existing = ShardStore.open(storeDir, ShardStore.Durability.NO_WAL)) {
+                    lagging = existing.appliedIndex() < latest.getIndex();
+                }
+            }
+            if (lagging) {
+                replaceStoreWith(snapshots.dirOf(latest.getTermIndex()));
+            }
+        }
+        store = ShardStore.open(storeDir, ShardStore.Durability.NO_WAL);
         if (latest != null) {
             updateLastAppliedTermIndex(latest.getTermIndex());
         }
@@ -121,6 +134,7 @@ public final class ShardStateMachine extends BaseStateMachine {
                 deleteRecursively(partial);
                 store.checkpoint(partial); // flushes: the store's files now hold every entry up to `last`
                 Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE);
+                fsync(target.getParent()); // the rename is durable before Ratis purges the log
             }
         }
         snapshots.deleteAllBut(target);
@@ -155,20 +169,49 @@ public final class ShardStateMachine extends BaseStateMachine {
             }
             if (store != null) {
                 store.close();
+                store = null;
             }
             engines.clear();
-            deleteRecursively(storeDir);
-            Files.createDirectories(storeDir);
-            Path source = snapshots.dirOf(latest.getTermIndex());
-            try (var files = Files.list(source)) {
-                for (Path f : files.toList()) {
-                    if (!f.getFileName().toString().endsWith(".md5")) { // Ratis' digests of the shipped files
-                        Files.copy(f, storeDir.resolve(f.getFileName().toString()));
-                    }
-                }
-            }
+            replaceStoreWith(snapshots.dirOf(latest.getTermIndex()));
             store = ShardStore.open(storeDir, ShardStore.Durability.NO_WAL);
             updateLastAppliedTermIndex(latest.getTermIndex());
+        }
+    }
+
+    /**
+     * Makes the store a copy of a checkpoint, crash-safely: copy into a sibling folder, fsync the files, then swap
+     * it in by renames. A crash leaves either the old store (and {@link #initialize} redoes this, since the old
+     * store lags the snapshot) or the new one, never a half-copied store.
+     */
+    private void replaceStoreWith(Path checkpoint) throws IOException {
+        Path fresh = storeDir.resolveSibling(storeDir.getFileName() + ".installing");
+        Path old = storeDir.resolveSibling(storeDir.getFileName() + ".replaced");
+        deleteRecursively(fresh);
+        deleteRecursively(old);
+        Files.createDirectories(fresh);
+        try (var files = Files.list(checkpoint)) {
+            for (Path f : files.toList()) {
+                if (!f.getFileName().toString().endsWith(".md5")) { // Ratis' digests of the shipped files
+                    Path copy = fresh.resolve(f.getFileName().toString());
+                    Files.copy(f, copy);
+                    fsync(copy);
+                }
+            }
+        }
+        fsync(fresh);
+        if (Files.exists(storeDir)) {
+            Files.move(storeDir, old, StandardCopyOption.ATOMIC_MOVE);
+        }
+        Files.move(fresh, storeDir, StandardCopyOption.ATOMIC_MOVE);
+        fsync(storeDir.getParent());
+        deleteRecursively(old);
+    }
+
+    private static void fsync(Path path) throws IOException {
+        try (java.nio.channels.FileChannel ch = Files.isDirectory(path)
+                ? java.nio.channels.FileChannel.open(path, java.nio.file.StandardOpenOption.READ)
+                : java.nio.channels.FileChannel.open(path, java.nio.file.StandardOpenOption.WRITE)) {
+            ch.force(true);
         }
     }
 
@@ -212,15 +255,14 @@ public final class ShardStateMachine extends BaseStateMachine {
             Map<ByteBuffer, byte[]> pendingBodies = new HashMap<>();
             List<PartitionEngine.Outcome> outcomes = new ArrayList<>(batch.size());
             List<Effect> effects = new ArrayList<>();
-            // Only the replica that took the client's request answers it: the others (followers, or a leader
-            // replaying its log) skip reading leased bodies and encoding outcomes. State changes are identical.
-            boolean answering = trx.getClientRequest() != null;
+            // Every replica computes the full answer, bodies included: Ratis keeps each replica's reply in its retry
+            // cache, and a client that retries a committed request on a new leader gets the reply cached there.
             for (CommandCodec.Addressed a : batch) {
                 PartitionEngine engine = engine(a.partition(), a.command());
                 PartitionEngine.Outcome o = engine == null
                         ? new PartitionEngine.Outcome(new PartitionResponse.Rejected(
                         SqsError.QUEUE_DOES_NOT_EXIST.failure()), List.of(), List.of())
-                        : engine.applyBuffered(a.command(), leaderTime, mutations, pendingBodies, answering);
+                        : engine.applyBuffered(a.command(), leaderTime, mutations, pendingBodies);
                 outcomes.add(o);
                 effects.addAll(o.effects());
             }
@@ -230,8 +272,7 @@ public final class ShardStateMachine extends BaseStateMachine {
                 listeners.forEach(l -> l.onEffects(effects));
                 wakeAwaiting(effects);
             }
-            return CompletableFuture.completedFuture(answering
-                    ? Message.valueOf(ByteString.copyFrom(OutcomeCodec.encode(outcomes))) : Message.EMPTY);
+            return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(OutcomeCodec.encode(outcomes))));
         }
     }
 

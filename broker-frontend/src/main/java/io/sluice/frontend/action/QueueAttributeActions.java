@@ -117,16 +117,20 @@ public final class QueueAttributeActions {
             java.util.Map<String, String> requested = new java.util.LinkedHashMap<>(params.stringMap("Attributes"));
             String partitionsValue = requested.remove(Partitions.ATTRIBUTE);
             Integer partitions = partitionsValue == null ? null : Partitions.checkRaise(queue, partitionsValue);
-            QueueMetadata updated = queue;
+            QueueAttributes next = null;
             if (!requested.isEmpty() || partitions == null) { // SluicePartitions alone changes nothing else
-                QueueAttributes next = QueueAttributesValidator.forSet(services.attributes(queue), requested)
-                        .orElseThrow();
+                next = QueueAttributesValidator.forSet(services.attributes(queue), requested).orElseThrow();
                 QueueLifecycleActions.RedriveRules.check(services, queue.name(), next);
-                updated = services.catalog().setAttributes(queue.name(), next.toStringMap(), services.nowMillis())
-                        .orElseThrow(ctx::queueDoesNotExist);
             }
-            if (partitions != null && partitions > queue.partitions()) {
-                updated = services.catalog().raisePartitions(queue.name(), partitions)
+            QueueMetadata updated = queue;
+            if (partitions != null && partitions > queue.partitions()) { // first: if refused, nothing else changed
+                updated = services.catalog().raisePartitions(queue.name(), partitions).orElseThrow(() ->
+                        services.catalog().get(queue.name()).isEmpty() ? ctx.queueDoesNotExist()
+                                : new SqsException(SqsError.INVALID_ATTRIBUTE_VALUE, "Invalid value for the parameter "
+                                + Partitions.ATTRIBUTE + ". Reason: The partition count can only be raised."));
+            }
+            if (next != null) {
+                updated = services.catalog().setAttributes(queue.name(), next.toStringMap(), services.nowMillis())
                         .orElseThrow(ctx::queueDoesNotExist);
             }
             return services.applyPartitionConfig(updated).thenApply(v -> Responses.object());

@@ -103,8 +103,8 @@ public final class SendActions {
                 throw new SqsException(f);
             });
             Prepared p = prepare(null, request, queue, ctx);
-            return services.partitions()
-                    .submit(new PartitionId(queue.queueId(), p.partition()), new PartitionCommand.Send(List.of(p.message())))
+            return services.submitToQueue(queue, new PartitionId(queue.queueId(), p.partition()),
+                            new PartitionCommand.Send(List.of(p.message())))
                     .thenApply(o -> result(p, ((PartitionResponse.Sent) Responses.accepted(o)).messages().get(0)));
         }
     }
@@ -152,8 +152,8 @@ public final class SendActions {
                 byPartition.computeIfAbsent(p.partition(), k -> new ArrayList<>()).add(p);
             }
             List<CompletableFuture<List<ObjectNode>>> sends = new ArrayList<>();
-            byPartition.forEach((partition, prepared) -> sends.add(services.partitions()
-                    .submit(new PartitionId(queue.queueId(), partition),
+            byPartition.forEach((partition, prepared) -> sends.add(services
+                    .submitToQueue(queue, new PartitionId(queue.queueId(), partition),
                             new PartitionCommand.Send(prepared.stream().map(Prepared::message).toList()))
                     .thenApply(o -> {
                         if (o.response() instanceof PartitionResponse.Rejected rejected) {

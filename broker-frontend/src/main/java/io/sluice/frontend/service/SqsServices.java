@@ -154,6 +154,24 @@ public final class SqsServices {
         return ids;
     }
 
+    /**
+     * Sends go through here: a partition the catalog lists but whose shard has no state for yet (the queue's partition
+     * count was just raised, and the frontend that raised it has not configured it, or died before it did) answers
+     * "no such queue"; then this frontend configures it (idempotent) and submits once more.
+     */
+    public CompletableFuture<io.sluice.backend.engine.PartitionEngine.Outcome> submitToQueue(QueueMetadata queue,
+            PartitionId id, io.sluice.backend.engine.PartitionCommand command) {
+        return partitions.submit(id, command).thenCompose(o -> {
+            if (o.response() instanceof io.sluice.backend.engine.PartitionResponse.Rejected r
+                    && r.failure().error() == io.sluice.common.SqsError.QUEUE_DOES_NOT_EXIST && id.index() > 0
+                    && catalog.get(queue.name()).filter(q -> q.queueId() == queue.queueId()).isPresent()) {
+                return partitions.createPartition(id, partitionConfig(attributes(queue)))
+                        .thenCompose(v -> partitions.submit(id, command));
+            }
+            return CompletableFuture.completedFuture(o);
+        });
+    }
+
     /** Creates (or reconfigures) every partition of a queue. */
     public CompletableFuture<Void> applyPartitionConfig(QueueMetadata queue) {
         PartitionConfig pc = partitionConfig(attributes(queue));

@@ -37,6 +37,7 @@ public final class CachedCatalog implements QueueCatalog, AutoCloseable {
     private final ScheduledExecutorService refresher;
     private final Object missLock = new Object();
     private volatile ClusterImage image = ClusterImage.EMPTY;
+    private volatile long lastFailedFetchNanos = System.nanoTime() - TimeUnit.SECONDS.toNanos(10);
     /** When the last fetch started. */
     private volatile long lastFetchNanos = System.nanoTime() - TimeUnit.SECONDS.toNanos(1);
 
@@ -69,6 +70,7 @@ public final class CachedCatalog implements QueueCatalog, AutoCloseable {
         try {
             refresh();
         } catch (RuntimeException e) {
+            lastFailedFetchNanos = System.nanoTime();
             LOG.debug("catalog refresh failed; serving the cached image (index {})", image.appliedIndex(), e);
         }
     }
@@ -103,6 +105,9 @@ public final class CachedCatalog implements QueueCatalog, AutoCloseable {
             return Optional.of(q);
         }
         long missedAt = System.nanoTime();
+        if (missedAt - lastFailedFetchNanos < TimeUnit.SECONDS.toNanos(1)) {
+            return Optional.empty(); // the group did not answer just now: do not hold a worker per unknown name
+        }
         synchronized (missLock) {
             if (lastFetchNanos - missedAt < 0) {
                 refreshQuietly();

@@ -26,6 +26,8 @@ class ClusterImageTest {
     static final List<MetadataRecord> DELTA1 = List.of(
             new MetadataRecord.QueueAttributesChanged("orders", Map.of("VisibilityTimeout", "60"), 200),
             new MetadataRecord.QueueTagsChanged("orders", Map.of()),
+            new MetadataRecord.QueuePartitionsRaised("orders", 3),
+            new MetadataRecord.PartitionAssigned(1, 2, List.of("b1", "b2"), 1, "s1"),
             new MetadataRecord.NodeRegistered("b3", "127.0.0.1:7003", 201),
             new MetadataRecord.PartitionAssigned(1, 0, List.of("b2", "b3"), 2, null),
             new MetadataRecord.ShardAssigned("s1", "g-1", List.of("b3", "b1"), 4),
@@ -34,12 +36,13 @@ class ClusterImageTest {
             new MetadataRecord.QueueDeleted("jobs", 203_000));
     static final ClusterImage IMAGE2 = new ClusterImage(0, 3,
             new java.util.TreeMap<>(Map.of("orders", ORDERS.withAttributes(Map.of("VisibilityTimeout", "60"), 200)
-                    .withTags(Map.of()))),
+                    .withTags(Map.of()).withPartitions(3))),
             new java.util.TreeMap<>(Map.of("jobs", 203_000L)),
             new java.util.TreeMap<>(Map.of("b1", new NodeInfo("b1", "127.0.0.1:7001", 10),
                     "b2", new NodeInfo("b2", "127.0.0.1:7002", 11), "b3", new NodeInfo("b3", "127.0.0.1:7003", 201))),
             new java.util.TreeMap<>(Map.of("1/0", new PartitionAssignment(1, 0, List.of("b2", "b3"), 2, null),
-                    "1/1", new PartitionAssignment(1, 1, List.of("b3", "b1"), 4, "s1"))),
+                    "1/1", new PartitionAssignment(1, 1, List.of("b3", "b1"), 4, "s1"),
+                    "1/2", new PartitionAssignment(1, 2, List.of("b3", "b1"), 4, "s1"))),
             new java.util.TreeMap<>(Map.of("app", new MetadataRecord.AccessKeySet("app", "s3cret",
                     List.of(List.of("SendMessage", "orders-*"))))),
             new java.util.TreeMap<>(Map.of("s1", new ShardInfo("s1", "g-1", List.of("b3", "b1"), 4))));
