@@ -2,7 +2,6 @@ package io.sluice.it;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -16,7 +15,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -186,21 +184,7 @@ class ClusterFaultIT {
     }
 
     private static String cluster(String command) throws IOException, InterruptedException {
-        ProcessBuilder pb = new ProcessBuilder("bash", ClusterScriptIT.SCRIPT.toString(), command, dir.toString())
-                .redirectErrorStream(true);
-        pb.environment().put("SLUICE_JAR", SluiceProcess.jar());
-        pb.environment().put("SLUICE_CLUSTER_BASE_PORT", Integer.toString(BASE));
-        pb.environment().put("SLUICE_SHARDS", "3");
         // snapshots every 100 entries: the faults then also exercise log purging, snapshot install and restart
-        pb.environment().put("SLUICE_BACKEND_SNAPSHOT_EVERY", "100");
-        pb.environment().remove("SLUICE_ACCESS_KEY");
-        pb.environment().remove("SLUICE_SECRET_KEY");
-        Process p = pb.start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertNotNull(out);
-        if (!p.waitFor(180, TimeUnit.SECONDS) || (p.exitValue() != 0 && !command.equals("stop"))) {
-            throw new AssertionError("cluster.sh " + command + " failed:\n" + out);
-        }
-        return out;
+        return ClusterScriptIT.run(command, dir, BASE, java.util.Map.of("SLUICE_BACKEND_SNAPSHOT_EVERY", "100"));
     }
 }

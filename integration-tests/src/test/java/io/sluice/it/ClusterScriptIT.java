@@ -61,11 +61,18 @@ class ClusterScriptIT {
     }
 
     private static String run(String command, Path dir) throws IOException, InterruptedException {
+        return run(command, dir, 21000, java.util.Map.of());
+    }
+
+    /** Runs {@code cluster.sh COMMAND DIR} with 3 shards, the built jar and default credentials; fails if it fails. */
+    static String run(String command, Path dir, int basePort, java.util.Map<String, String> env)
+            throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder("bash", SCRIPT.toString(), command, dir.toString())
                 .redirectErrorStream(true);
         pb.environment().put("SLUICE_JAR", SluiceProcess.jar());
-        pb.environment().put("SLUICE_CLUSTER_BASE_PORT", "21000");
+        pb.environment().put("SLUICE_CLUSTER_BASE_PORT", Integer.toString(basePort));
         pb.environment().put("SLUICE_SHARDS", "3");
+        pb.environment().putAll(env);
         pb.environment().remove("SLUICE_ACCESS_KEY");
         pb.environment().remove("SLUICE_SECRET_KEY");
         Process p = pb.start();

@@ -94,13 +94,7 @@ class PartitionedQueueIT extends SharedServer {
                 "ApproximateNumberOfMessages")).attributesAsStrings().get("ApproximateNumberOfMessages"));
         Set<String> received = new HashSet<>();
         Set<Integer> partitions = new HashSet<>();
-        for (int round = 0; round < 100 && received.size() < sent.size(); round++) {
-            for (Message m : sqs.receiveMessage(b -> b.queueUrl(url).maxNumberOfMessages(10)).messages()) {
-                received.add(m.messageId());
-                partitions.add(ReceiptHandle.decode(m.receiptHandle()).orElseThrow().partition());
-                sqs.deleteMessage(b -> b.queueUrl(url).receiptHandle(m.receiptHandle()));
-            }
-        }
+        drain(url, sent.size(), received, partitions);
         assertEquals(sent, received, "nothing lost");
         assertEquals(Set.of(0, 1, 2, 3), partitions, "sends spread over all four partitions");
     }
@@ -126,13 +120,7 @@ class PartitionedQueueIT extends SharedServer {
         }
         Set<String> received = new HashSet<>();
         Set<Integer> partitions = new HashSet<>();
-        for (int round = 0; round < 100 && received.size() < sent.size(); round++) {
-            for (Message m : sqs.receiveMessage(b -> b.queueUrl(url).maxNumberOfMessages(10)).messages()) {
-                received.add(m.messageId());
-                partitions.add(ReceiptHandle.decode(m.receiptHandle()).orElseThrow().partition());
-                sqs.deleteMessage(b -> b.queueUrl(url).receiptHandle(m.receiptHandle()));
-            }
-        }
+        drain(url, sent.size(), received, partitions);
         assertEquals(sent, received, "nothing lost across the change");
         assertEquals(Set.of(0, 1, 2, 3), partitions, "the new partitions take sends");
 
@@ -146,6 +134,17 @@ class PartitionedQueueIT extends SharedServer {
         assertEquals("InvalidAttributeValue", fifoChange.awsErrorDetails().errorCode());
         assertEquals("2", sqs.getQueueAttributes(b -> b.queueUrl(fifo).attributeNamesWithStrings("SluicePartitions"))
                 .attributesAsStrings().get("SluicePartitions"), "unchanged");
+    }
+
+    /** Receives and deletes until {@code expected} messages came (bounded), noting ids and partitions. */
+    private void drain(String url, int expected, Set<String> received, Set<Integer> partitions) {
+        for (int round = 0; round < 100 && received.size() < expected; round++) {
+            for (Message m : sqs.receiveMessage(b -> b.queueUrl(url).maxNumberOfMessages(10)).messages()) {
+                received.add(m.messageId());
+                partitions.add(ReceiptHandle.decode(m.receiptHandle()).orElseThrow().partition());
+                sqs.deleteMessage(b -> b.queueUrl(url).receiptHandle(m.receiptHandle()));
+            }
+        }
     }
 
     @Test
