@@ -180,8 +180,8 @@ public final class MetadataOperations {
 
     /**
      * Creates shards {@code s<n>} until there are {@code count}, each on {@code min(R, live)} backends, least loaded
-     * first. The first replica is the shard's preferred leader; the list is rotated by shard number, so preferred
-     * leaders spread over the backends (with 3 backends and R = 3 every shard has the same replicas). The Raft group id is derived from the shard id and the leader's time, so every member derives the same.
+     * first. The first replica is the shard's preferred leader: the chosen replica that is preferred leader of the
+     * fewest shards so far, so preferred leaders spread evenly over the backends. The Raft group id is derived from the shard id and the leader's time, so every member derives the same.
      */
     private static Outcome ensureShards(ClusterImage image, int count, MetadataCommand.Stamped s) {
         Map<String, Integer> load = liveLoad(image.shardReplicasPerNode(), image, s.liveNodes());
@@ -189,12 +189,19 @@ public final class MetadataOperations {
         if (load.isEmpty()) {
             return new Outcome(records, MetadataResult.of(MetadataResult.Status.INVALID, "no live backends"));
         }
+        Map<String, Integer> preferred = new TreeMap<>(); // shards each node is the first replica (preferred leader) of
+        image.shards().values().forEach(sh -> preferred.merge(sh.replicas().get(0), 1, Integer::sum));
         for (int n = image.shards().size() + 1; n <= count; n++) {
             String shardId = "s" + n;
             String groupId = java.util.UUID.nameUUIDFromBytes(("sluice-shard/" + shardId + "/" + s.leaderTimeMillis())
                     .getBytes(java.nio.charset.StandardCharsets.UTF_8)).toString();
             List<String> replicas = new ArrayList<>(choose(load, s.replicationFactor(), List.of()));
-            java.util.Collections.rotate(replicas, -((n - 1) % replicas.size()));
+            // the replica that is preferred leader of the fewest shards so far goes first (ties by id)
+            String first = replicas.stream().min(java.util.Comparator.<String>comparingInt(r -> preferred.getOrDefault(r, 0))
+                    .thenComparing(java.util.Comparator.naturalOrder())).orElseThrow();
+            replicas.remove(first);
+            replicas.add(0, first);
+            preferred.merge(first, 1, Integer::sum);
             records.add(new MetadataRecord.ShardAssigned(shardId, groupId, replicas, 1));
         }
         return new Outcome(records, MetadataResult.ok(null));

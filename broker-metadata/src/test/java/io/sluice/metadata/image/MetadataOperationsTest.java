@@ -42,6 +42,15 @@ class MetadataOperationsTest {
     }
 
     @Test
+    void preferredShardLeadersSpreadEvenlyOverTheBackends() {
+        ClusterImage image = apply(withNodes(), new MetadataCommand.EnsureShards(8), 0, NODES);
+        Map<String, Integer> preferred = new java.util.TreeMap<>();
+        image.shards().values().forEach(sh -> preferred.merge(sh.replicas().get(0), 1, Integer::sum));
+        assertEquals(Map.of("b1", 2, "b2", 2, "b3", 2, "b4", 2), preferred, "8 shards on 4 backends, R = 3");
+        image.shards().values().forEach(sh -> assertEquals(3, sh.replicas().stream().distinct().count()));
+    }
+
+    @Test
     void aStandardQueuesPartitionsGrowOnTheShardsButNeverShrinkAndFifoKeepsItsCount() {
         ClusterImage image = apply(withNodes(), new MetadataCommand.EnsureShards(4), 0, NODES);
         image = apply(image, new MetadataCommand.CreateQueue("q", false, Map.of(), Map.of(), 1), 1000, NODES);
