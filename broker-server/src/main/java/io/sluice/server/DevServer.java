@@ -165,8 +165,13 @@ public final class DevServer implements AutoCloseable {
                 java.nio.charset.StandardCharsets.UTF_8), AccessKeyAdmin.handler(metadataClient::submit));
         adminAddress = admin.start(host, config.get(ServerConfigKeys.ADMIN_PORT));
         serving = true;
-        LOG.info("Sluice dev serving SQS on http://{}:{} (admin http://{}:{}), data in {}", host, sqsAddress.getPort(),
-                host, adminAddress.getPort(), data);
+        if (sharded == null) {
+            LOG.info("Sluice dev serving SQS on http://{}:{} (admin http://{}:{}), data in {}", host,
+                    sqsAddress.getPort(), host, adminAddress.getPort(), data);
+        } else { // a cluster frontend stores nothing
+            LOG.info("Sluice frontend serving SQS on http://{}:{} (admin http://{}:{}), shards from the metadata group",
+                    host, sqsAddress.getPort(), host, adminAddress.getPort());
+        }
     }
 
     /**
