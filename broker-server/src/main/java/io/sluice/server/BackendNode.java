@@ -63,17 +63,9 @@ public final class BackendNode implements AutoCloseable {
         MetadataPeers peers = MetadataPeers.parse(config.get(ServerConfigKeys.METADATA_PEERS));
         client = new MetadataClient(peers);
         catalog = new CachedCatalog(client, config.get(ServerConfigKeys.CATALOG_REFRESH_MS));
-        agent = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "sluice-backend-agent");
-            t.setDaemon(true);
-            return t;
-        });
+        agent = Executors.newSingleThreadScheduledExecutor(DevServer.daemon("sluice-backend-agent"));
         long every = Math.min(1000, Math.max(250, config.get(ServerConfigKeys.BACKEND_DEAD_AFTER_MS) / 5));
-        sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "sluice-backend-sweeper");
-            t.setDaemon(true);
-            return t;
-        });
+        sweeper = Executors.newSingleThreadScheduledExecutor(DevServer.daemon("sluice-backend-sweeper"));
         sweeper.scheduleWithFixedDelay(this::sweep, 1, 1, TimeUnit.SECONDS);
         agent.scheduleWithFixedDelay(() -> tick(id, host + ":" + raftPort), 0, every, TimeUnit.MILLISECONDS);
         int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);

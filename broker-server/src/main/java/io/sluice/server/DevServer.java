@@ -331,7 +331,8 @@ public final class DevServer implements AutoCloseable {
         LOG.info("Sluice dev stopped");
     }
 
-    private static ThreadFactory daemon(String prefix) {
+    /** Daemon threads named {@code prefix-<n>}. */
+    static ThreadFactory daemon(String prefix) {
         AtomicInteger n = new AtomicInteger();
         return r -> {
             Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());

@@ -127,8 +127,7 @@ public final class BackendServer implements AutoCloseable {
             try {
                 RaftGroup group = server.getDivision(e.getKey()).getGroup();
                 client = sweepers.compute(e.getKey(), (id, existing) -> {
-                    if (existing != null && existing.group().getPeers().size() == group.getPeers().size()
-                            && existing.group().getPeers().containsAll(group.getPeers())) {
+                    if (existing != null && existing.boundTo(group)) {
                         return existing;
                     }
                     closeQuietly(existing);
@@ -167,10 +166,8 @@ public final class BackendServer implements AutoCloseable {
             if (!division.getInfo().isLeader()) {
                 return false;
             }
-            java.util.Set<String> current = new java.util.TreeSet<>();
-            division.getRaftConf().getCurrentPeers().forEach(p -> current.add(p.getId() + "=" + p.getAddress()));
-            java.util.Set<String> wanted = new java.util.TreeSet<>();
-            target.getPeers().forEach(p -> wanted.add(p.getId() + "=" + p.getAddress()));
+            java.util.Set<String> current = ShardClient.members(division.getRaftConf().getCurrentPeers());
+            java.util.Set<String> wanted = ShardClient.members(target.getPeers());
             if (current.equals(wanted) || !division.getRaftConf().getPreviousPeers().isEmpty()) { // unchanged, or a change under way
                 return false;
             }

@@ -59,6 +59,21 @@ public final class ShardClient implements AutoCloseable {
         this.maxInFlight = maxInFlight;
     }
 
+    /**
+     * A group's members as comparable values, {@code id=address}: {@code RaftPeer} equality is by id only and
+     * {@code RaftGroup.getPeers()} is not a value-equal collection, so a moved replica would go unnoticed.
+     */
+    public static java.util.SortedSet<String> members(java.util.Collection<org.apache.ratis.protocol.RaftPeer> peers) {
+        java.util.SortedSet<String> out = new java.util.TreeSet<>();
+        peers.forEach(p -> out.add(p.getId() + "=" + p.getAddress()));
+        return out;
+    }
+
+    /** Whether this client already talks to exactly {@code other}'s members. */
+    public boolean boundTo(RaftGroup other) {
+        return members(group.getPeers()).equals(members(other.getPeers()));
+    }
+
     /** The shard group this client writes to. */
     public RaftGroup group() {
         return group;

@@ -78,12 +78,20 @@ final class ShardSnapshots implements StateMachineStorage {
             for (Path p : entries.toList()) {
                 String name = p.getFileName().toString();
                 if (!p.equals(keep) && name.startsWith("snap_")) {
-                    try (var walk = Files.walk(p)) {
-                        for (Path f : walk.sorted(Comparator.reverseOrder()).toList()) {
-                            Files.delete(f);
-                        }
-                    }
+                    deleteRecursively(p);
                 }
+            }
+        }
+    }
+
+    /** Deletes a folder and everything in it; nothing if it does not exist. */
+    static void deleteRecursively(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (var walk = Files.walk(dir)) {
+            for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
             }
         }
     }

@@ -131,7 +131,7 @@ public final class ShardStateMachine extends BaseStateMachine {
             target = snapshots.dirOf(last);
             if (!Files.exists(target)) {
                 Path partial = target.resolveSibling(target.getFileName() + ".partial");
-                deleteRecursively(partial);
+                ShardSnapshots.deleteRecursively(partial);
                 store.checkpoint(partial); // flushes: the store's files now hold every entry up to `last`
                 Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE);
                 fsync(target.getParent()); // the rename is durable before Ratis purges the log
@@ -186,8 +186,8 @@ public final class ShardStateMachine extends BaseStateMachine {
     private void replaceStoreWith(Path checkpoint) throws IOException {
         Path fresh = storeDir.resolveSibling(storeDir.getFileName() + ".installing");
         Path old = storeDir.resolveSibling(storeDir.getFileName() + ".replaced");
-        deleteRecursively(fresh);
-        deleteRecursively(old);
+        ShardSnapshots.deleteRecursively(fresh);
+        ShardSnapshots.deleteRecursively(old);
         Files.createDirectories(fresh);
         try (var files = Files.list(checkpoint)) {
             for (Path f : files.toList()) {
@@ -204,7 +204,7 @@ public final class ShardStateMachine extends BaseStateMachine {
         }
         Files.move(fresh, storeDir, StandardCopyOption.ATOMIC_MOVE);
         fsync(storeDir.getParent());
-        deleteRecursively(old);
+        ShardSnapshots.deleteRecursively(old);
     }
 
     private static void fsync(Path path) throws IOException {
@@ -212,17 +212,6 @@ public final class ShardStateMachine extends BaseStateMachine {
                 ? java.nio.channels.FileChannel.open(path, java.nio.file.StandardOpenOption.READ)
                 : java.nio.channels.FileChannel.open(path, java.nio.file.StandardOpenOption.WRITE)) {
             ch.force(true);
-        }
-    }
-
-    private static void deleteRecursively(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (var walk = Files.walk(dir)) {
-            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
-            }
         }
     }
 
@@ -390,7 +379,7 @@ public final class ShardStateMachine extends BaseStateMachine {
                 store.close();
                 store = null;
             }
-            deleteRecursively(storeDir);
+            ShardSnapshots.deleteRecursively(storeDir);
         }
     }
 

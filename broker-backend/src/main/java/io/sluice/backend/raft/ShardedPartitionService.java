@@ -79,19 +79,12 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
     /** The shard's client; replaced (atomically) only when the shard's replicas or their addresses change. */
     private ShardClient writer(RaftGroup group) {
         return writers.compute(group.getGroupId(), (id, existing) -> {
-            if (existing != null && peersOf(existing.group()).equals(peersOf(group))) {
+            if (existing != null && existing.boundTo(group)) {
                 return existing;
             }
             closeQuietly(existing);
             return new ShardClient(group, 512, 2, replies);
         });
-    }
-
-    /** A group's members as comparable values ({@code RaftGroup.getPeers()} is not a value-equal collection). */
-    private static java.util.SortedSet<String> peersOf(RaftGroup group) {
-        java.util.SortedSet<String> out = new java.util.TreeSet<>();
-        group.getPeers().forEach(p -> out.add(p.getId() + "=" + p.getAddress()));
-        return out;
     }
 
     private RaftClient reader(RaftGroup group) {
