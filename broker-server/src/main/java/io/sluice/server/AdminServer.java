@@ -28,13 +28,18 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
- * The admin endpoint: {@code GET /health} (200 once serving, 503 otherwise), {@code GET /metrics} (Prometheus) and
- * {@code GET /admin/status} (cluster status as JSON, what {@code sluice admin status} prints). The status runs on
- * the admin event loop: it reads in-memory images only.
+ * The admin endpoint: {@code GET /health} (liveness: 200 while serving, 503 otherwise), {@code GET /ready}
+ * (readiness: 200 once the role can do its work, e.g. a backend that joined every shard assigned to it),
+ * {@code GET /metrics} (Prometheus) and {@code GET /admin/status} (cluster status as JSON, what
+ * {@code sluice admin status} prints). The status runs on the admin event loop: it reads in-memory images only;
+ * a scrape reads shard state under its locks, so it runs on a thread of its own.
  */
 final class AdminServer implements AutoCloseable {
     private final PrometheusMeterRegistry registry;
     private final BooleanSupplier healthy;
+    private final BooleanSupplier ready;
+    private final java.util.concurrent.ExecutorService scrapes = java.util.concurrent.Executors
+            .newSingleThreadExecutor(DevServer.daemon("sluice-metrics-scrape"));
     private final java.util.function.Supplier<String> status;
     private final java.util.function.Function<byte[], String> putAccessKey;
     private EventLoopGroup group;
@@ -42,10 +47,11 @@ final class AdminServer implements AutoCloseable {
 
     /** @param status renders {@code GET /admin/status} (JSON) */
     /** @param putAccessKey handles {@code POST /admin/access-keys} (JSON body); throws IllegalArgumentException on bad input */
-    AdminServer(PrometheusMeterRegistry registry, BooleanSupplier healthy, java.util.function.Supplier<String> status,
-                java.util.function.Function<byte[], String> putAccessKey) {
+    AdminServer(PrometheusMeterRegistry registry, BooleanSupplier healthy, BooleanSupplier ready,
+                java.util.function.Supplier<String> status, java.util.function.Function<byte[], String> putAccessKey) {
         this.registry = registry;
         this.healthy = healthy;
+        this.ready = ready;
         this.status = status;
         this.putAccessKey = putAccessKey;
     }
@@ -82,6 +88,22 @@ final class AdminServer implements AutoCloseable {
                 });
                 return;
             }
+            if (path.equals("/metrics")) {
+                boolean keepAlive = HttpUtil.isKeepAlive(request);
+                java.util.concurrent.CompletableFuture.supplyAsync(registry::scrape, scrapes).handle((text, e) -> {
+                    FullHttpResponse r = e == null
+                            ? text(HttpResponseStatus.OK, text, "text/plain; version=0.0.4; charset=utf-8")
+                            : text(HttpResponseStatus.INTERNAL_SERVER_ERROR, "scrape failed: " + e + "\n",
+                            "text/plain; charset=utf-8");
+                    HttpUtil.setKeepAlive(r, keepAlive);
+                    var f = ctx.writeAndFlush(r);
+                    if (!keepAlive) {
+                        f.addListener(ChannelFutureListener.CLOSE);
+                    }
+                    return null;
+                });
+                return;
+            }
             FullHttpResponse response;
             switch (path) {
                 case "/health" -> {
@@ -89,8 +111,11 @@ final class AdminServer implements AutoCloseable {
                     response = text(ok ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE,
                             ok ? "OK\n" : "STARTING OR STOPPING\n", "text/plain; charset=utf-8");
                 }
-                case "/metrics" -> response = text(HttpResponseStatus.OK, registry.scrape(),
-                        "text/plain; version=0.0.4; charset=utf-8");
+                case "/ready" -> {
+                    boolean ok = healthy.getAsBoolean() && ready.getAsBoolean();
+                    response = text(ok ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE,
+                            ok ? "READY\n" : "NOT READY\n", "text/plain; charset=utf-8");
+                }
                 case "/admin/status" -> response = statusResponse();
                 default -> response = text(HttpResponseStatus.NOT_FOUND, "not found\n", "text/plain; charset=utf-8");
             }
@@ -121,6 +146,7 @@ final class AdminServer implements AutoCloseable {
 
     @Override
     public void close() {
+        scrapes.shutdownNow();
         if (channel != null) {
             channel.close().syncUninterruptibly();
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();

@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -69,7 +70,11 @@ public final class BackendNode implements AutoCloseable {
         sweeper.scheduleWithFixedDelay(this::sweep, 1, 1, TimeUnit.SECONDS);
         agent.scheduleWithFixedDelay(() -> tick(id, host + ":" + raftPort), 0, every, TimeUnit.MILLISECONDS);
         int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
-        admin = new AdminServer(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), () -> serving,
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        DevServer.bindJvmMetrics(registry);
+        registry.getPrometheusRegistry().register(new ShardMetrics(backend, this::shardName));
+        registry.getPrometheusRegistry().register(new QueueMetrics(this::primaryPartitions, SystemClock.INSTANCE));
+        admin = new AdminServer(registry, () -> serving, () -> ready(id),
                 () -> new String(MetadataJson.write(ClusterStatus.render(catalog.image(), new java.util.TreeMap<>(),
                         peers.addresses(), b -> true, false, rf).put("node", id).set("hostedShards", hostedShards())),
                         StandardCharsets.UTF_8),
@@ -78,6 +83,64 @@ public final class BackendNode implements AutoCloseable {
                 });
         adminAddress = admin.start(host, config.get(ServerConfigKeys.ADMIN_PORT));
         serving = true;
+    }
+
+    /**
+     * Ready once registered under its current address and hosting every shard group the catalog assigns to it (a
+     * rolling restart waits for this before taking down the next backend).
+     */
+    private boolean ready(String id) {
+        ClusterImage image = catalog.image();
+        NodeInfo me = image.nodes().get(id);
+        if (me == null || !me.address().equals(config.get(ServerConfigKeys.HOST) + ":"
+                + config.get(ServerConfigKeys.BACKEND_RAFT_PORT))) {
+            return false;
+        }
+        var hosted = backend.hostedGroups();
+        return image.shardsOf(id).stream().allMatch(sh -> hosted.contains(groupId(sh)));
+    }
+
+    private static RaftGroupId groupId(ShardInfo shard) {
+        return RaftGroupId.valueOf(UUID.fromString(shard.groupId()));
+    }
+
+    private String shardName(RaftGroupId gid) {
+        for (ShardInfo shard : catalog.image().shards().values()) {
+            if (groupId(shard).equals(gid)) {
+                return shard.shardId();
+            }
+        }
+        return gid.getUuid().toString();
+    }
+
+    /** The partitions of the shards this backend leads, for the queue metrics (each is exported by its primary only). */
+    private List<QueueMetrics.Row> primaryPartitions() {
+        ClusterImage image = catalog.image();
+        Map<String, List<io.sluice.backend.engine.PartitionId>> byShard = new java.util.HashMap<>();
+        Map<Long, String> names = new java.util.HashMap<>();
+        for (var q : image.queues().values()) {
+            names.put(q.queueId(), q.name());
+            for (var p : image.partitionsOf(q.queueId())) {
+                if (p.shardId() != null) {
+                    byShard.computeIfAbsent(p.shardId(), k -> new ArrayList<>())
+                            .add(new io.sluice.backend.engine.PartitionId(q.queueId(), p.index()));
+                }
+            }
+        }
+        List<QueueMetrics.Row> rows = new ArrayList<>();
+        for (ShardInfo shard : image.shards().values()) {
+            RaftGroupId gid = groupId(shard);
+            var machine = backend.shard(gid);
+            List<io.sluice.backend.engine.PartitionId> ids = byShard.get(shard.shardId());
+            if (machine == null || ids == null || !backend.isLeader(gid)) {
+                continue;
+            }
+            for (var st : machine.stats(ids)) {
+                rows.add(new QueueMetrics.Row(names.get(st.id().queueId()), st.id().index(), shard.shardId(),
+                        st.counts(), st.totals()));
+            }
+        }
+        return rows;
     }
 
     /** Retention sweeps of the shards this backend leads (frontends of a cluster do not sweep). */

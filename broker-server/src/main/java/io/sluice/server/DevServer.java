@@ -28,6 +28,8 @@ import io.sluice.metadata.raft.MetadataUnavailableException;
 import io.sluice.metadata.QueueMetadata;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import io.sluice.frontend.http.AccessKeyRateLimiter;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
@@ -122,7 +124,12 @@ public final class DevServer implements AutoCloseable {
         MoveTasks moveTasks = new MoveTasks(services, scheduler);
 
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        bindJvmMetrics(registry);
         registry.gauge("sqs.long_polls.parked", longPolls, LongPolls::parked);
+        if (shard != null) { // dev: this process is the primary of every partition (in a cluster, the backends export)
+            LocalShard local = shard;
+            registry.getPrometheusRegistry().register(new QueueMetrics(() -> localPartitions(local, catalog), clock));
+        }
         if (sharded != null) {
             io.micrometer.core.instrument.FunctionCounter.builder("sluice.shard.entries", sharded,
                     s -> s.groupCommitStats()[0]).description("Raft entries this frontend wrote to shards")
@@ -144,8 +151,11 @@ public final class DevServer implements AutoCloseable {
         SigV4Verifier verifier = config.get(ServerConfigKeys.AUTH_ENABLED)
                 ? new SigV4Verifier(accessKeys, clock, Optional.empty())
                 : null;
+        AccessKeyRateLimiter limiter = new AccessKeyRateLimiter(config.get(ServerConfigKeys.KEY_RATE_LIMIT),
+                config.get(ServerConfigKeys.KEY_RATE_BURST_MS) / 1000.0,
+                AccessKeyRateLimiter.parseRates(config.get(ServerConfigKeys.KEY_RATE_LIMITS)), System::nanoTime);
         SqsRequestProcessor processor = new SqsRequestProcessor(new ActionTable(services, longPolls, moveTasks),
-                verifier, accessKeys, workers, registry);
+                verifier, accessKeys, workers, registry, limiter, name -> catalog.image().queues().containsKey(name));
 
         if (sharded == null) { // in a cluster each shard's leader sweeps its own partitions (BackendServer.sweep)
             long expireEvery = config.get(ServerConfigKeys.EXPIRE_INTERVAL_MS);
@@ -158,7 +168,7 @@ public final class DevServer implements AutoCloseable {
         sqs = new SqsHttpServer(processor, frontend.maxRequestBytes());
         sqsAddress = sqs.start(host, config.get(ServerConfigKeys.PORT));
         int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
-        admin = new AdminServer(registry, () -> serving, () -> new String(MetadataJson.write(ClusterStatus.render(
+        admin = new AdminServer(registry, () -> serving, () -> catalog.image().appliedIndex() > 0, () -> new String(MetadataJson.write(ClusterStatus.render(
                 catalog.image(), metadataServer != null ? metadataServer.memberRoles() : unknownRoles(peers),
                 peers.addresses(), b -> metadataServer == null || metadataServer.isBackendAlive(b),
                 metadataServer != null && metadataServer.isLeader(), rf)),
@@ -172,6 +182,36 @@ public final class DevServer implements AutoCloseable {
             LOG.info("Sluice frontend serving SQS on http://{}:{} (admin http://{}:{}), shards from the metadata group",
                     host, sqsAddress.getPort(), host, adminAddress.getPort());
         }
+    }
+
+    /** Every partition of the local shard, named from the catalog, for the queue metrics. */
+    private static List<QueueMetrics.Row> localPartitions(LocalShard local, CachedCatalog catalog) {
+        Map<Long, String> names = new java.util.HashMap<>();
+        catalog.image().queues().values().forEach(q -> names.put(q.queueId(), q.name()));
+        List<QueueMetrics.Row> rows = new java.util.ArrayList<>();
+        try {
+            for (var st : local.stats().get(5, TimeUnit.SECONDS)) {
+                String name = names.get(st.id().queueId());
+                if (name != null) {
+                    rows.add(new QueueMetrics.Row(name, st.id().index(), "local", st.counts(), st.totals()));
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            LOG.warn("queue metrics unavailable: {}", e.toString());
+        }
+        return rows;
+    }
+
+    /** JVM memory, GC, threads, CPU, file descriptors and uptime: every role exports them. */
+    static void bindJvmMetrics(io.micrometer.core.instrument.MeterRegistry registry) {
+        new io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics().bindTo(registry);
+        new io.micrometer.core.instrument.binder.jvm.JvmGcMetrics().bindTo(registry);
+        new io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics().bindTo(registry);
+        new io.micrometer.core.instrument.binder.system.ProcessorMetrics().bindTo(registry);
+        new io.micrometer.core.instrument.binder.system.FileDescriptorMetrics().bindTo(registry);
+        new io.micrometer.core.instrument.binder.system.UptimeMetrics().bindTo(registry);
     }
 
     /**

@@ -39,7 +39,11 @@ public final class MetadataNode implements AutoCloseable {
                 config.get(ServerConfigKeys.SHARDS));
         server.start();
         int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
-        admin = new AdminServer(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), () -> serving,
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        registry.gauge("sluice.metadata.leader", server, m -> m.isLeader() ? 1 : 0);
+        registry.gauge("sluice.metadata.leader_known", server, m -> m.leaderId() != null ? 1 : 0);
+        DevServer.bindJvmMetrics(registry);
+        admin = new AdminServer(registry, () -> serving, () -> server.leaderId() != null,
                 () -> new String(MetadataJson.write(ClusterStatus.render(server.image(), server.memberRoles(),
                         peers.addresses(), server::isBackendAlive, server.isLeader(), rf)),
                         java.nio.charset.StandardCharsets.UTF_8),

@@ -66,6 +66,13 @@ public final class ServerConfigKeys {
             60_000, "How often a frontend refreshes its cached catalog: the bound on how stale it can be.");
     public static final ConfigKey<Integer> WORKER_THREADS = ConfigKey.integer("sluice.worker-threads", 8, 1, 512,
             "Threads that run SQS actions (never the network event loops).");
+    public static final ConfigKey<Integer> KEY_RATE_LIMIT = ConfigKey.integer("sluice.frontend.key-rate-limit", 0, 0,
+            1_000_000, "Requests per second each access key may make through one frontend (0 = unlimited); past it,"
+                    + " requests get the retryable RequestThrottled (403).");
+    public static final ConfigKey<String> KEY_RATE_LIMITS = ConfigKey.string("sluice.frontend.key-rate-limits", "",
+            "Per-key overrides of sluice.frontend.key-rate-limit: key=requestsPerSecond,... (0 = unlimited).");
+    public static final ConfigKey<Integer> KEY_RATE_BURST_MS = ConfigKey.integer("sluice.frontend.key-rate-burst-ms",
+            1000, 0, 60_000, "How much of its rate a key may spend at once after being idle (token bucket depth).");
 
     /** Every key declared above, in declaration order. */
     public static List<ConfigKey<?>> all() {

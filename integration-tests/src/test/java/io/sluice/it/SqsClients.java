@@ -19,13 +19,23 @@ public final class SqsClients {
     }
 
     public static SqsClient client(URI endpoint, String accessKey, String secretKey) {
+        return client(endpoint, accessKey, secretKey, true);
+    }
+
+    /** @param retries false: every error reaches the test (no SDK retries, e.g. to count throttled calls) */
+    public static SqsClient client(URI endpoint, String accessKey, String secretKey, boolean retries) {
+        ClientOverrideConfiguration.Builder override = ClientOverrideConfiguration.builder()
+                .apiCallAttemptTimeout(Duration.ofSeconds(30));
+        if (!retries) {
+            override.retryStrategy(software.amazon.awssdk.core.retry.RetryMode.STANDARD)
+                    .retryStrategy(b -> b.maxAttempts(1));
+        }
         return SqsClient.builder()
                 .endpointOverride(endpoint)
                 .region(Region.US_EAST_1)
                 .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(accessKey, secretKey)))
                 .httpClient(UrlConnectionHttpClient.builder().socketTimeout(Duration.ofSeconds(30)).build())
-                .overrideConfiguration(ClientOverrideConfiguration.builder()
-                        .apiCallAttemptTimeout(Duration.ofSeconds(30)).build())
+                .overrideConfiguration(override.build())
                 .build();
     }
 }

@@ -98,6 +98,10 @@ final class Bytes {
             }
         }
 
+        boolean hasRemaining() {
+            return buf.hasRemaining();
+        }
+
         int u8() {
             return buf.get() & 0xFF;
         }

@@ -17,6 +17,9 @@ import io.sluice.common.SqsLimits;
  * @param deadLetterOnExpiry         Sluice extension: expired messages go to the dead-letter queue (needs a
  *                                   redrive policy) instead of being dropped
  * @param maxInflight                in-flight limit; standard queues answer OverLimit, FIFO queues return none
+ * @param maxBacklog                 Sluice extension (load shedding): 0 = none; otherwise a send that would take the
+ *                                   partition past this many stored messages is refused with the retryable
+ *                                   {@code RequestThrottled} (dead-letter hand-offs and moves are never refused)
  */
 public record PartitionConfig(
         boolean fifo,
@@ -27,7 +30,8 @@ public record PartitionConfig(
         int retentionSeconds,
         int maxReceiveCount,
         boolean deadLetterOnExpiry,
-        int maxInflight) {
+        int maxInflight,
+        int maxBacklog) {
 
     public static final PartitionConfig STANDARD_DEFAULTS = new PartitionConfig(false, false, false, 0,
             SqsLimits.DEFAULT_VISIBILITY_TIMEOUT_SECONDS, SqsLimits.DEFAULT_RETENTION_SECONDS, 0, false,
@@ -43,6 +47,20 @@ public record PartitionConfig(
         requireRange("retentionSeconds", retentionSeconds, 1, SqsLimits.MAX_RETENTION_SECONDS);
         requireRange("maxReceiveCount", maxReceiveCount, 0, SqsLimits.MAX_MAX_RECEIVE_COUNT);
         requireRange("maxInflight", maxInflight, 1, Integer.MAX_VALUE);
+        requireRange("maxBacklog", maxBacklog, 0, Integer.MAX_VALUE);
+    }
+
+    /** Without a backlog limit. */
+    public PartitionConfig(boolean fifo, boolean contentBasedDeduplication, boolean deduplicationPerGroup,
+                           int delaySeconds, int visibilityTimeoutSeconds, int retentionSeconds, int maxReceiveCount,
+                           boolean deadLetterOnExpiry, int maxInflight) {
+        this(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds, visibilityTimeoutSeconds,
+                retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, 0);
+    }
+
+    public PartitionConfig withMaxBacklog(int limit) {
+        return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
+                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, limit);
     }
 
     public boolean hasDeadLetterQueue() {
@@ -51,37 +69,37 @@ public record PartitionConfig(
 
     public PartitionConfig withDelaySeconds(int seconds) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, seconds,
-                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight);
+                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog);
     }
 
     public PartitionConfig withRetentionSeconds(int seconds) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
-                visibilityTimeoutSeconds, seconds, maxReceiveCount, deadLetterOnExpiry, maxInflight);
+                visibilityTimeoutSeconds, seconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog);
     }
 
     public PartitionConfig withMaxReceiveCount(int count) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
-                visibilityTimeoutSeconds, retentionSeconds, count, deadLetterOnExpiry, maxInflight);
+                visibilityTimeoutSeconds, retentionSeconds, count, deadLetterOnExpiry, maxInflight, maxBacklog);
     }
 
     public PartitionConfig withDeadLetterOnExpiry(boolean enabled) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
-                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, enabled, maxInflight);
+                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, enabled, maxInflight, maxBacklog);
     }
 
     public PartitionConfig withMaxInflight(int limit) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
-                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, limit);
+                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, limit, maxBacklog);
     }
 
     public PartitionConfig withContentBasedDeduplication(boolean enabled) {
         return new PartitionConfig(fifo, enabled, deduplicationPerGroup, delaySeconds,
-                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight);
+                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog);
     }
 
     public PartitionConfig withDeduplicationPerGroup(boolean perGroup) {
         return new PartitionConfig(fifo, contentBasedDeduplication, perGroup, delaySeconds,
-                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight);
+                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog);
     }
 
     private static void requireRange(String name, int value, int min, int max) {

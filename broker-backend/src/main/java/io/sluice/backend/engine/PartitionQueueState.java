@@ -40,6 +40,7 @@ public final class PartitionQueueState {
     private long lastPurgeMillis = -1;
     private boolean retired;
     final MessageIndex index = new MessageIndex();
+    final PartitionTotals.Counter totals = new PartitionTotals.Counter();
     private final ExpiringRegistry<DedupWindow.Entry> dedup = DedupWindow.create();
     final ExpiringRegistry<ReceiveAttempts.Attempt> attempts = ReceiveAttempts.create();
 
@@ -162,6 +163,12 @@ public final class PartitionQueueState {
                 }
             }
         }
+        int limit = config.maxBacklog();
+        if (limit > 0 && index.size() + command.messages().size() > limit
+                && command.messages().stream().anyMatch(m -> m.provenance() == null)) {
+            return new Rejected(SqsError.REQUEST_THROTTLED.withMessage("The queue's backlog limit (SluiceMaxBacklog,"
+                    + " " + limit + " messages per partition) is reached; retry later."));
+        }
         List<SentMessage> sent = new ArrayList<>(command.messages().size());
         for (NewMessage m : command.messages()) {
             sent.add(sendOne(m, now));
@@ -184,6 +191,7 @@ public final class PartitionQueueState {
             dedupId = m.deduplicationId();
         }
         long seq = nextSeq++;
+        totals.sent++;
         String sequenceNumber = config.fifo() ? String.format("%020d", seq) : null;
         MessageEntry e = new MessageEntry(seq);
         NewMessage.Provenance p = m.provenance();
@@ -224,6 +232,7 @@ public final class PartitionQueueState {
             return new Rejected(SqsError.PURGE_QUEUE_IN_PROGRESS.failure());
         }
         int purged = index.size();
+        totals.purged += purged;
         index.clear();
         mutations.add(new Mutation.DeleteRange(keys.typePrefix(PartitionKeys.BODY), keys.typeEnd(PartitionKeys.BODY)));
         mutations.add(new Mutation.DeleteRange(keys.typePrefix(PartitionKeys.STATE), keys.typeEnd(PartitionKeys.STATE)));
@@ -261,11 +270,13 @@ public final class PartitionQueueState {
         } else {
             index.remove(e);
             deleteMessageKeys(e.seq);
+            totals.expired++;
         }
     }
 
     void deadLetter(MessageEntry e, DeadLetterReason reason) {
         index.markDeadLetter(e, reason);
+        totals.deadLettered(reason);
         putState(e);
         effects.add(deadLetterEffect(e));
     }
@@ -318,7 +329,7 @@ public final class PartitionQueueState {
     }
 
     private RecordCodec.Meta meta() {
-        return new RecordCodec.Meta(nextSeq, index.nowMillis(), lastPurgeMillis, retired);
+        return new RecordCodec.Meta(nextSeq, index.nowMillis(), lastPurgeMillis, retired, totals.snapshot());
     }
 
     // ---- recovery and read-only queries ---------------------------------------------------------------------
@@ -327,6 +338,7 @@ public final class PartitionQueueState {
     void recover(RecordCodec.Meta meta, List<RecordCodec.DecodedState> states, List<DedupWindow.Entry> dedupEntries,
                  List<ReceiveAttempts.Attempt> attemptRecords) {
         nextSeq = meta.nextSeq();
+        totals.restore(meta.totals());
         lastPurgeMillis = meta.lastPurgeMillis();
         retired = meta.retired();
         index.resetClock(meta.lastNowMillis());
@@ -335,6 +347,11 @@ public final class PartitionQueueState {
         }
         dedup.recover(dedupEntries);
         attempts.recover(attemptRecords);
+    }
+
+    /** Totals since the partition was created, as of the last applied command. */
+    public PartitionTotals totals() {
+        return totals.snapshot();
     }
 
     /** Counts as of the last applied command. */
@@ -364,7 +381,7 @@ public final class PartitionQueueState {
     /** A canonical description of the whole state; equal strings mean equal states. For tests and debugging. */
     public String describe() {
         return "partition=" + id + " config=" + config + " nextSeq=" + nextSeq + " lastPurge=" + lastPurgeMillis
-                + " retired=" + retired + "\n" + index.describe() + "dedup=" + dedup.snapshot(e -> e) + "\nattempts="
+                + " retired=" + retired + " totals=" + totals.snapshot() + "\n" + index.describe() + "dedup=" + dedup.snapshot(e -> e) + "\nattempts="
                 + attempts.snapshot(ReceiveAttempts.Attempt::describe) + "\n";
     }
 }

@@ -53,6 +53,7 @@ final class ReceiptHandleCommands {
         // Standard queues: a stale handle still deletes (SQS behaviour).
         s.index.remove(e);
         s.deleteMessageKeys(e.seq);
+        s.totals.deleted++;
         return null;
     }
 

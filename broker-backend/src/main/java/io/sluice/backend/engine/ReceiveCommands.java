@@ -102,6 +102,9 @@ final class ReceiveCommands {
                 m.visibleAtMillis = deadline;
             });
             s.putState(e);
+            if (countReceive) {
+                s.totals.received++;
+            }
             deliveries.add(delivery(e));
         }
         return deliveries;

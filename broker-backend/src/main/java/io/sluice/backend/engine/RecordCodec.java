@@ -71,23 +71,39 @@ final class RecordCodec {
 
     // ---- partition meta and config -------------------------------------------------------------------------
 
-    record Meta(long nextSeq, long lastNowMillis, long lastPurgeMillis, boolean retired) {
+    /** The partition's meta record; {@code totals} were appended later: a record without them reads as zero. */
+    record Meta(long nextSeq, long lastNowMillis, long lastPurgeMillis, boolean retired, PartitionTotals totals) {
     }
 
     static byte[] encodeMeta(Meta m) {
-        Bytes.Writer w = new Bytes.Writer(32);
+        Bytes.Writer w = new Bytes.Writer(96);
         w.u8(V1);
         w.i64(m.nextSeq());
         w.i64(m.lastNowMillis());
         w.i64(m.lastPurgeMillis());
         w.u8(m.retired() ? 1 : 0);
+        PartitionTotals t = m.totals();
+        w.i64(t.sent());
+        w.i64(t.received());
+        w.i64(t.deleted());
+        w.i64(t.expired());
+        w.i64(t.purged());
+        w.i64(t.deadLetteredMaxReceives());
+        w.i64(t.deadLetteredRetention());
+        w.i64(t.deadLetteredSourceDeleted());
         return w.toBytes();
     }
 
     static Meta decodeMeta(byte[] bytes) {
         Bytes.Reader r = new Bytes.Reader(bytes);
         r.version();
-        return new Meta(r.i64(), r.i64(), r.i64(), r.u8() != 0);
+        long nextSeq = r.i64();
+        long lastNow = r.i64();
+        long lastPurge = r.i64();
+        boolean retired = r.u8() != 0;
+        PartitionTotals totals = !r.hasRemaining() ? PartitionTotals.ZERO : new PartitionTotals(r.i64(), r.i64(),
+                r.i64(), r.i64(), r.i64(), r.i64(), r.i64(), r.i64());
+        return new Meta(nextSeq, lastNow, lastPurge, retired, totals);
     }
 
     static byte[] encodeConfig(PartitionConfig c) {
@@ -102,14 +118,16 @@ final class RecordCodec {
         w.i32(c.maxReceiveCount());
         w.u8(c.deadLetterOnExpiry() ? 1 : 0);
         w.i32(c.maxInflight());
+        w.i32(c.maxBacklog()); // appended later: older records end before it
         return w.toBytes();
     }
 
     static PartitionConfig decodeConfig(byte[] bytes) {
         Bytes.Reader r = new Bytes.Reader(bytes);
         r.version();
-        return new PartitionConfig(r.u8() != 0, r.u8() != 0, r.u8() != 0, r.i32(), r.i32(), r.i32(), r.i32(),
-                r.u8() != 0, r.i32());
+        PartitionConfig c = new PartitionConfig(r.u8() != 0, r.u8() != 0, r.u8() != 0, r.i32(), r.i32(), r.i32(),
+                r.i32(), r.u8() != 0, r.i32());
+        return r.hasRemaining() ? c.withMaxBacklog(r.i32()) : c;
     }
 
     // ---- deduplication and receive attempts ----------------------------------------------------------------

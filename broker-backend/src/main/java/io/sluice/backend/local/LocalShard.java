@@ -141,6 +141,20 @@ public final class LocalShard implements PartitionService, AutoCloseable {
         });
     }
 
+    /** Counts and totals of every partition here (for metrics). */
+    public CompletableFuture<List<io.sluice.backend.engine.PartitionStats>> stats() {
+        return call(shard -> {
+            List<io.sluice.backend.engine.PartitionStats> out = new java.util.ArrayList<>();
+            partitions.forEach((id, engine) -> {
+                if (!engine.state().retired()) {
+                    out.add(new io.sluice.backend.engine.PartitionStats(id, engine.state().counts(),
+                            engine.state().totals()));
+                }
+            });
+            return out;
+        });
+    }
+
     /** Visible messages at this moment, counting deadlines passed since the last command. */
     @Override
     public CompletableFuture<Integer> visibleNow(PartitionId id) {

@@ -38,6 +38,7 @@ public final class BackendServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(BackendServer.class);
 
     private final String nodeId;
+    private final Path dataDir;
     private final RaftServer server;
     private final Set<RaftGroupId> joining = ConcurrentHashMap.newKeySet();
     private final java.util.Map<RaftGroupId, ShardStateMachine> machines = new ConcurrentHashMap<>();
@@ -46,6 +47,7 @@ public final class BackendServer implements AutoCloseable {
     /** @param snapshotEvery Raft entries of a shard between snapshots (after each, its log is purged up to it) */
     public BackendServer(String nodeId, int raftPort, Path dataDir, Clock clock, long snapshotEvery) {
         this.nodeId = nodeId;
+        this.dataDir = dataDir;
         try {
             Files.createDirectories(dataDir);
             this.server = RaftServer.newBuilder()
@@ -87,6 +89,56 @@ public final class BackendServer implements AutoCloseable {
         } catch (IOException e) {
             return false;
         }
+    }
+
+    /** The shard's Raft state as this replica sees it, or null if it does not host the group. */
+    public ShardHealth health(RaftGroupId id) {
+        RaftServer.Division division;
+        try {
+            division = server.getDivision(id);
+        } catch (IOException e) {
+            return null;
+        }
+        var info = division.getInfo();
+        boolean leader = info.isLeader();
+        long applied = info.getLastAppliedIndex();
+        if (!leader) {
+            return new ShardHealth(false, info.getLeaderId() != null, 0, 0, Map.of(), applied);
+        }
+        long commit = division.getRaftLog().getLastCommittedIndex();
+        Map<String, Long> heardAgo = new java.util.HashMap<>();
+        var role = info.getRoleInfoProto();
+        if (role.hasLeaderInfo()) {
+            role.getLeaderInfo().getFollowerInfoList().forEach(f -> heardAgo.put(
+                    RaftPeerId.valueOf(f.getId().getId()).toString(), f.getLastRpcElapsedTimeMs()));
+        }
+        Map<String, Long> lag = new java.util.TreeMap<>();
+        int inSync = 1; // the leader itself
+        for (var c : division.getCommitInfos()) {
+            String peer = RaftPeerId.valueOf(c.getServer().getId()).toString();
+            if (peer.equals(nodeId)) {
+                continue;
+            }
+            long behind = Math.max(0, commit - c.getCommitIndex());
+            lag.put(peer, behind);
+            Long heard = heardAgo.get(peer);
+            if (heard != null && heard <= ShardHealth.IN_SYNC_HEARD_MILLIS && behind <= ShardHealth.IN_SYNC_MAX_LAG) {
+                inSync++;
+            }
+        }
+        int replicas = division.getGroup().getPeers().size();
+        return new ShardHealth(true, true, replicas, Math.min(inSync, replicas), lag, applied);
+    }
+
+    /** Bytes on disk of a hosted shard: its RocksDB store, its Raft log and its snapshots. */
+    public Map<String, Long> diskUsage(RaftGroupId id) {
+        String uuid = id.getUuid().toString();
+        Path raftDir = dataDir.resolve("raft").resolve(uuid);
+        Map<String, Long> out = new java.util.LinkedHashMap<>();
+        out.put("rocksdb", ShardSnapshots.sizeOf(dataDir.resolve("shards").resolve(uuid)));
+        out.put("raft_log", ShardSnapshots.sizeOf(raftDir.resolve("current")));
+        out.put("snapshots", ShardSnapshots.sizeOf(raftDir.resolve("sm")));
+        return out;
     }
 
     /** Joins a shard group this backend is a member of; a no-op if it already hosts it. */

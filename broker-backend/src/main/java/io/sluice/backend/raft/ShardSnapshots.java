@@ -96,6 +96,31 @@ final class ShardSnapshots implements StateMachineStorage {
         }
     }
 
+    /** Bytes of the regular files under {@code dir} (0 if it does not exist; files vanishing meanwhile are skipped). */
+    static long sizeOf(Path dir) {
+        if (!Files.exists(dir)) {
+            return 0;
+        }
+        long[] total = {0};
+        try {
+            Files.walkFileTree(dir, new java.nio.file.SimpleFileVisitor<>() {
+                @Override
+                public java.nio.file.FileVisitResult visitFile(Path file, java.nio.file.attribute.BasicFileAttributes a) {
+                    total[0] += a.isRegularFile() ? a.size() : 0;
+                    return java.nio.file.FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public java.nio.file.FileVisitResult visitFileFailed(Path file, IOException e) {
+                    return java.nio.file.FileVisitResult.CONTINUE; // compaction or purge removed it
+                }
+            });
+        } catch (IOException e) {
+            return total[0];
+        }
+        return total[0];
+    }
+
     @Override
     public void format() {
         // nothing before the first snapshot

@@ -372,6 +372,24 @@ public final class ShardStateMachine extends BaseStateMachine {
         return out;
     }
 
+    /**
+     * Counts and totals of the given partitions on this replica (those it has; partitions not opened since start are
+     * read from the store): what the shard's primary exports as queue metrics.
+     */
+    public synchronized List<io.sluice.backend.engine.PartitionStats> stats(java.util.Collection<PartitionId> ids) {
+        List<io.sluice.backend.engine.PartitionStats> out = new ArrayList<>();
+        if (store == null) {
+            return out;
+        }
+        for (PartitionId id : ids) {
+            PartitionEngine engine = engine(id, null);
+            if (engine != null && !engine.state().retired()) {
+                out.add(new io.sluice.backend.engine.PartitionStats(id, engine.state().counts(), engine.state().totals()));
+            }
+        }
+        return out;
+    }
+
     /** Deletes this replica's store once the group was removed from this backend (it was replaced elsewhere). */
     public void deleteStore() throws IOException {
         synchronized (this) {

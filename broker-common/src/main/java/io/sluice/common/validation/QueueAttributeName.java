@@ -28,6 +28,8 @@ public enum QueueAttributeName {
     KMS_DATA_KEY_REUSE_PERIOD_SECONDS("KmsDataKeyReusePeriodSeconds", SqsLimits.MIN_KMS_DATA_KEY_REUSE_PERIOD_SECONDS,
             SqsLimits.MAX_KMS_DATA_KEY_REUSE_PERIOD_SECONDS),
     SQS_MANAGED_SSE_ENABLED("SqsManagedSseEnabled", true, false),
+    /** Sluice extension (load shedding): the most messages the queue stores before sends are throttled; 0 = none. */
+    SLUICE_MAX_BACKLOG("SluiceMaxBacklog", 0, Integer.MAX_VALUE),
     QUEUE_ARN("QueueArn", false, false),
     CREATED_TIMESTAMP("CreatedTimestamp", false, false),
     LAST_MODIFIED_TIMESTAMP("LastModifiedTimestamp", false, false),

@@ -32,7 +32,8 @@ public record QueueAttributes(
         FifoThroughputLimit fifoThroughputLimit,
         String kmsMasterKeyId,
         int kmsDataKeyReusePeriodSeconds,
-        boolean sqsManagedSseEnabled) {
+        boolean sqsManagedSseEnabled,
+        int maxBacklog) {
 
     /** {@code DeduplicationScope}: FIFO deduplication per queue (default) or per message group. */
     public enum DeduplicationScope {
@@ -105,7 +106,7 @@ public record QueueAttributes(
     public static QueueAttributes defaults(boolean fifo) {
         return new QueueAttributes(fifo, 0, SqsLimits.MAX_MESSAGE_SIZE_BYTES, SqsLimits.DEFAULT_RETENTION_SECONDS,
                 0, SqsLimits.DEFAULT_VISIBILITY_TIMEOUT_SECONDS, null, null, null, false, DeduplicationScope.QUEUE,
-                FifoThroughputLimit.PER_QUEUE, null, SqsLimits.DEFAULT_KMS_DATA_KEY_REUSE_PERIOD_SECONDS, true);
+                FifoThroughputLimit.PER_QUEUE, null, SqsLimits.DEFAULT_KMS_DATA_KEY_REUSE_PERIOD_SECONDS, true, 0);
     }
 
     /** The redrive allow policy in force: an unset policy allows every source. */
@@ -140,6 +141,9 @@ public record QueueAttributes(
             map.put(QueueAttributeName.KMS_MASTER_KEY_ID.wireName(), kmsMasterKeyId);
             map.put(QueueAttributeName.KMS_DATA_KEY_REUSE_PERIOD_SECONDS.wireName(),
                     Integer.toString(kmsDataKeyReusePeriodSeconds));
+        }
+        if (maxBacklog > 0) {
+            map.put(QueueAttributeName.SLUICE_MAX_BACKLOG.wireName(), Integer.toString(maxBacklog));
         }
         if (fifo) {
             map.put(QueueAttributeName.FIFO_QUEUE.wireName(), "true");
@@ -190,6 +194,7 @@ public record QueueAttributes(
         private String kmsMasterKeyId;
         private int kmsDataKeyReusePeriodSeconds;
         private boolean sqsManagedSseEnabled;
+        private int maxBacklog;
 
         private Builder(QueueAttributes a) {
             fifo = a.fifo;
@@ -207,6 +212,7 @@ public record QueueAttributes(
             kmsMasterKeyId = a.kmsMasterKeyId;
             kmsDataKeyReusePeriodSeconds = a.kmsDataKeyReusePeriodSeconds;
             sqsManagedSseEnabled = a.sqsManagedSseEnabled;
+            maxBacklog = a.maxBacklog;
         }
 
         /** Sets one integer attribute ({@link QueueAttributeName#isInteger()}). */
@@ -218,6 +224,7 @@ public record QueueAttributes(
                 case RECEIVE_MESSAGE_WAIT_TIME_SECONDS -> receiveMessageWaitTimeSeconds = value;
                 case VISIBILITY_TIMEOUT -> visibilityTimeout = value;
                 case KMS_DATA_KEY_REUSE_PERIOD_SECONDS -> kmsDataKeyReusePeriodSeconds = value;
+                case SLUICE_MAX_BACKLOG -> maxBacklog = value;
                 default -> throw new IllegalArgumentException("not an integer attribute: " + name);
             }
             return this;
@@ -275,7 +282,7 @@ public record QueueAttributes(
             return new QueueAttributes(fifo, delaySeconds, maximumMessageSize, messageRetentionPeriod,
                     receiveMessageWaitTimeSeconds, visibilityTimeout, policy, redrivePolicy, redriveAllowPolicy,
                     contentBasedDeduplication, deduplicationScope, fifoThroughputLimit, kmsMasterKeyId,
-                    kmsDataKeyReusePeriodSeconds, sqsManagedSseEnabled);
+                    kmsDataKeyReusePeriodSeconds, sqsManagedSseEnabled, maxBacklog);
         }
     }
 }

@@ -61,15 +61,30 @@ public final class SqsRequestProcessor {
     private final Authorizer policy;
     private final Executor workers;
     private final MeterRegistry metrics;
+    private final AccessKeyRateLimiter limiter;
+    private final java.util.function.Predicate<String> knownQueue;
 
     /** @param verifier null disables authentication (every request is from the anonymous key). */
     public SqsRequestProcessor(ActionTable actions, SigV4Verifier verifier, Authorizer policy, Executor workers,
                                MeterRegistry metrics) {
+        this(actions, verifier, policy, workers, metrics, AccessKeyRateLimiter.UNLIMITED, name -> false);
+    }
+
+    /**
+     * @param limiter    per-access-key request rates
+     * @param knownQueue whether a name is a queue of the catalog now (in memory, never a fetch): only those get
+     *                   queue-labelled counters, so bad input cannot create label values
+     */
+    public SqsRequestProcessor(ActionTable actions, SigV4Verifier verifier, Authorizer policy, Executor workers,
+                               MeterRegistry metrics, AccessKeyRateLimiter limiter,
+                               java.util.function.Predicate<String> knownQueue) {
         this.actions = actions;
         this.verifier = verifier;
         this.policy = policy;
         this.workers = workers;
         this.metrics = metrics;
+        this.limiter = limiter;
+        this.knownQueue = knownQueue;
     }
 
     public CompletableFuture<Outgoing> process(Incoming in) {
@@ -78,9 +93,10 @@ public final class SqsRequestProcessor {
         Protocol protocol = detect(in);
         String[] action = {null};
         String[] accessKey = {null};
+        String[] queue = {null, null}; // the queue named, and "rate" once the key's rate refused the request
         CompletableFuture<ObjectNode> result;
         try {
-            result = dispatch(in, protocol, requestId, action, accessKey);
+            result = dispatch(in, protocol, requestId, action, accessKey, queue);
         } catch (SqsException e) {
             result = CompletableFuture.failedFuture(e);
         } catch (RuntimeException e) {
@@ -90,12 +106,46 @@ public final class SqsRequestProcessor {
             Outgoing out = error == null ? success(protocol, action[0], tree, requestId)
                     : failure(protocol, failureOf(error, requestId), requestId);
             record(in, action[0], accessKey[0], out, requestId, startNanos);
+            recordQueue(action[0], queue[0], queue[1] != null, tree, error);
             return out;
         });
     }
 
+    /**
+     * Per-queue request counters: receives that returned nothing, and sends refused by the queue's backlog limit
+     * or the key's rate (the queue's messages themselves are counted by its primary).
+     */
+    private void recordQueue(String action, String queue, boolean rateLimited, ObjectNode tree, Throwable error) {
+        if (queue == null || !knownQueue.test(queue)) {
+            return;
+        }
+        if (error == null) {
+            if ("ReceiveMessage".equals(action) && (tree == null || !tree.has("Messages")
+                    || tree.get("Messages").isEmpty())) {
+                metrics.counter("sluice.queue.empty_receives", "queue", queue).increment();
+            } else if (tree != null && tree.has("Failed")) { // a batch: entries refused by the backlog limit
+                int refused = 0;
+                for (var entry : tree.get("Failed")) {
+                    refused += SqsError.REQUEST_THROTTLED.queryCode().equals(entry.path("Code").asText()) ? 1 : 0;
+                }
+                if (refused > 0) {
+                    metrics.counter("sluice.queue.throttled", "queue", queue, "reason", "backlog").increment(refused);
+                }
+            }
+            return;
+        }
+        Throwable e = error;
+        while (e instanceof CompletionException && e.getCause() != null) {
+            e = e.getCause();
+        }
+        if (e instanceof SqsException s && s.failure().error() == SqsError.REQUEST_THROTTLED) {
+            metrics.counter("sluice.queue.throttled", "queue", queue, "reason", rateLimited ? "rate" : "backlog")
+                    .increment();
+        }
+    }
+
     private CompletableFuture<ObjectNode> dispatch(Incoming in, Protocol protocol, String requestId, String[] action,
-                                                   String[] accessKey) {
+                                                   String[] accessKey, String[] queue) {
         URI uri = parseUri(in.uri());
         String rawQuery = uri.getRawQuery();
         String principal = authenticate(in, uri.getRawPath(), rawQuery);
@@ -129,8 +179,14 @@ public final class SqsRequestProcessor {
         }
         Params params = new Params(tree);
         String queueName = queueNameOf(params, uri.getRawPath());
+        queue[0] = queueName;
         if (!policy.isAllowed(principal, handler.name(), queueName)) {
             throw new SqsException(SqsError.ACCESS_DENIED, "Access to the resource is denied.");
+        }
+        if (!limiter.tryAcquire(principal)) {
+            metrics.counter("sqs.usage.throttled", "access_key", principal).increment();
+            queue[1] = "rate";
+            throw new SqsException(SqsError.REQUEST_THROTTLED, "Rate exceeded for access key " + principal + ".");
         }
         String host = in.header("host");
         ActionContext ctx = new ActionContext(requestId, protocol, principal, host, uri.getRawPath(),
@@ -236,7 +292,8 @@ public final class SqsRequestProcessor {
                 .publishPercentileHistogram().register(metrics).record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
         if (accessKey != null) {
             metrics.counter("sqs.usage.requests", "access_key", accessKey).increment();
-            metrics.counter("sqs.usage.bytes", "access_key", accessKey).increment(in.body().length);
+            metrics.counter("sqs.usage.bytes", "access_key", accessKey, "direction", "in").increment(in.body().length);
+            metrics.counter("sqs.usage.bytes", "access_key", accessKey, "direction", "out").increment(out.body().length);
         }
         if (ACCESS.isInfoEnabled()) {
             ACCESS.info("{} {} {} {} key={} {}us id={}", in.remoteAddress(), action == null ? "-" : action, out.status(),

@@ -137,7 +137,18 @@ public final class SqsServices {
         return p.attributes();
     }
 
-    /** The rules the engine enforces, from the queue's attributes. */
+    /**
+     * The rules each of the queue's partitions enforces; the backlog limit is split evenly over the partitions
+     * (rounded up), since sends are spread over them.
+     */
+    public PartitionConfig partitionConfig(QueueMetadata queue) {
+        QueueAttributes a = attributes(queue);
+        PartitionConfig pc = partitionConfig(a);
+        int parts = Math.max(1, queue.partitions());
+        return a.maxBacklog() == 0 ? pc : pc.withMaxBacklog((int) ((a.maxBacklog() + (long) parts - 1) / parts));
+    }
+
+    /** The rules the engine enforces, from the queue's attributes (without the backlog limit, which is per queue). */
     public PartitionConfig partitionConfig(QueueAttributes a) {
         return new PartitionConfig(a.fifo(), a.contentBasedDeduplication(),
                 a.deduplicationScope() == QueueAttributes.DeduplicationScope.MESSAGE_GROUP, a.delaySeconds(),
@@ -165,7 +176,7 @@ public final class SqsServices {
             if (o.response() instanceof io.sluice.backend.engine.PartitionResponse.Rejected r
                     && r.failure().error() == io.sluice.common.SqsError.QUEUE_DOES_NOT_EXIST && id.index() > 0
                     && catalog.get(queue.name()).filter(q -> q.queueId() == queue.queueId()).isPresent()) {
-                return partitions.createPartition(id, partitionConfig(attributes(queue)))
+                return partitions.createPartition(id, partitionConfig(queue))
                         .thenCompose(v -> partitions.submit(id, command));
             }
             return CompletableFuture.completedFuture(o);
@@ -174,7 +185,7 @@ public final class SqsServices {
 
     /** Creates (or reconfigures) every partition of a queue. */
     public CompletableFuture<Void> applyPartitionConfig(QueueMetadata queue) {
-        PartitionConfig pc = partitionConfig(attributes(queue));
+        PartitionConfig pc = partitionConfig(queue);
         return CompletableFuture.allOf(partitionIds(queue).stream()
                 .map(id -> partitions.createPartition(id, pc)).toArray(CompletableFuture[]::new));
     }

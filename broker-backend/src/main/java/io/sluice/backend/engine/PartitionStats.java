@@ -1,0 +1,5 @@
+package io.sluice.backend.engine;
+
+/** One partition's counts and totals, read together on the replica that holds it (for metrics). */
+public record PartitionStats(PartitionId id, QueueCounts counts, PartitionTotals totals) {
+}

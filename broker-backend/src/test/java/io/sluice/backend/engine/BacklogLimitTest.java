@@ -1,0 +1,63 @@
+package io.sluice.backend.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+import io.sluice.common.SqsError;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code SluiceMaxBacklog}: sends past the partition's limit are refused with RequestThrottled, nothing dropped. */
+class BacklogLimitTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void sendsPastTheLimitAreThrottledUntilConsumersCatchUp() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS.withMaxBacklog(3))) {
+            q.send("a");
+            q.send("b");
+            PartitionResponse batch = q.apply(new PartitionCommand.Send(List.of(NewMessage.of("c", "c"),
+                    NewMessage.of("d", "d")))).response();
+            assertThrottled(batch); // 2 + 2 > 3: the whole batch is refused, none stored
+            assertEquals(2, q.counts().visible());
+            q.send("c");
+            assertThrottled(q.apply(new PartitionCommand.Send(List.of(NewMessage.of("d", "d")))).response());
+            assertEquals(3, q.counts().visible());
+            assertEquals(3, q.engine.state().totals().sent(), "refused sends are not counted as sent");
+
+            q.delete(q.receiveOne(30).delivery().receiptHandle());
+            q.send("d"); // room again
+            assertEquals(3, q.counts().visible() + q.counts().inflight());
+        }
+    }
+
+    @Test
+    void movedMessagesAreNeverRefused() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS.withMaxBacklog(1))) {
+            q.send("a");
+            NewMessage moved = new NewMessage("m", "dead", Map.of(), Map.of(), -1, null, null, null,
+                    new NewMessage.Provenance(q.clock.nowMillis(), 3, q.clock.nowMillis(), "arn:source"));
+            assertInstanceOf(PartitionResponse.Sent.class,
+                    q.apply(new PartitionCommand.Send(List.of(moved))).response());
+            assertEquals(2, q.counts().visible());
+        }
+    }
+
+    @Test
+    void limitIsPartOfTheStoredConfigAndOldConfigsHaveNone() {
+        PartitionConfig limited = PartitionConfig.STANDARD_DEFAULTS.withMaxBacklog(500);
+        byte[] bytes = RecordCodec.encodeConfig(limited);
+        assertEquals(limited, RecordCodec.decodeConfig(bytes));
+        byte[] old = java.util.Arrays.copyOf(bytes, bytes.length - 4);
+        assertEquals(PartitionConfig.STANDARD_DEFAULTS, RecordCodec.decodeConfig(old));
+    }
+
+    private static void assertThrottled(PartitionResponse response) {
+        PartitionResponse.Rejected r = assertInstanceOf(PartitionResponse.Rejected.class, response);
+        assertEquals(SqsError.REQUEST_THROTTLED, r.failure().error());
+    }
+}
