@@ -47,6 +47,7 @@ class ClusterScriptIT {
                         .until(() -> two.receiveMessage(b -> b.queueUrl(url).waitTimeSeconds(1)).messages(),
                                 m -> !m.isEmpty()).get(0).body();
                 assertEquals("through frontend one", body, "served by the other frontend");
+                metricsAreExportedOncePerPartition(one, two, 21000);
             }
             String status = run("status", dir);
             assertTrue(status.contains("backend-3 running"), status);
@@ -57,6 +58,69 @@ class ClusterScriptIT {
         }
         try (var files = Files.list(dir)) {
             assertTrue(files.noneMatch(f -> f.toString().endsWith(".pid")), "pid files removed");
+        }
+    }
+
+    /**
+     * Each partition's figures come from its primary only: over all 8 processes every partition of a 3-partition
+     * queue is exported exactly once, the sums match what was done and what GetQueueAttributes says, frontends and
+     * metadata members export none, every shard has one leader and 3 replicas in sync, and every role is ready.
+     */
+    private static void metricsAreExportedOncePerPartition(SqsClient one, SqsClient two, int base) throws Exception {
+        String url = one.createQueue(b -> b.queueName("metered").attributesWithStrings(
+                java.util.Map.of("SluicePartitions", "3"))).queueUrl();
+        for (int i = 0; i < 30; i++) {
+            int n = i;
+            one.sendMessage(b -> b.queueUrl(url).messageBody("m" + n));
+        }
+        int received = 0;
+        while (received < 5) {
+            int want = 5 - received;
+            received += two.receiveMessage(b -> b.queueUrl(url).maxNumberOfMessages(want).visibilityTimeout(600)
+                    .waitTimeSeconds(1)).messages().size();
+        }
+        List<Integer> backends = List.of(base + 211, base + 212, base + 213);
+        List<Integer> others = List.of(base + 111, base + 112, base + 113, base + 311, base + 312);
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+            List<PromScrape.Sample> sent = new java.util.ArrayList<>();
+            double visible = 0;
+            double inflight = 0;
+            java.util.Map<String, Double> leaders = new java.util.TreeMap<>();
+            for (int port : backends) {
+                PromScrape m = PromScrape.of(URI.create("http://127.0.0.1:" + port));
+                sent.addAll(m.find("sluice_queue_messages_sent_total", "queue", "metered"));
+                visible += m.sum("sluice_queue_messages", "queue", "metered", "state", "visible");
+                inflight += m.sum("sluice_queue_messages", "queue", "metered", "state", "inflight");
+                for (PromScrape.Sample s : m.find("sluice_shard_leader")) {
+                    leaders.merge(s.labels().get("shard"), s.value(), Double::sum);
+                }
+                for (PromScrape.Sample s : m.find("sluice_shard_replicas")) {
+                    assertEquals(3, s.value(), "replicas of " + s.labels());
+                    assertEquals(3, m.sum("sluice_shard_replicas_in_sync", "shard", s.labels().get("shard")),
+                            "in sync: " + s.labels());
+                }
+            }
+            assertEquals(List.of("0", "1", "2"), sent.stream().map(s -> s.labels().get("partition")).sorted().toList(),
+                    "each partition exported once");
+            assertEquals(30, sent.stream().mapToDouble(PromScrape.Sample::value).sum());
+            assertEquals(25, visible);
+            assertEquals(5, inflight);
+            assertEquals(3, leaders.size(), "shards: " + leaders);
+            leaders.forEach((shard, n) -> assertEquals(1, n, "leaders of " + shard));
+            for (int port : others) {
+                assertTrue(PromScrape.of(URI.create("http://127.0.0.1:" + port))
+                        .find("sluice_queue_messages").isEmpty(), "port " + port + " exports no partition");
+            }
+        });
+        java.util.Map<String, String> attrs = two.getQueueAttributes(b -> b.queueUrl(url).attributeNamesWithStrings(
+                "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible")).attributesAsStrings();
+        assertEquals("25", attrs.get("ApproximateNumberOfMessages"));
+        assertEquals("5", attrs.get("ApproximateNumberOfMessagesNotVisible"));
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        for (int port : List.of(base + 111, base + 112, base + 113, base + 211, base + 212, base + 213, base + 311,
+                base + 312)) {
+            assertEquals(200, http.send(java.net.http.HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+                    + "/ready")).build(), java.net.http.HttpResponse.BodyHandlers.ofString()).statusCode(), "ready " + port);
         }
     }
 
