@@ -79,6 +79,82 @@ class ClusterFaultIT {
         faultUnderLoad("metadata leader", queue -> metadataLeader());
     }
 
+    /**
+     * The rolling upgrade of operations.md under load: each backend in turn gets SIGTERM, is started again, and the
+     * next one goes only once it is ready (/ready) and every shard has all its replicas in sync again
+     * (sluice_shard_replicas_in_sync == sluice_shard_replicas). Nothing acknowledged may be lost.
+     */
+    @Test
+    void rollingRestartOfEveryBackend() throws Exception {
+        LoadGenerator.Options o = new LoadGenerator.Options();
+        o.endpoints.addAll(endpoints);
+        o.warmupSeconds = 3;
+        o.seconds = 80;
+        o.producers = 4;
+        o.consumers = 4;
+        o.rate = 300;
+        o.visibilitySeconds = 5;
+        o.drainSeconds = 60;
+        o.queueName = "rolling-" + System.currentTimeMillis();
+        LoadGenerator generator = new LoadGenerator(o);
+        CompletableFuture<LoadGenerator.Result> run = CompletableFuture.supplyAsync(() -> {
+            try {
+                return generator.run();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        Thread.sleep(6_000);
+        long started = System.currentTimeMillis();
+        for (int n = 1; n <= 3; n++) {
+            long pid = Long.parseLong(Files.readString(dir.resolve("backend-" + n + ".pid")).trim());
+            ProcessHandle handle = ProcessHandle.of(pid).orElseThrow();
+            long t0 = System.currentTimeMillis();
+            new ProcessBuilder("kill", "-TERM", Long.toString(pid)).start().waitFor();
+            handle.onExit().get(60, TimeUnit.SECONDS);
+            long t1 = System.currentTimeMillis();
+            cluster("start");
+            long t2 = System.currentTimeMillis();
+            int adminPort = BASE + 210 + n;
+            await().atMost(Duration.ofSeconds(60)).until(() -> ready(adminPort) && allShardsInSync());
+            System.out.printf("rolling restart: backend-%d stopped in %d ms, serving %d ms later, in sync %d ms"
+                    + " after that%n", n, t1 - t0, t2 - t1, System.currentTimeMillis() - t2);
+        }
+        long rollMillis = System.currentTimeMillis() - started;
+        LoadGenerator.Result r = run.get(3, TimeUnit.MINUTES);
+        String line = String.format("rolling restart (%d s) | %,d | %d | %d | %d | %d ms / %d ms", rollMillis / 1000,
+                r.acknowledged(), r.lost(), r.duplicates(), r.errors(), r.longestSendGapMillis(),
+                r.longestReceiveGapMillis());
+        report.add(line);
+        System.out.println("fault under load: " + line + " " + generator.errorKinds());
+        assertTrue(rollMillis < 80_000, "the roll finished while the load ran: " + line);
+        assertTrue(r.acknowledged() > 5_000, "the load ran: " + line);
+        assertEquals(0, r.lost(), "every acknowledged send was received: " + line);
+    }
+
+    private static boolean ready(int adminPort) {
+        try {
+            return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminPort + "/ready"))
+                    .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).statusCode() == 200;
+        } catch (IOException | InterruptedException e) {
+            return false;
+        }
+    }
+
+    /** Every shard has a leader reporting all its replicas in sync. */
+    private static boolean allShardsInSync() throws Exception {
+        java.util.Map<String, Boolean> shards = new java.util.TreeMap<>();
+        for (int n = 1; n <= 3; n++) {
+            PromScrape m = PromScrape.of(URI.create("http://127.0.0.1:" + (BASE + 210 + n)));
+            m.find("sluice_shard_leader_known").forEach(s -> shards.putIfAbsent(s.labels().get("shard"), false));
+            for (PromScrape.Sample replicas : m.find("sluice_shard_replicas")) {
+                String shard = replicas.labels().get("shard");
+                shards.put(shard, m.sum("sluice_shard_replicas_in_sync", "shard", shard) == replicas.value());
+            }
+        }
+        return !shards.isEmpty() && shards.values().stream().allMatch(b -> b);
+    }
+
     interface Target {
         /** The process to kill ({@code role-n}), chosen once the load queue exists. */
         String choose(String queue) throws Exception;
