@@ -116,6 +116,17 @@ class ClusterScriptIT {
                 "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible")).attributesAsStrings();
         assertEquals("25", attrs.get("ApproximateNumberOfMessages"));
         assertEquals("5", attrs.get("ApproximateNumberOfMessagesNotVisible"));
+        java.util.Set<String> exported = new java.util.HashSet<>();
+        for (int port : List.of(base + 111, base + 211, base + 212, base + 213, base + 311)) {
+            PromScrape.of(URI.create("http://127.0.0.1:" + port)).names()
+                    .forEach(n -> exported.add(AlertRulesTest.baseName(n)));
+        }
+        for (String used : AlertRulesTest.referencedMetrics()) {
+            if (used.startsWith("sluice_shard_") || used.startsWith("sluice_storage_")
+                    || used.startsWith("sluice_metadata_")) {
+                assertTrue(exported.contains(used), "alerts or dashboard use " + used + ", not exported by the cluster");
+            }
+        }
         java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
         for (int port : List.of(base + 111, base + 112, base + 113, base + 211, base + 212, base + 213, base + 311,
                 base + 312)) {

@@ -153,6 +153,17 @@ class QueueMetricsIT {
             assertTrue(m.sum("sqs_requests_seconds_count", "action", "SendMessage", "outcome", "403") >= 1);
             assertTrue(m.find("sqs_requests_seconds_bucket", "action", "ReceiveMessage").size() > 10,
                     "latency is a histogram");
+
+            // every queue and request metric the alerts and the dashboard use is really exported (the shard and
+            // metadata ones are checked on a cluster by ClusterScriptIT)
+            java.util.Set<String> exported = new java.util.HashSet<>();
+            m.names().forEach(n -> exported.add(AlertRulesTest.baseName(n)));
+            for (String used : AlertRulesTest.referencedMetrics()) {
+                if (!used.startsWith("sluice_shard_") && !used.startsWith("sluice_storage_")
+                        && !used.startsWith("sluice_metadata_")) {
+                    assertTrue(exported.contains(used), "alerts or dashboard use " + used + ", not exported");
+                }
+            }
         }
     }
 }
