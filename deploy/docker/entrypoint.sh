@@ -3,8 +3,8 @@
 # flags (`metadata ...`, `backend ...`, `frontend ...`, `dev ...`, `admin ...`).
 #
 # SLUICE_WAIT_FOR_HOST (optional): a host name to wait for (up to SLUICE_WAIT_FOR_HOST_SECONDS, default 120)
-# before starting. A backend binds its admin endpoint to, and advertises, its --host name; on Kubernetes that is the
-# pod's DNS record in the headless Service, which appears a moment after the pod got its address.
+# before starting. A backend advertises its --advertise-host name to the cluster; on Kubernetes that is the pod's DNS
+# record in the headless Service, which appears a moment after the pod got its address.
 set -eu
 
 if [ -n "${SLUICE_WAIT_FOR_HOST:-}" ]; then

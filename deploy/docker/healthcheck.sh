@@ -1,9 +1,9 @@
 #!/bin/sh
 # Container health check: liveness of the Sluice process, i.e. GET /health on its admin port answers 200.
 #
-# SLUICE_HEALTH_URL overrides the URL (docker-compose sets it per service). Without it the default admin ports of
-# every role are tried on loopback: 9325 (dev, frontend), 9425 (metadata), 9525 (backend). A backend binds its admin
-# endpoint to its --host name, not loopback: give it SLUICE_HEALTH_URL=http://<that name>:9525/health.
+# SLUICE_HEALTH_URL overrides the URL. Without it the default admin ports of every role are tried on loopback:
+# 9325 (dev, frontend), 9425 (metadata), 9525 (backend); every role binds them to its --host, so run them with
+# --host 0.0.0.0 in a container (a backend advertises its own name with --advertise-host).
 set -u
 
 if [ -n "${SLUICE_HEALTH_URL:-}" ]; then

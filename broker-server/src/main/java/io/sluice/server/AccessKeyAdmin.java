@@ -10,9 +10,11 @@ import java.util.List;
 import java.util.function.Function;
 
 /**
- * {@code POST /admin/access-keys}: stores an access key and its rules in the replicated catalog. Body:
+ * The admin port's catalog writes. {@code POST /admin/access-keys}: stores an access key and its rules in the replicated catalog. Body:
  * {@code {"accessKey": "...", "secretKey": "...", "allow": [["SendMessage*", "orders-*"], ...]}} (no {@code allow}:
- * everything). The admin port is for operators: bind it to a private address.
+ * everything). {@code POST /admin/rebalance} (body {@code {"maxMoves": n}}, default 1): moves shard replicas from
+ * the most to the least loaded backends, answering the moves made. The admin port is for operators: bind it to a
+ * private address.
  */
 final class AccessKeyAdmin {
     private AccessKeyAdmin() {
@@ -40,6 +42,30 @@ final class AccessKeyAdmin {
             }
             MetadataResult r = submit.apply(new MetadataCommand.SetAccessKey(key, secret, allow));
             return "{\"status\":\"" + r.status() + "\"}";
+        };
+    }
+
+    static Function<byte[], String> rebalance(Function<MetadataCommand, MetadataResult> submit) {
+        return body -> {
+            JsonNode node;
+            try {
+                node = body.length == 0 ? null : new ObjectMapper().readTree(body);
+            } catch (IOException e) {
+                throw new IllegalArgumentException("body is not JSON");
+            }
+            int maxMoves = node == null ? 1 : node.path("maxMoves").asInt(1);
+            if (maxMoves < 1 || maxMoves > 1000) {
+                throw new IllegalArgumentException("maxMoves must be in [1, 1000]");
+            }
+            MetadataResult r = submit.apply(new MetadataCommand.Rebalance(maxMoves));
+            var out = new ObjectMapper().createObjectNode().put("status", r.status().toString());
+            var moves = out.putArray("moves");
+            if (r.message() != null && !r.message().isBlank()) {
+                for (String m : r.message().split(" ")) {
+                    moves.add(m);
+                }
+            }
+            return out.toString();
         };
     }
 }

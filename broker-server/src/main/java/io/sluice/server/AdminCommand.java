@@ -18,7 +18,8 @@ import picocli.CommandLine.Option;
  * the word "leader".
  */
 @Command(name = "admin", mixinStandardHelpOptions = true, description = "Inspect a running cluster.",
-        subcommands = {AdminCommand.Status.class, AdminCommand.Queues.class, AdminCommand.PutKey.class})
+        subcommands = {AdminCommand.Status.class, AdminCommand.Queues.class, AdminCommand.PutKey.class,
+            AdminCommand.Rebalance.class})
 final class AdminCommand implements Runnable {
     @Override
     public void run() {
@@ -111,6 +112,27 @@ final class AdminCommand implements Runnable {
             HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
                             URI.create(base + "/admin/access-keys")).timeout(Duration.ofSeconds(30))
                     .POST(HttpRequest.BodyPublishers.ofString(json.writeValueAsString(body))).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            System.out.println(r.body());
+            return r.statusCode() == 200 ? 0 : 1;
+        }
+    }
+
+    @Command(name = "rebalance", description = "Move shard replicas from the most to the least loaded backends (after"
+            + " adding backends). Each move is a Raft membership change; run it again until it moves nothing.")
+    static final class Rebalance implements Callable<Integer> {
+        @Option(names = "--admin-url", required = true, description = "Admin endpoint of a metadata member or frontend.")
+        String adminUrl;
+
+        @Option(names = "--max-moves", defaultValue = "1", description = "Replicas to move now (default ${DEFAULT-VALUE}).")
+        int maxMoves;
+
+        @Override
+        public Integer call() throws Exception {
+            String base = adminUrl.endsWith("/") ? adminUrl.substring(0, adminUrl.length() - 1) : adminUrl;
+            HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                            URI.create(base + "/admin/rebalance")).timeout(Duration.ofSeconds(30))
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"maxMoves\":" + maxMoves + "}")).build(),
                     HttpResponse.BodyHandlers.ofString());
             System.out.println(r.body());
             return r.statusCode() == 200 ? 0 : 1;

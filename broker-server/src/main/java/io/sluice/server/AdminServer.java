@@ -41,19 +41,24 @@ final class AdminServer implements AutoCloseable {
     private final java.util.concurrent.ExecutorService scrapes = java.util.concurrent.Executors
             .newSingleThreadExecutor(DevServer.daemon("sluice-metrics-scrape"));
     private final java.util.function.Supplier<String> status;
-    private final java.util.function.Function<byte[], String> putAccessKey;
+    private final java.util.Map<String, java.util.function.Function<byte[], String>> posts;
     private EventLoopGroup group;
     private Channel channel;
 
     /** @param status renders {@code GET /admin/status} (JSON) */
-    /** @param putAccessKey handles {@code POST /admin/access-keys} (JSON body); throws IllegalArgumentException on bad input */
+    /**
+     * @param posts handlers of {@code POST} paths (e.g. {@code /admin/access-keys}, {@code /admin/rebalance}) taking
+     *              the body and answering JSON; they may block (they run off the event loop) and throw
+     *              IllegalArgumentException on bad input
+     */
     AdminServer(PrometheusMeterRegistry registry, BooleanSupplier healthy, BooleanSupplier ready,
-                java.util.function.Supplier<String> status, java.util.function.Function<byte[], String> putAccessKey) {
+                java.util.function.Supplier<String> status,
+                java.util.Map<String, java.util.function.Function<byte[], String>> posts) {
         this.registry = registry;
         this.healthy = healthy;
         this.ready = ready;
         this.status = status;
-        this.putAccessKey = putAccessKey;
+        this.posts = posts;
     }
 
     InetSocketAddress start(String host, int port) throws InterruptedException {
@@ -74,11 +79,12 @@ final class AdminServer implements AutoCloseable {
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
             String path = request.uri().split("\\?", 2)[0];
-            if (request.method().name().equals("POST") && path.equals("/admin/access-keys")) {
+            if (request.method().name().equals("POST") && posts.containsKey(path)) {
                 byte[] body = io.netty.buffer.ByteBufUtil.getBytes(request.content());
                 boolean keepAlive = HttpUtil.isKeepAlive(request);
+                var handler = posts.get(path);
                 // The write goes through the metadata group: off the event loop.
-                java.util.concurrent.CompletableFuture.supplyAsync(() -> putAccessKey.apply(body)).handle((ok, e) -> {
+                java.util.concurrent.CompletableFuture.supplyAsync(() -> handler.apply(body)).handle((ok, e) -> {
                     FullHttpResponse r = e == null ? text(HttpResponseStatus.OK, ok, "application/json")
                             : text(HttpResponseStatus.BAD_REQUEST, "{\"error\":\"" + (e.getCause() == null ? e : e.getCause())
                             .getMessage() + "\"}", "application/json");

@@ -46,6 +46,7 @@ public final class BackendNode implements AutoCloseable {
     private AdminServer admin;
     private InetSocketAddress adminAddress;
     private volatile boolean serving;
+    private LostDiskGuard guard;
 
     public BackendNode(ServerConfig config) {
         this.config = config;
@@ -58,8 +59,10 @@ public final class BackendNode implements AutoCloseable {
         }
         int raftPort = config.get(ServerConfigKeys.BACKEND_RAFT_PORT);
         String host = config.get(ServerConfigKeys.HOST);
-        backend = new BackendServer(id, raftPort, Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath(),
-                SystemClock.INSTANCE, config.get(ServerConfigKeys.SHARD_SNAPSHOT_EVERY));
+        Path dataDir = Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath();
+        guard = new LostDiskGuard(dataDir, !java.nio.file.Files.exists(dataDir.resolve("raft")));
+        backend = new BackendServer(id, raftPort, dataDir, SystemClock.INSTANCE,
+                config.get(ServerConfigKeys.SHARD_SNAPSHOT_EVERY));
         backend.start();
         MetadataPeers peers = MetadataPeers.parse(config.get(ServerConfigKeys.METADATA_PEERS));
         client = new MetadataClient(peers);
@@ -68,7 +71,7 @@ public final class BackendNode implements AutoCloseable {
         long every = Math.min(1000, Math.max(250, config.get(ServerConfigKeys.BACKEND_DEAD_AFTER_MS) / 5));
         sweeper = Executors.newSingleThreadScheduledExecutor(DevServer.daemon("sluice-backend-sweeper"));
         sweeper.scheduleWithFixedDelay(this::sweep, 1, 1, TimeUnit.SECONDS);
-        agent.scheduleWithFixedDelay(() -> tick(id, host + ":" + raftPort), 0, every, TimeUnit.MILLISECONDS);
+        agent.scheduleWithFixedDelay(() -> tick(id, advertisedAddress()), 0, every, TimeUnit.MILLISECONDS);
         int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         DevServer.bindJvmMetrics(registry);
@@ -76,11 +79,10 @@ public final class BackendNode implements AutoCloseable {
         registry.getPrometheusRegistry().register(new QueueMetrics(this::primaryPartitions, SystemClock.INSTANCE));
         admin = new AdminServer(registry, () -> serving, () -> ready(id),
                 () -> new String(MetadataJson.write(ClusterStatus.render(catalog.image(), new java.util.TreeMap<>(),
-                        peers.addresses(), b -> true, false, rf).put("node", id).set("hostedShards", hostedShards())),
+                        peers.addresses(), b -> true, false, rf).put("node", id).put("lostDiskGuard", guard.refusing())
+                        .set("hostedShards", hostedShards())),
                         StandardCharsets.UTF_8),
-                body -> {
-                    throw new IllegalArgumentException("put keys through a metadata member or a frontend");
-                });
+                java.util.Map.of()); // catalog writes go through a metadata member or a frontend
         adminAddress = admin.start(host, config.get(ServerConfigKeys.ADMIN_PORT));
         serving = true;
     }
@@ -90,14 +92,23 @@ public final class BackendNode implements AutoCloseable {
      * rolling restart waits for this before taking down the next backend).
      */
     private boolean ready(String id) {
+        if (guard.refusing()) {
+            return false;
+        }
         ClusterImage image = catalog.image();
         NodeInfo me = image.nodes().get(id);
-        if (me == null || !me.address().equals(config.get(ServerConfigKeys.HOST) + ":"
-                + config.get(ServerConfigKeys.BACKEND_RAFT_PORT))) {
+        if (me == null || !me.address().equals(advertisedAddress())) {
             return false;
         }
         var hosted = backend.hostedGroups();
         return image.shardsOf(id).stream().allMatch(sh -> hosted.contains(groupId(sh)));
+    }
+
+    /** host:port of its Raft server as the cluster reaches it. */
+    private String advertisedAddress() {
+        String advertised = config.get(ServerConfigKeys.BACKEND_ADVERTISE_HOST);
+        return (advertised.isEmpty() ? config.get(ServerConfigKeys.HOST) : advertised) + ":"
+                + config.get(ServerConfigKeys.BACKEND_RAFT_PORT);
     }
 
     private static RaftGroupId groupId(ShardInfo shard) {
@@ -164,6 +175,9 @@ public final class BackendNode implements AutoCloseable {
     /** Register (until the group has accepted us), heartbeat, and join newly assigned shards. */
     private void tick(String id, String address) {
         try {
+            if (!guard.allowsJoining(id, catalog)) {
+                return; // neither register nor heartbeat: the metadata group is to replace this id in its shards
+            }
             ClusterImage image = catalog.image();
             NodeInfo me = image.nodes().get(id);
             if (me == null || !me.address().equals(address)) {

@@ -172,7 +172,9 @@ public final class DevServer implements AutoCloseable {
                 catalog.image(), metadataServer != null ? metadataServer.memberRoles() : unknownRoles(peers),
                 peers.addresses(), b -> metadataServer == null || metadataServer.isBackendAlive(b),
                 metadataServer != null && metadataServer.isLeader(), rf)),
-                java.nio.charset.StandardCharsets.UTF_8), AccessKeyAdmin.handler(metadataClient::submit));
+                java.nio.charset.StandardCharsets.UTF_8),
+                Map.of("/admin/access-keys", AccessKeyAdmin.handler(metadataClient::submit),
+                        "/admin/rebalance", AccessKeyAdmin.rebalance(metadataClient::submit)));
         adminAddress = admin.start(host, config.get(ServerConfigKeys.ADMIN_PORT));
         serving = true;
         if (sharded == null) {

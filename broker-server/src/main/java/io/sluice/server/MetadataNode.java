@@ -47,7 +47,8 @@ public final class MetadataNode implements AutoCloseable {
                 () -> new String(MetadataJson.write(ClusterStatus.render(server.image(), server.memberRoles(),
                         peers.addresses(), server::isBackendAlive, server.isLeader(), rf)),
                         java.nio.charset.StandardCharsets.UTF_8),
-                AccessKeyAdmin.handler(server::submit));
+                java.util.Map.of("/admin/access-keys", AccessKeyAdmin.handler(server::submit),
+                        "/admin/rebalance", AccessKeyAdmin.rebalance(server::submit)));
         adminAddress = admin.start(config.get(ServerConfigKeys.HOST), config.get(ServerConfigKeys.ADMIN_PORT));
         serving = true;
         LOG.info("metadata member {} serving; admin on port {}", id, adminAddress.getPort());

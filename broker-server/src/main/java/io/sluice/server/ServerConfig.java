@@ -8,7 +8,10 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
 
-/** Resolved configuration: defaults, then the config file, then the environment, then explicit overrides. */
+/**
+ * Resolved configuration, lowest precedence first: the keys' defaults, the role's defaults (e.g. a metadata member's
+ * admin port), the config file, the environment, then the command line's explicit flags.
+ */
 public final class ServerConfig {
     private final Map<String, String> values;
 
@@ -17,7 +20,12 @@ public final class ServerConfig {
     }
 
     public static ServerConfig load(Path file, Map<String, String> environment, Map<String, String> overrides) {
-        Map<String, String> values = new HashMap<>();
+        return load(file, environment, overrides, Map.of());
+    }
+
+    public static ServerConfig load(Path file, Map<String, String> environment, Map<String, String> overrides,
+                                    Map<String, String> roleDefaults) {
+        Map<String, String> values = new HashMap<>(roleDefaults);
         if (file != null) {
             Properties props = new Properties();
             try (Reader r = Files.newBufferedReader(file)) {

@@ -59,6 +59,9 @@ public final class ServerConfigKeys {
             "Shards (Raft groups of backends) the metadata leader creates once enough backends are alive; 0: none.");
     public static final ConfigKey<Integer> BACKEND_RAFT_PORT = ConfigKey.integer("sluice.backend.raft-port", 9500, 1,
             65535, "sluice backend: the Raft port all of its shard groups share.");
+    public static final ConfigKey<String> BACKEND_ADVERTISE_HOST = ConfigKey.string("sluice.backend.advertise-host", "",
+            "sluice backend: the address the cluster reaches its Raft port at (blank: its --host). Set it when the"
+                    + " backend binds a wildcard or a private address, e.g. its DNS name in Kubernetes.");
     public static final ConfigKey<Integer> SHARD_SNAPSHOT_EVERY = ConfigKey.integer("sluice.backend.snapshot-every",
             10_000, 1, Integer.MAX_VALUE, "Raft entries of a shard between snapshots (RocksDB checkpoints); the log is"
                     + " purged up to each, bounding its size and the replay time after a restart.");

@@ -123,15 +123,21 @@ public final class SluiceMain implements Runnable {
         @Option(names = "--config", description = "A properties file of configuration keys (docs/configuration.md).")
         Path configFile;
 
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
         @Override
         public Integer call() throws Exception {
             Map<String, String> overrides = new HashMap<>();
+            Map<String, String> defaults = new HashMap<>();
+            CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
             overrides.put(ServerConfigKeys.NODE_ID.name(), nodeId);
             overrides.put(ServerConfigKeys.METADATA_PEERS.name(), peers);
-            overrides.put(ServerConfigKeys.DATA_DIR.name(), dataDir);
-            overrides.put(ServerConfigKeys.ADMIN_PORT.name(), Integer.toString(adminPort));
-            overrides.put(ServerConfigKeys.HOST.name(), host);
-            MetadataNode node = new MetadataNode(ServerConfig.load(configFile, System.getenv(), overrides));
+            flagOrDefault(parsed, overrides, defaults, "--data-dir", ServerConfigKeys.DATA_DIR, dataDir);
+            flagOrDefault(parsed, overrides, defaults, "--admin-port", ServerConfigKeys.ADMIN_PORT,
+                    Integer.toString(adminPort));
+            flagOrDefault(parsed, overrides, defaults, "--host", ServerConfigKeys.HOST, host);
+            MetadataNode node = new MetadataNode(ServerConfig.load(configFile, System.getenv(), overrides, defaults));
             return runUntilStopped(node::start, node);
         }
     }
@@ -161,20 +167,26 @@ public final class SluiceMain implements Runnable {
         @Option(names = "--config", description = "A properties file of configuration keys (docs/configuration.md).")
         Path configFile;
 
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
         @Override
         public Integer call() throws Exception {
             Map<String, String> overrides = new HashMap<>();
+            Map<String, String> defaults = new HashMap<>();
+            CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
             overrides.put(ServerConfigKeys.METADATA_PEERS.name(), metadataPeers);
-            overrides.put(ServerConfigKeys.PORT.name(), Integer.toString(port));
-            overrides.put(ServerConfigKeys.ADMIN_PORT.name(), Integer.toString(adminPort));
-            overrides.put(ServerConfigKeys.HOST.name(), host);
+            flagOrDefault(parsed, overrides, defaults, "--port", ServerConfigKeys.PORT, Integer.toString(port));
+            flagOrDefault(parsed, overrides, defaults, "--admin-port", ServerConfigKeys.ADMIN_PORT,
+                    Integer.toString(adminPort));
+            flagOrDefault(parsed, overrides, defaults, "--host", ServerConfigKeys.HOST, host);
             if (accessKey != null) {
                 overrides.put(ServerConfigKeys.ACCESS_KEY.name(), accessKey);
             }
             if (secretKey != null) {
                 overrides.put(ServerConfigKeys.SECRET_KEY.name(), secretKey);
             }
-            DevServer server = new DevServer(ServerConfig.load(configFile, System.getenv(), overrides), true);
+            DevServer server = new DevServer(ServerConfig.load(configFile, System.getenv(), overrides, defaults), true);
             return runUntilStopped(server::start, server);
         }
     }
@@ -201,23 +213,38 @@ public final class SluiceMain implements Runnable {
                 + " (default ${DEFAULT-VALUE}).")
         int adminPort;
 
-        @Option(names = "--host", defaultValue = "127.0.0.1", description = "Bind and advertised address"
-                + " (default ${DEFAULT-VALUE}).")
+        @Option(names = "--host", defaultValue = "127.0.0.1", description = "Bind address of the admin endpoint, and"
+                + " the address advertised to the cluster unless --advertise-host is given (default ${DEFAULT-VALUE}).")
         String host;
+
+        @Option(names = "--advertise-host", description = "The address (name or IP) other backends and the metadata"
+                + " group reach this backend's Raft port at, when it differs from --host (e.g. --host 0.0.0.0"
+                + " --advertise-host backend-1.example).")
+        String advertiseHost;
 
         @Option(names = "--config", description = "A properties file of configuration keys (docs/configuration.md).")
         Path configFile;
 
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
         @Override
         public Integer call() throws Exception {
             Map<String, String> overrides = new HashMap<>();
+            Map<String, String> defaults = new HashMap<>();
+            CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
             overrides.put(ServerConfigKeys.NODE_ID.name(), nodeId);
             overrides.put(ServerConfigKeys.METADATA_PEERS.name(), metadataPeers);
-            overrides.put(ServerConfigKeys.BACKEND_RAFT_PORT.name(), Integer.toString(raftPort));
-            overrides.put(ServerConfigKeys.DATA_DIR.name(), dataDir);
-            overrides.put(ServerConfigKeys.ADMIN_PORT.name(), Integer.toString(adminPort));
-            overrides.put(ServerConfigKeys.HOST.name(), host);
-            BackendNode node = new BackendNode(ServerConfig.load(configFile, System.getenv(), overrides));
+            flagOrDefault(parsed, overrides, defaults, "--raft-port", ServerConfigKeys.BACKEND_RAFT_PORT,
+                    Integer.toString(raftPort));
+            flagOrDefault(parsed, overrides, defaults, "--data-dir", ServerConfigKeys.DATA_DIR, dataDir);
+            flagOrDefault(parsed, overrides, defaults, "--admin-port", ServerConfigKeys.ADMIN_PORT,
+                    Integer.toString(adminPort));
+            flagOrDefault(parsed, overrides, defaults, "--host", ServerConfigKeys.HOST, host);
+            if (advertiseHost != null) {
+                overrides.put(ServerConfigKeys.BACKEND_ADVERTISE_HOST.name(), advertiseHost);
+            }
+            BackendNode node = new BackendNode(ServerConfig.load(configFile, System.getenv(), overrides, defaults));
             return runUntilStopped(node::start, node);
         }
     }
@@ -244,6 +271,15 @@ public final class SluiceMain implements Runnable {
     }
 
     /** Command-line values win over file and environment, but only when actually given. */
+    /**
+     * A flag given on the command line overrides everything; otherwise its default is the role's default, which the
+     * config file and the environment ({@code SLUICE_...}) may still change.
+     */
+    static void flagOrDefault(CommandLine.ParseResult parsed, Map<String, String> overrides,
+                              Map<String, String> defaults, String option, ConfigKey<?> key, String value) {
+        (parsed.hasMatchedOption(option) ? overrides : defaults).put(key.name(), value);
+    }
+
     static void putIfGiven(CommandLine.ParseResult parsed, Map<String, String> overrides, String option,
                            ConfigKey<?> key, String value) {
         if (parsed.hasMatchedOption(option)) {

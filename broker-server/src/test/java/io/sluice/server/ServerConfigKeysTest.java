@@ -60,6 +60,24 @@ class ServerConfigKeysTest {
         assertEquals("./data", config.get(ServerConfigKeys.DATA_DIR));
     }
 
+    /** A role's own defaults (e.g. a metadata member's admin port) sit under the file and the environment. */
+    @Test
+    void roleDefaultsYieldToTheEnvironmentAndFlagsToNothing() {
+        picocli.CommandLine cli = new picocli.CommandLine(new SluiceMain());
+        picocli.CommandLine.ParseResult parsed = cli.parseArgs("metadata", "--node-id", "m1", "--peers", "m1=h:1",
+                "--admin-port", "7000").subcommand();
+        Map<String, String> overrides = new java.util.HashMap<>();
+        Map<String, String> defaults = new java.util.HashMap<>();
+        SluiceMain.flagOrDefault(parsed, overrides, defaults, "--admin-port", ServerConfigKeys.ADMIN_PORT, "7000");
+        SluiceMain.flagOrDefault(parsed, overrides, defaults, "--host", ServerConfigKeys.HOST, "127.0.0.1");
+        ServerConfig config = ServerConfig.load(null, Map.of("SLUICE_HOST", "0.0.0.0", "SLUICE_ADMIN_PORT", "3000"),
+                overrides, defaults);
+        assertEquals("0.0.0.0", config.get(ServerConfigKeys.HOST), "a flag left out: the environment wins");
+        assertEquals(7000, config.get(ServerConfigKeys.ADMIN_PORT), "a flag given: it wins");
+        assertEquals("127.0.0.1", ServerConfig.load(null, Map.of(), overrides, defaults).get(ServerConfigKeys.HOST),
+                "nothing set: the role's default");
+    }
+
     @Test
     void badValuesAndUnknownKeysFailAtStart(@TempDir Path dir) throws IOException {
         assertThrows(IllegalArgumentException.class, () -> ServerConfig.load(null, Map.of("SLUICE_PORT", "70000"), Map.of()));

@@ -27,6 +27,15 @@ final class BackendProcess {
         this.adminPort = MetadataProcess.freePort();
     }
 
+    /** Starts backends {@code b<from>..b<to>} of the metadata group {@code peers}, adding each to {@code into}. */
+    static void startNumbered(List<BackendProcess> into, String peers, int from, int to) throws IOException {
+        for (int i = from; i <= to; i++) {
+            BackendProcess b = new BackendProcess("b" + i, peers);
+            into.add(b); // before start: the caller's finally stops it even if its start fails
+            b.start();
+        }
+    }
+
     void start() throws IOException {
         Path log = dataDir.resolveSibling(dataDir.getFileName() + ".log");
         process = ProcessFixtures.launch(List.of("-Xmx384m", "-XX:+UseSerialGC"), List.of("backend", "--node-id", id,
@@ -59,6 +68,27 @@ final class BackendProcess {
             return false;
         } catch (Exception e) {
             return false;
+        }
+    }
+
+    /** Deletes everything in its data folder (the process must be stopped): a lost disk. */
+    void wipeData() throws IOException {
+        try (var walk = Files.walk(dataDir)) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                if (!p.equals(dataDir)) {
+                    Files.delete(p);
+                }
+            }
+        }
+    }
+
+    /** Its {@code GET /ready} status code, or -1 if it cannot answer. */
+    int readyStatus() {
+        try {
+            return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminPort
+                    + "/ready")).build(), HttpResponse.BodyHandlers.ofString()).statusCode();
+        } catch (Exception e) {
+            return -1;
         }
     }
 

@@ -439,8 +439,10 @@ class DeployManifestsTest {
         V1StatefulSet sts = backend.manifest().as(V1StatefulSet.class);
         Map<String, String> env = env(backend.container());
         assertEquals("$(POD_NAME)", flag(backend.container().getArgs(), "--node-id"), "backend node id: pod name");
-        String host = flag(backend.container().getArgs(), "--host");
-        assertNotNull(host, "backend --host");
+        assertEquals("0.0.0.0", flag(backend.container().getArgs(), "--host"),
+                "backend admin endpoint on all interfaces (probes, port-forward)");
+        String host = flag(backend.container().getArgs(), "--advertise-host");
+        assertNotNull(host, "backend --advertise-host");
         // $(X) indirections through env down to the literal
         for (int i = 0; i < 5 && VARIABLE_REFERENCE.matcher(host).matches(); i++) {
             Matcher m = VARIABLE_REFERENCE.matcher(host);
@@ -448,7 +450,7 @@ class DeployManifestsTest {
             host = Objects.requireNonNull(env.get(m.group(1)), "backend env " + m.group(1));
         }
         assertTrue(host.startsWith("$(POD_NAME)." + sts.getSpec().getServiceName() + "."),
-                "backend --host is its record in the headless Service: " + host);
+                "backend --advertise-host is its record in the headless Service: " + host);
         String suffix = host.substring(("$(POD_NAME)." + sts.getSpec().getServiceName() + ".").length());
         String resolvedSuffix = VARIABLE_REFERENCE.matcher(suffix).replaceAll(r ->
                 Matcher.quoteReplacement(Objects.requireNonNullElse(configMap().getData().get(r.group(1)), "?")));
@@ -553,7 +555,7 @@ class DeployManifestsTest {
         Set<String> backendIds = new LinkedHashSet<>();
         for (String name : roles.get("backend")) {
             List<String> command = command(map(services, name));
-            assertEquals(name, flag(command, "--host"), name + ": --host is its service name (bind and advertise)");
+            assertEquals(name, flag(command, "--advertise-host"), name + ": --advertise-host is its service name");
             assertTrue(backendIds.add(flag(command, "--node-id")), name + ": a node id of its own");
             assertFalse(idToService.containsKey(flag(command, "--node-id")), name + ": not a metadata id");
         }
@@ -589,7 +591,7 @@ class DeployManifestsTest {
                 List<String> command = command(svc);
                 String adminPort = Objects.requireNonNullElse(flag(command, "--admin-port"),
                         String.valueOf(DEFAULT_ADMIN_PORT.get(role.getKey())));
-                String host = role.getKey().equals("backend") ? flag(command, "--host") : "127.0.0.1";
+                String host = "127.0.0.1";
                 String test = String.join(" ", strings(map(svc, "healthcheck"), "test"));
                 assertTrue(test.contains("http://" + host + ":" + adminPort + "/ready")
                                 || test.contains("http://" + host + ":" + adminPort + "/health"),

@@ -105,11 +105,7 @@ class ShardedBackendsIT {
             group.awaitLeader();
             List<BackendProcess> backends = new ArrayList<>();
             try (MetadataClient metadata = new MetadataClient(MetadataPeers.parse(group.peers))) {
-                for (int i = 1; i <= 4; i++) {
-                    BackendProcess b = new BackendProcess("b" + i, group.peers);
-                    b.start();
-                    backends.add(b);
-                }
+                BackendProcess.startNumbered(backends, group.peers, 1, 4);
                 await().atMost(Duration.ofSeconds(60)).until(() -> metadata.fetchImage().shards().size() == 1);
                 ShardInfo before = metadata.fetchImage().shards().get("s1");
                 await().atMost(Duration.ofSeconds(60)).until(() -> backends.stream()
@@ -148,6 +144,84 @@ class ShardedBackendsIT {
                                 .delivered().size();
                     }
                     assertEquals(51, received, "every acknowledged message, committed by the leader and the newcomer");
+                }
+            } finally {
+                for (BackendProcess b : backends) {
+                    b.stop();
+                }
+            }
+        }
+    }
+
+    /**
+     * Scaling out: a backend added to a running cluster gets replicas only by a rebalance, which moves them by Raft
+     * membership changes. Every message survives the moves, the old replicas drop their copies, and the newcomer
+     * counts toward each moved shard's majority (one original replica killed, the shard still commits).
+     */
+    @Test
+    void rebalanceMovesReplicasOntoAnAddedBackend() throws Exception {
+        try (MetadataProcess.Group group = new MetadataProcess.Group("rebalance", Map.of("SLUICE_SHARDS", "3",
+                "SLUICE_REPLICATION_FACTOR", "3", "SLUICE_BACKEND_DEAD_AFTER_MS", "60000"))) {
+            group.startAll();
+            group.awaitLeader();
+            List<BackendProcess> backends = new ArrayList<>();
+            try (MetadataClient metadata = new MetadataClient(MetadataPeers.parse(group.peers))) {
+                BackendProcess.startNumbered(backends, group.peers, 1, 3);
+                await().atMost(Duration.ofSeconds(60)).until(() -> metadata.fetchImage().shards().size() == 3
+                        && backends.stream().allMatch(b -> b.hostedShards() == 3));
+                ClusterImage before = metadata.fetchImage();
+                int n = 0;
+                for (ShardInfo shard : before.shards().values()) {
+                    PartitionId p = new PartitionId(100 + n++, 0);
+                    try (ShardClient client = new ShardClient(group(before, shard), 64, 2, Runnable::run)) {
+                        client.submit(p, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS))
+                                .get(60, TimeUnit.SECONDS);
+                        for (int i = 0; i < 20; i++) {
+                            client.submit(p, new PartitionCommand.Send(List.of(NewMessage.of(shard.shardId() + i, "b"))))
+                                    .get(30, TimeUnit.SECONDS);
+                        }
+                    }
+                }
+
+                BackendProcess added = new BackendProcess("b4", group.peers);
+                added.start();
+                backends.add(added);
+                await().atMost(Duration.ofSeconds(30)).until(() -> metadata.fetchImage().nodes().containsKey("b4"));
+                Thread.sleep(1500); // b4's heartbeats reach the leader: it is live, placement may pick it
+                var result = metadata.submit(new io.sluice.metadata.image.MetadataCommand.Rebalance(10));
+                System.out.println("rebalance moved: " + result.message());
+                ClusterImage after = metadata.fetchImage();
+                assertEquals(List.of(2, 2, 2, 3), after.shardReplicasPerNode().values().stream().sorted().toList(),
+                        "replicas per backend after the rebalance: " + after.shardReplicasPerNode());
+                assertEquals(2, after.shardReplicasPerNode().get("b4"), "the added backend took two");
+                await().atMost(Duration.ofSeconds(90)).until(() -> backends.stream().allMatch(b ->
+                        b.hostedShards() == after.shardReplicasPerNode().getOrDefault(b.id, 0)));
+
+                n = 0;
+                for (ShardInfo shard : after.shards().values()) {
+                    PartitionId p = new PartitionId(100 + n++, 0);
+                    boolean moved = !shard.replicas().equals(before.shards().get(shard.shardId()).replicas());
+                    if (moved) { // one original replica down: the other and b4 must make the majority
+                        String original = shard.replicas().stream().filter(r -> !r.equals("b4")).findFirst().orElseThrow();
+                        backends.stream().filter(b -> b.id.equals(original)).findFirst().orElseThrow().kill();
+                    }
+                    try (ShardClient client = new ShardClient(group(after, shard), 64, 2, Runnable::run)) {
+                        client.submit(p, new PartitionCommand.Send(List.of(NewMessage.of("late", "b"))))
+                                .get(60, TimeUnit.SECONDS);
+                        int received = 0;
+                        for (int round = 0; round < 20 && received < 21; round++) {
+                            received += client.submit(p, new PartitionCommand.Receive(10, 600, null))
+                                    .get(30, TimeUnit.SECONDS).delivered().size();
+                        }
+                        assertEquals(21, received, shard.shardId() + (moved ? " (moved)" : "") + ": every message");
+                    }
+                    if (moved) {
+                        String original = shard.replicas().stream().filter(r -> !r.equals("b4")).findFirst().orElseThrow();
+                        BackendProcess b = backends.stream().filter(x -> x.id.equals(original)).findFirst().orElseThrow();
+                        b.start(); // back for the next shard's check
+                        await().atMost(Duration.ofSeconds(60)).until(() -> b.hostedShards()
+                                == after.shardReplicasPerNode().getOrDefault(b.id, 0));
+                    }
                 }
             } finally {
                 for (BackendProcess b : backends) {

@@ -21,6 +21,7 @@ import java.util.Map;
     @JsonSubTypes.Type(value = MetadataCommand.SetAccessKey.class, name = "SetAccessKey"),
     @JsonSubTypes.Type(value = MetadataCommand.EnsureShards.class, name = "EnsureShards"),
     @JsonSubTypes.Type(value = MetadataCommand.RaisePartitions.class, name = "RaisePartitions"),
+    @JsonSubTypes.Type(value = MetadataCommand.Rebalance.class, name = "Rebalance"),
 })
 public sealed interface MetadataCommand {
 
@@ -49,6 +50,13 @@ public sealed interface MetadataCommand {
     }
 
     record SetAccessKey(String accessKeyId, String secretKey, List<List<String>> allow) implements MetadataCommand {
+    }
+
+    /**
+     * Moves up to {@code maxMoves} shard replicas from the live backends holding the most to those holding the fewest
+     * (e.g. onto newly added backends), one replica per shard, only in shards whose replicas are all alive.
+     */
+    record Rebalance(int maxMoves) implements MetadataCommand {
     }
 
     /** Creates shards until there are {@code count}, placing their replicas on the live backends. */

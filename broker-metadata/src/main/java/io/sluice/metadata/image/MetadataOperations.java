@@ -57,6 +57,8 @@ public final class MetadataOperations {
                     MetadataResult.ok(null));
         } else if (c instanceof MetadataCommand.ReplaceDeadNode dead) {
             return replaceDeadNode(image, dead.nodeId(), stamped.liveNodes());
+        } else if (c instanceof MetadataCommand.Rebalance rebalance) {
+            return rebalance(image, rebalance.maxMoves(), stamped.liveNodes());
         } else if (c instanceof MetadataCommand.EnsureShards ensure) {
             return ensureShards(image, ensure.count(), stamped);
         } else if (c instanceof MetadataCommand.SetAccessKey key) {
@@ -205,6 +207,53 @@ public final class MetadataOperations {
             records.add(new MetadataRecord.ShardAssigned(shardId, groupId, replicas, 1));
         }
         return new Outcome(records, MetadataResult.ok(null));
+    }
+
+    /**
+     * Moves shard replicas from the most loaded live backend to the least loaded one while they differ by more than
+     * one, at most {@code maxMoves}, at most one per shard per command (each move is a Raft membership change: the
+     * shard's leader adds the newcomer, which catches up from a snapshot, then drops the old replica). Shards with a
+     * dead replica are left to {@link #replaceDeadNode}; a shard's preferred leader (first replica) is moved last.
+     * The answer's message lists the moves, e.g. {@code s1:b1->b4}.
+     */
+    private static Outcome rebalance(ClusterImage image, int maxMoves, List<String> liveNodes) {
+        Map<String, Integer> load = liveLoad(image.shardReplicasPerNode(), image, liveNodes);
+        List<MetadataRecord> records = new ArrayList<>();
+        List<String> moves = new ArrayList<>();
+        java.util.Set<String> moved = new java.util.HashSet<>();
+        while (moves.size() < maxMoves && load.size() > 1) {
+            String from = load.entrySet().stream().max(Map.Entry.<String, Integer>comparingByValue()
+                    .thenComparing(Map.Entry.comparingByKey(java.util.Comparator.reverseOrder()))).orElseThrow().getKey();
+            ShardInfo pick = null;
+            String to = null;
+            for (boolean allowPreferred : new boolean[] {false, true}) {
+                for (ShardInfo shard : image.shards().values()) {
+                    if (pick != null || moved.contains(shard.shardId()) || !shard.replicas().contains(from)
+                            || !load.keySet().containsAll(shard.replicas())
+                            || (!allowPreferred && shard.replicas().get(0).equals(from))) {
+                        continue;
+                    }
+                    String target = load.entrySet().stream().filter(e -> !shard.replicas().contains(e.getKey()))
+                            .min(Map.Entry.<String, Integer>comparingByValue().thenComparing(Map.Entry.comparingByKey()))
+                            .map(Map.Entry::getKey).orElse(null);
+                    if (target != null && load.get(from) - load.get(target) > 1) {
+                        pick = shard;
+                        to = target;
+                    }
+                }
+            }
+            if (pick == null) {
+                break;
+            }
+            List<String> replicas = new ArrayList<>(pick.replicas());
+            replicas.set(replicas.indexOf(from), to);
+            records.add(new MetadataRecord.ShardAssigned(pick.shardId(), pick.groupId(), replicas, pick.epoch() + 1));
+            moved.add(pick.shardId());
+            moves.add(pick.shardId() + ":" + from + "->" + to);
+            load.merge(from, -1, Integer::sum);
+            load.merge(to, 1, Integer::sum);
+        }
+        return new Outcome(records, MetadataResult.of(MetadataResult.Status.OK, String.join(" ", moves)));
     }
 
     /** Current replica counts of the live nodes (placement only ever picks live ones). */

@@ -144,4 +144,38 @@ class MetadataOperationsTest {
             assertEquals(stamped, MetadataJson.read(MetadataJson.write(stamped), MetadataCommand.Stamped.class));
         }
     }
+
+    @Test
+    void rebalanceMovesReplicasOntoANewBackendUntilWithinOne() {
+        List<String> firstThree = List.of("b1", "b2", "b3");
+        ClusterImage image = apply(withNodes(), new MetadataCommand.EnsureShards(4), 0, firstThree);
+        assertEquals(Map.of("b1", 4, "b2", 4, "b3", 4, "b4", 0), image.shardReplicasPerNode());
+
+        var outcome = MetadataOperations.execute(image, new MetadataCommand.Stamped(new MetadataCommand.Rebalance(10),
+                1000, NODES, 3));
+        ClusterImage after = image.replayAll(outcome.records());
+        assertEquals(Map.of("b1", 3, "b2", 3, "b3", 3, "b4", 3), after.shardReplicasPerNode(), outcome.result().message());
+        assertEquals(3, outcome.result().message().split(" ").length, "three moves: " + outcome.result().message());
+        for (ShardInfo shard : after.shards().values()) {
+            ShardInfo before = image.shards().get(shard.shardId());
+            assertEquals(3, shard.replicas().stream().distinct().count());
+            assertEquals(before.replicas().equals(shard.replicas()) ? before.epoch() : before.epoch() + 1, shard.epoch());
+            assertEquals(before.replicas().get(0), shard.replicas().get(0), "preferred leaders stay where possible");
+        }
+        var again = MetadataOperations.execute(after, new MetadataCommand.Stamped(new MetadataCommand.Rebalance(10),
+                2000, NODES, 3));
+        assertTrue(again.records().isEmpty(), "balanced: nothing more to move");
+
+        var limited = MetadataOperations.execute(image, new MetadataCommand.Stamped(new MetadataCommand.Rebalance(1),
+                1000, NODES, 3));
+        assertEquals(1, limited.records().size(), "at most maxMoves");
+    }
+
+    @Test
+    void rebalanceLeavesShardsWithADeadReplicaAlone() {
+        ClusterImage image = apply(withNodes(), new MetadataCommand.EnsureShards(4), 0, List.of("b1", "b2", "b3"));
+        var outcome = MetadataOperations.execute(image, new MetadataCommand.Stamped(new MetadataCommand.Rebalance(10),
+                1000, List.of("b1", "b2", "b4"), 3)); // b3 is dead: every shard has a dead replica
+        assertTrue(outcome.records().isEmpty(), outcome.result().message());
+    }
 }
