@@ -40,6 +40,12 @@ final class AdminServer implements AutoCloseable {
     private final BooleanSupplier ready;
     private final java.util.concurrent.ExecutorService scrapes = java.util.concurrent.Executors
             .newSingleThreadExecutor(DevServer.daemon("sluice-metrics-scrape"));
+    /** Catalog writes of POST handlers: they block on the metadata group, never on the event loop or a shared pool. */
+    private final java.util.concurrent.ExecutorService writes = java.util.concurrent.Executors
+            .newSingleThreadExecutor(DevServer.daemon("sluice-admin-writes"));
+    /** The scrape under way: concurrent scrapes share it rather than queue up. */
+    private final java.util.concurrent.atomic.AtomicReference<java.util.concurrent.CompletableFuture<String>> scrape =
+            new java.util.concurrent.atomic.AtomicReference<>();
     private final java.util.function.Supplier<String> status;
     private final java.util.Map<String, java.util.function.Function<byte[], String>> posts;
     private EventLoopGroup group;
@@ -75,6 +81,30 @@ final class AdminServer implements AutoCloseable {
         return (InetSocketAddress) channel.localAddress();
     }
 
+    private java.util.concurrent.CompletableFuture<String> currentScrape() {
+        while (true) {
+            var running = scrape.get();
+            if (running != null && !running.isDone()) {
+                return running;
+            }
+            var next = new java.util.concurrent.CompletableFuture<String>();
+            if (scrape.compareAndSet(running, next)) {
+                try {
+                    scrapes.execute(() -> {
+                        try {
+                            next.complete(registry.scrape());
+                        } catch (RuntimeException e) {
+                            next.completeExceptionally(e);
+                        }
+                    });
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    next.completeExceptionally(e); // closing
+                }
+                return next;
+            }
+        }
+    }
+
     private final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
@@ -84,7 +114,7 @@ final class AdminServer implements AutoCloseable {
                 boolean keepAlive = HttpUtil.isKeepAlive(request);
                 var handler = posts.get(path);
                 // The write goes through the metadata group: off the event loop.
-                java.util.concurrent.CompletableFuture.supplyAsync(() -> handler.apply(body)).handle((ok, e) -> {
+                java.util.concurrent.CompletableFuture.supplyAsync(() -> handler.apply(body), writes).handle((ok, e) -> {
                     FullHttpResponse r = e == null ? text(HttpResponseStatus.OK, ok, "application/json")
                             : text(HttpResponseStatus.BAD_REQUEST, "{\"error\":\"" + (e.getCause() == null ? e : e.getCause())
                             .getMessage() + "\"}", "application/json");
@@ -96,7 +126,7 @@ final class AdminServer implements AutoCloseable {
             }
             if (path.equals("/metrics")) {
                 boolean keepAlive = HttpUtil.isKeepAlive(request);
-                java.util.concurrent.CompletableFuture.supplyAsync(registry::scrape, scrapes).handle((text, e) -> {
+                currentScrape().handle((text, e) -> {
                     FullHttpResponse r = e == null
                             ? text(HttpResponseStatus.OK, text, "text/plain; version=0.0.4; charset=utf-8")
                             : text(HttpResponseStatus.INTERNAL_SERVER_ERROR, "scrape failed: " + e + "\n",
@@ -153,6 +183,7 @@ final class AdminServer implements AutoCloseable {
     @Override
     public void close() {
         scrapes.shutdownNow();
+        writes.shutdownNow();
         if (channel != null) {
             channel.close().syncUninterruptibly();
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();

@@ -146,9 +146,15 @@ public final class BackendNode implements AutoCloseable {
             if (machine == null || ids == null || !backend.isLeader(gid)) {
                 continue;
             }
-            for (var st : machine.stats(ids)) {
-                rows.add(new QueueMetrics.Row(names.get(st.id().queueId()), st.id().index(), shard.shardId(),
-                        st.counts(), st.totals()));
+            try {
+                for (var st : machine.stats(ids)) {
+                    String name = names.get(st.id().queueId());
+                    if (name != null) {
+                        rows.add(new QueueMetrics.Row(name, st.id().index(), shard.shardId(), st.counts(), st.totals()));
+                    }
+                }
+            } catch (RuntimeException e) { // one shard's failure must not empty the whole scrape
+                LOG.warn("queue metrics of shard {} unavailable: {}", shard.shardId(), e.toString());
             }
         }
         return rows;
@@ -190,7 +196,12 @@ public final class BackendNode implements AutoCloseable {
                 image = catalog.refresh(); // shards may have been assigned since the last periodic refresh
             }
             for (ShardInfo shard : image.shardsOf(id)) {
-                backend.join(group(image, shard));
+                if (guard.mayJoin(shard.groupId())) {
+                    backend.join(group(image, shard));
+                } else {
+                    LOG.error("shard {} is assigned to {} again, but this id lost its copy of it: not joining",
+                            shard.shardId(), id);
+                }
             }
             ClusterImage current = image;
             if (sweeper != null && reconfiguring.compareAndSet(false, true)) {

@@ -1,31 +1,36 @@
 package io.sluice.server;
 
 import io.sluice.metadata.image.ClusterImage;
+import io.sluice.metadata.image.ShardInfo;
 import io.sluice.metadata.raft.CachedCatalog;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Keeps a backend that lost its disk from rejoining its shards under its old node id. Its peers counted its
  * acknowledgements: an empty member back in a group could vote for a leader that lacks entries the group committed,
- * and lose them. A backend that starts on an empty data folder while the catalog still lists its id as a replica
- * therefore neither registers, heartbeats nor joins; the metadata group declares it dead and replaces it in its
- * shards (given a live backend to take its place), after which it starts over as a new, empty backend. The decision
- * is kept in a marker file, so a restart meanwhile does not forget it.
+ * and lose them. A backend that starts on an empty data folder while the catalog lists its id as a replica records
+ * those shard groups as forbidden (in a marker file, so restarts keep it) and, as long as the catalog lists it in any
+ * of them, neither registers, heartbeats nor joins: the metadata group declares it dead and replaces it (given a live
+ * backend to take its place). After that it serves as an empty backend, and never joins a forbidden group under this
+ * id again, even if its Raft membership still named it or the catalog assigned it back later.
  */
 final class LostDiskGuard {
     private static final Logger LOG = LoggerFactory.getLogger(LostDiskGuard.class);
-    static final String MARKER = "LOST-DISK-REFUSED-TO-REJOIN";
-
-    private enum State { UNKNOWN, REFUSING, CLEAR }
+    static final String MARKER = "LOST-DISK-FORBIDDEN-GROUPS";
 
     private final Path marker;
     private final boolean freshDisk;
-    private volatile State state = State.UNKNOWN;
+    /** Groups this id must never join again; null until decided against the catalog. */
+    private volatile Set<String> forbidden;
+    private volatile boolean refusing = true;
     private long lastWarnNanos;
 
     /** @param freshDisk the data folder had no Raft storage when the process started */
@@ -34,60 +39,70 @@ final class LostDiskGuard {
         this.freshDisk = freshDisk;
     }
 
+    /** Waiting to be replaced (or not yet decided): not ready, not registered. */
     boolean refusing() {
-        return state != State.CLEAR;
+        return refusing;
+    }
+
+    /** Whether the backend may join this shard group (one it lost its copy of may never be joined again). */
+    boolean mayJoin(String groupId) {
+        Set<String> f = forbidden;
+        return f != null && !f.contains(groupId);
     }
 
     /**
-     * Whether the backend may register and join its shards now. Decided against a fresh copy of the catalog (so
-     * a metadata outage delays the decision, never skips it); once clear, it stays clear.
+     * Whether the backend may register, heartbeat and join its (other) shards now. The first decision reads a fresh
+     * copy of the catalog, so a metadata outage delays it, never skips it.
      */
     boolean allowsJoining(String nodeId, CachedCatalog catalog) {
-        if (state == State.CLEAR) {
+        if (forbidden == null) {
+            decide(nodeId, catalog);
+        }
+        if (forbidden.isEmpty()) {
+            refusing = false;
             return true;
         }
-        if (state == State.UNKNOWN && !freshDisk && !Files.exists(marker)) {
-            state = State.CLEAR;
-            return true;
+        ClusterImage image = catalog.image();
+        Set<String> stillListed = image.shards().values().stream()
+                .filter(s -> s.replicas().contains(nodeId) && forbidden.contains(s.groupId()))
+                .map(ShardInfo::shardId).collect(Collectors.toCollection(TreeSet::new));
+        if (refusing && stillListed.isEmpty()) {
+            LOG.info("backend {} is no longer a replica of the shards it lost ({} groups): serving as a new backend",
+                    nodeId, forbidden.size());
         }
-        ClusterImage image = catalog.refresh();
-        boolean listed = image.shards().values().stream().anyMatch(s -> s.replicas().contains(nodeId));
-        if (!listed) {
-            if (state == State.REFUSING) {
-                LOG.info("backend {} no longer holds a replica of any shard: starting over as an empty backend", nodeId);
-            }
-            deleteMarker();
-            state = State.CLEAR;
-            return true;
-        }
-        if (state != State.REFUSING) {
-            writeMarker();
-            state = State.REFUSING;
-        }
-        if (System.nanoTime() - lastWarnNanos > 30_000_000_000L || lastWarnNanos == 0) {
+        refusing = !stillListed.isEmpty();
+        if (refusing && (lastWarnNanos == 0 || System.nanoTime() - lastWarnNanos > 30_000_000_000L)) {
             lastWarnNanos = System.nanoTime();
-            LOG.error("backend {} started on an empty data folder but the catalog still lists it as a replica of shards:"
-                    + " it will not rejoin them under this id (the others counted its acknowledgements). The metadata"
-                    + " group replaces it after sluice.backend-dead-after-ms if another live backend can take its"
-                    + " place; then this process starts over as a new backend. Or start it with a new --node-id."
-                    + " See docs/operations.md, Backup and restore.", nodeId);
+            LOG.error("backend {} lost its data but the catalog still lists it as a replica of shards {}: it will not"
+                    + " rejoin them under this id (the others counted its acknowledgements). The metadata group"
+                    + " replaces it after sluice.backend-dead-after-ms if another live backend can take its place;"
+                    + " then it serves as a new backend. Or start it with a new --node-id. See docs/operations.md,"
+                    + " Backup and restore.", nodeId, stillListed);
         }
-        return false;
+        return !refusing;
     }
 
-    private void writeMarker() {
+    private void decide(String nodeId, CachedCatalog catalog) {
         try {
-            Files.createDirectories(marker.getParent());
-            Files.writeString(marker, "This backend started on an empty data folder while still a shard replica;"
-                    + " it waits to be replaced before joining anything.\n");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    private void deleteMarker() {
-        try {
-            Files.deleteIfExists(marker);
+            if (Files.exists(marker)) {
+                forbidden = Set.copyOf(Files.readAllLines(marker).stream().map(String::trim)
+                        .filter(l -> !l.isEmpty() && !l.startsWith("#")).toList());
+                return;
+            }
+            if (!freshDisk) {
+                forbidden = Set.of();
+                return;
+            }
+            Set<String> listed = catalog.refresh().shards().values().stream()
+                    .filter(s -> s.replicas().contains(nodeId)).map(ShardInfo::groupId)
+                    .collect(Collectors.toCollection(TreeSet::new));
+            if (!listed.isEmpty()) {
+                Files.createDirectories(marker.getParent());
+                Files.writeString(marker, "# This backend started on an empty data folder while a replica of these"
+                        + " shard groups;\n# it never joins them again under its node id.\n"
+                        + String.join("\n", listed) + "\n");
+            }
+            forbidden = Set.copyOf(listed);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

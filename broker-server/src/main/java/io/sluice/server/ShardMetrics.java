@@ -19,6 +19,7 @@ import org.apache.ratis.protocol.RaftGroupId;
  * refreshed at most every 15 s.
  */
 final class ShardMetrics implements MultiCollector {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ShardMetrics.class);
     private static final long DISK_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(15);
 
     private final BackendServer backend;
@@ -54,7 +55,13 @@ final class ShardMetrics implements MultiCollector {
             diskReadAt = System.nanoTime();
         }
         for (RaftGroupId gid : backend.hostedGroups()) {
-            ShardHealth h = backend.health(gid);
+            ShardHealth h;
+            try {
+                h = backend.health(gid);
+            } catch (RuntimeException e) { // a group closing or reinitializing: skip it, keep the rest of the scrape
+                LOG.debug("no health of shard group {}: {}", gid, e.toString());
+                continue;
+            }
             if (h == null) {
                 continue;
             }

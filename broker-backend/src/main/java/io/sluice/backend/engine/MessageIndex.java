@@ -227,6 +227,28 @@ final class MessageIndex {
     }
 
     /** Number of messages that would be visible at {@code at} (at or after now), without changing anything. */
+    /**
+     * Visible, in-flight and delayed counts as they will be at {@code at} (at or after the last command), read-only:
+     * the deadlines passed since the last command are counted as {@link #advanceTo} would.
+     */
+    int[] countsAt(long at) {
+        int v = visible;
+        int i = inflight;
+        int d = delayed;
+        if (at > nowMillis) {
+            for (MessageEntry e : byVisibleAt.subSet(MessageEntry.probe(nowMillis + 1, Long.MIN_VALUE), true,
+                    MessageEntry.probe(at, Long.MAX_VALUE), true)) {
+                if (e.receivedAtMillis > 0) {
+                    i--;
+                } else {
+                    d--;
+                }
+                v++;
+            }
+        }
+        return new int[] {v, i, d};
+    }
+
     int visibleAt(long at) {
         if (at <= nowMillis) {
             return visible;

@@ -164,7 +164,7 @@ public final class PartitionQueueState {
             }
         }
         int limit = config.maxBacklog();
-        if (limit > 0 && index.size() + command.messages().size() > limit
+        if (limit > 0 && index.size() - index.deadLetterPending().size() + newMessages(command, now) > limit
                 && command.messages().stream().anyMatch(m -> m.provenance() == null)) {
             return new Rejected(SqsError.REQUEST_THROTTLED.withMessage("The queue's backlog limit (SluiceMaxBacklog,"
                     + " " + limit + " messages per partition) is reached; retry later."));
@@ -176,13 +176,32 @@ public final class PartitionQueueState {
         return new Sent(sent);
     }
 
+    /** Messages of a send that would be stored (FIFO duplicates inside the window are answered, not stored). */
+    private int newMessages(Send command, long now) {
+        int n = 0;
+        for (NewMessage m : command.messages()) {
+            String key = dedupKey(m);
+            n += key != null && dedup.find(key, now) != null ? 0 : 1;
+        }
+        return n;
+    }
+
+    /** The deduplication key of a FIFO send (not of a moved message), or null. */
+    private String dedupKey(NewMessage m) {
+        if (!config.fifo() || m.provenance() != null) {
+            return null;
+        }
+        String dedupId = m.deduplicationId() != null ? m.deduplicationId() : MessageDigests.contentDeduplicationId(m.body());
+        // Valid ids are printable ASCII, so '\n' cannot collide with either part.
+        return config.deduplicationPerGroup() ? m.groupId() + "\n" + dedupId : dedupId;
+    }
+
     private SentMessage sendOne(NewMessage m, long now) {
         String dedupKey = null;
         String dedupId = null;
         if (config.fifo() && m.provenance() == null) {
             dedupId = m.deduplicationId() != null ? m.deduplicationId() : MessageDigests.contentDeduplicationId(m.body());
-            // Valid ids are printable ASCII, so '\n' cannot collide with either part.
-            dedupKey = config.deduplicationPerGroup() ? m.groupId() + "\n" + dedupId : dedupId;
+            dedupKey = dedupKey(m);
             DedupWindow.Entry original = dedup.find(dedupKey, now);
             if (original != null) {
                 return new SentMessage(original.messageId(), original.seq(), original.sequenceNumber(), true);
@@ -232,7 +251,7 @@ public final class PartitionQueueState {
             return new Rejected(SqsError.PURGE_QUEUE_IN_PROGRESS.failure());
         }
         int purged = index.size();
-        totals.purged += purged;
+        totals.purged += purged - index.deadLetterPending().size(); // pending hand-offs were counted as dead-lettered
         index.clear();
         mutations.add(new Mutation.DeleteRange(keys.typePrefix(PartitionKeys.BODY), keys.typeEnd(PartitionKeys.BODY)));
         mutations.add(new Mutation.DeleteRange(keys.typePrefix(PartitionKeys.STATE), keys.typeEnd(PartitionKeys.STATE)));
@@ -359,6 +378,18 @@ public final class PartitionQueueState {
         MessageEntry oldest = index.oldestByRetention();
         return new QueueCounts(index.visibleCount(), index.inflightCount(), index.delayedCount(),
                 index.deadLetterPending().size(), oldest == null ? -1 : oldest.retentionBaseMillis);
+    }
+
+    /**
+     * Counts at {@code nowMillis} (at or after the last command), read-only: an idle partition's messages whose
+     * visibility timeout or delay ran out since its last command count as visible, as they are. What
+     * GetQueueAttributes answers and the queue metrics export.
+     */
+    public QueueCounts countsAt(long nowMillis) {
+        int[] c = index.countsAt(nowMillis);
+        MessageEntry oldest = index.oldestByRetention();
+        return new QueueCounts(c[0], c[1], c[2], index.deadLetterPending().size(),
+                oldest == null ? -1 : oldest.retentionBaseMillis);
     }
 
     /** How many messages are visible at {@code nowMillis} (at or after the last command), read-only. */

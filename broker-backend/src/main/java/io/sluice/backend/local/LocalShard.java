@@ -137,7 +137,7 @@ public final class LocalShard implements PartitionService, AutoCloseable {
     public CompletableFuture<QueueCounts> counts(PartitionId id) {
         return call(shard -> {
             PartitionEngine engine = partitions.get(id);
-            return engine == null ? new QueueCounts(0, 0, 0, 0, -1) : engine.state().counts();
+            return engine == null ? new QueueCounts(0, 0, 0, 0, -1) : engine.state().countsAt(clock.nowMillis());
         });
     }
 
@@ -147,8 +147,8 @@ public final class LocalShard implements PartitionService, AutoCloseable {
             List<io.sluice.backend.engine.PartitionStats> out = new java.util.ArrayList<>();
             partitions.forEach((id, engine) -> {
                 if (!engine.state().retired()) {
-                    out.add(new io.sluice.backend.engine.PartitionStats(id, engine.state().counts(),
-                            engine.state().totals()));
+                    out.add(new io.sluice.backend.engine.PartitionStats(id,
+                            engine.state().countsAt(clock.nowMillis()), engine.state().totals()));
                 }
             });
             return out;

@@ -100,11 +100,14 @@ public final class BackendServer implements AutoCloseable {
             return null;
         }
         var info = division.getInfo();
-        boolean leader = info.isLeader();
+        boolean leader = info.isLeader() && info.isLeaderReady(); // a new leader counts once it committed its term
         long applied = info.getLastAppliedIndex();
         if (!leader) {
             return new ShardHealth(false, info.getLeaderId() != null, 0, 0, Map.of(), applied);
         }
+        // members of the current configuration (voters), not peers still being caught up for a membership change
+        java.util.Set<String> members = new java.util.HashSet<>();
+        division.getRaftConf().getCurrentPeers().forEach(p -> members.add(p.getId().toString()));
         long commit = division.getRaftLog().getLastCommittedIndex();
         Map<String, Long> heardAgo = new java.util.HashMap<>();
         var role = info.getRoleInfoProto();
@@ -113,10 +116,10 @@ public final class BackendServer implements AutoCloseable {
                     RaftPeerId.valueOf(f.getId().getId()).toString(), f.getLastRpcElapsedTimeMs()));
         }
         Map<String, Long> lag = new java.util.TreeMap<>();
-        int inSync = 1; // the leader itself
+        int inSync = members.contains(nodeId) ? 1 : 0; // the leader itself
         for (var c : division.getCommitInfos()) {
             String peer = RaftPeerId.valueOf(c.getServer().getId()).toString();
-            if (peer.equals(nodeId)) {
+            if (peer.equals(nodeId) || !members.contains(peer)) {
                 continue;
             }
             long behind = Math.max(0, commit - c.getCommitIndex());
@@ -126,8 +129,7 @@ public final class BackendServer implements AutoCloseable {
                 inSync++;
             }
         }
-        int replicas = division.getGroup().getPeers().size();
-        return new ShardHealth(true, true, replicas, Math.min(inSync, replicas), lag, applied);
+        return new ShardHealth(true, true, members.size(), inSync, lag, applied);
     }
 
     /** Bytes on disk of a hosted shard: its RocksDB store, its Raft log and its snapshots. */

@@ -324,7 +324,8 @@ public final class ShardStateMachine extends BaseStateMachine {
                 long arg = ShardQueries.argOf(q);
                 answer = switch (type) {
                     case ShardQueries.COUNTS -> ShardQueries.encodeCounts(engine == null
-                            ? new io.sluice.backend.engine.QueueCounts(0, 0, 0, 0, -1) : engine.state().counts());
+                            ? new io.sluice.backend.engine.QueueCounts(0, 0, 0, 0, -1)
+                            : engine.state().countsAt(Math.max(arg, clock.nowMillis())));
                     case ShardQueries.NEXT_DEADLINE -> ShardQueries.encodeLong(engine == null ? -1
                             : engine.state().nextDeadlineMillis());
                     case ShardQueries.VISIBLE_AT -> ShardQueries.encodeLong(engine == null ? 0
@@ -376,19 +377,32 @@ public final class ShardStateMachine extends BaseStateMachine {
      * Counts and totals of the given partitions on this replica (those it has; partitions not opened since start are
      * read from the store): what the shard's primary exports as queue metrics.
      */
-    public synchronized List<io.sluice.backend.engine.PartitionStats> stats(java.util.Collection<PartitionId> ids) {
+    public List<io.sluice.backend.engine.PartitionStats> stats(java.util.Collection<PartitionId> ids) {
         List<io.sluice.backend.engine.PartitionStats> out = new ArrayList<>();
-        if (store == null) {
-            return out;
-        }
+        int opened = 0;
         for (PartitionId id : ids) {
-            PartitionEngine engine = engine(id, null);
-            if (engine != null && !engine.state().retired()) {
-                out.add(new io.sluice.backend.engine.PartitionStats(id, engine.state().counts(), engine.state().totals()));
+            // one partition per lock hold: applies interleave with a scrape; loading a partition not opened since
+            // start (a scan of its states) is bounded per scrape, the rest follow on the next ones
+            synchronized (this) {
+                if (store == null) {
+                    return out;
+                }
+                PartitionEngine engine = engines.get(id);
+                if (engine == null && opened < MAX_OPENED_PER_STATS) {
+                    opened++;
+                    engine = engine(id, null);
+                }
+                if (engine != null && !engine.state().retired()) {
+                    out.add(new io.sluice.backend.engine.PartitionStats(id,
+                            engine.state().countsAt(clock.nowMillis()), engine.state().totals()));
+                }
             }
         }
         return out;
     }
+
+    /** Partitions {@link #stats} loads from the store per call at most. */
+    static final int MAX_OPENED_PER_STATS = 16;
 
     /** Deletes this replica's store once the group was removed from this backend (it was replaced elsewhere). */
     public void deleteStore() throws IOException {

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import io.sluice.common.ReceiptHandle;
 import java.nio.file.Path;
 import java.util.List;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -59,5 +60,48 @@ class PartitionTotalsTest {
         byte[] old = java.util.Arrays.copyOf(current, 1 + 8 + 8 + 8 + 1); // the original layout ended at retired
         RecordCodec.Meta decoded = RecordCodec.decodeMeta(old);
         assertEquals(new RecordCodec.Meta(42, 1000, -1, false, PartitionTotals.ZERO), decoded);
+    }
+
+    @Test
+    void countsAtNowSeeDeadlinesPassedSinceTheLastCommand() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS)) {
+            q.send("a");
+            q.send(NewMessage.of("d", "delayed").withDelaySeconds(5));
+            q.receiveOne(10);
+            long now = q.clock.nowMillis();
+            assertEquals(new QueueCounts(0, 1, 1, 0, now), q.engine.state().countsAt(now));
+            assertEquals(new QueueCounts(1, 1, 0, 0, now), q.engine.state().countsAt(now + 6_000), "delay over");
+            assertEquals(new QueueCounts(2, 0, 0, 0, now), q.engine.state().countsAt(now + 11_000), "lease over");
+            assertEquals(new QueueCounts(0, 1, 1, 0, now), q.counts(), "read-only: the state did not move");
+        }
+    }
+
+    @Test
+    void theBacklogLimitCountsNeitherPendingHandOffsNorFifoDuplicates() {
+        PartitionConfig fifo = PartitionConfig.FIFO_DEFAULTS.withMaxBacklog(2);
+        try (EngineFixture q = new EngineFixture(dir, fifo)) {
+            NewMessage first = NewMessage.fifo("id-1", "one", "g", "dedup-1");
+            q.send(first);
+            q.send(NewMessage.fifo("id-2", "two", "g2", "dedup-2"));
+            // full: a retry of a stored message is still answered with the original, not throttled
+            PartitionResponse retry = q.apply(new PartitionCommand.Send(List.of(first))).response();
+            PartitionResponse.Sent sent = org.junit.jupiter.api.Assertions.assertInstanceOf(PartitionResponse.Sent.class, retry);
+            assertEquals("id-1", sent.messages().get(0).messageId());
+            PartitionResponse fresh = q.apply(new PartitionCommand.Send(List.of(
+                    NewMessage.fifo("id-3", "three", "g3", "dedup-3")))).response();
+            assertEquals(io.sluice.common.SqsError.REQUEST_THROTTLED, org.junit.jupiter.api.Assertions.assertInstanceOf(
+                    PartitionResponse.Rejected.class, fresh).failure().error());
+        }
+        try (EngineFixture q = new EngineFixture(dir.resolve("std"), PartitionConfig.STANDARD_DEFAULTS.withMaxBacklog(2)
+                .withMaxReceiveCount(1))) {
+            q.send("a");
+            q.send("b");
+            q.receive(10, 1);
+            q.advanceSeconds(2);
+            q.receive(10, 1); // both exceed maxReceiveCount: handed off, pending until acknowledged
+            assertEquals(2, q.engine.state().pendingDeadLetters().size());
+            q.send("c"); // pending hand-offs are leaving: they do not count against the limit
+            assertEquals(1, q.counts().visible());
+        }
     }
 }

@@ -50,7 +50,12 @@ public final class AccessKeyRateLimiter {
             if (kv.length != 2 || kv[0].isBlank()) {
                 throw new IllegalArgumentException("expected key=requestsPerSecond, got '" + entry.trim() + "'");
             }
-            out.put(kv[0].trim(), Double.parseDouble(kv[1].trim()));
+            double rate = Double.parseDouble(kv[1].trim());
+            if (!Double.isFinite(rate) || rate < 0) {
+                throw new IllegalArgumentException("a rate is a finite number of requests per second >= 0, got '"
+                        + kv[1].trim() + "'");
+            }
+            out.put(kv[0].trim(), rate);
         }
         return out;
     }

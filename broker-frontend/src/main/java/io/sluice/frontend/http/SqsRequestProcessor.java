@@ -116,6 +116,12 @@ public final class SqsRequestProcessor {
      * or the key's rate (the queue's messages themselves are counted by its primary).
      */
     private void recordQueue(String action, String queue, boolean rateLimited, ObjectNode tree, Throwable error) {
+        if (queue != null && error == null && "DeleteQueue".equals(action)) { // its series go with it
+            for (String name : List.of("sluice.queue.empty_receives", "sluice.queue.throttled")) {
+                metrics.find(name).tag("queue", queue).meters().forEach(metrics::remove);
+            }
+            return;
+        }
         if (queue == null || !knownQueue.test(queue)) {
             return;
         }

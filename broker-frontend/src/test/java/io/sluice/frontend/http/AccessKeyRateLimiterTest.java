@@ -47,6 +47,9 @@ class AccessKeyRateLimiterTest {
         assertThrows(IllegalArgumentException.class, () -> AccessKeyRateLimiter.parseRates("noisy"));
         assertThrows(IllegalArgumentException.class, () -> AccessKeyRateLimiter.parseRates("=3"));
         assertThrows(NumberFormatException.class, () -> AccessKeyRateLimiter.parseRates("a=x"));
+        assertThrows(IllegalArgumentException.class, () -> AccessKeyRateLimiter.parseRates("a=NaN"));
+        assertThrows(IllegalArgumentException.class, () -> AccessKeyRateLimiter.parseRates("a=Infinity"));
+        assertThrows(IllegalArgumentException.class, () -> AccessKeyRateLimiter.parseRates("a=-1"));
         assertThrows(IllegalArgumentException.class, () -> new AccessKeyRateLimiter(-1, 1, Map.of(), now::get));
     }
 }

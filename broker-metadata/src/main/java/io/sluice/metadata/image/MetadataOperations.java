@@ -222,24 +222,33 @@ public final class MetadataOperations {
         List<String> moves = new ArrayList<>();
         java.util.Set<String> moved = new java.util.HashSet<>();
         while (moves.size() < maxMoves && load.size() > 1) {
-            String from = load.entrySet().stream().max(Map.Entry.<String, Integer>comparingByValue()
-                    .thenComparing(Map.Entry.comparingByKey(java.util.Comparator.reverseOrder()))).orElseThrow().getKey();
             ShardInfo pick = null;
+            String from = null;
             String to = null;
-            for (boolean allowPreferred : new boolean[] {false, true}) {
-                for (ShardInfo shard : image.shards().values()) {
-                    if (pick != null || moved.contains(shard.shardId()) || !shard.replicas().contains(from)
-                            || !load.keySet().containsAll(shard.replicas())
-                            || (!allowPreferred && shard.replicas().get(0).equals(from))) {
-                        continue;
+            // most loaded first (ties by id); the first that has a movable replica gives it up
+            List<String> donors = load.entrySet().stream().sorted(Map.Entry.<String, Integer>comparingByValue()
+                    .reversed().thenComparing(Map.Entry.comparingByKey())).map(Map.Entry::getKey).toList();
+            for (String donor : donors) {
+                for (boolean allowPreferred : new boolean[] {false, true}) {
+                    for (ShardInfo shard : image.shards().values()) {
+                        if (pick != null || moved.contains(shard.shardId()) || !shard.replicas().contains(donor)
+                                || !load.keySet().containsAll(shard.replicas())
+                                || (!allowPreferred && shard.replicas().get(0).equals(donor))) {
+                            continue;
+                        }
+                        String target = load.entrySet().stream().filter(e -> !shard.replicas().contains(e.getKey()))
+                                .min(Map.Entry.<String, Integer>comparingByValue()
+                                        .thenComparing(Map.Entry.comparingByKey()))
+                                .map(Map.Entry::getKey).orElse(null);
+                        if (target != null && load.get(donor) - load.get(target) > 1) {
+                            pick = shard;
+                            from = donor;
+                            to = target;
+                        }
                     }
-                    String target = load.entrySet().stream().filter(e -> !shard.replicas().contains(e.getKey()))
-                            .min(Map.Entry.<String, Integer>comparingByValue().thenComparing(Map.Entry.comparingByKey()))
-                            .map(Map.Entry::getKey).orElse(null);
-                    if (target != null && load.get(from) - load.get(target) > 1) {
-                        pick = shard;
-                        to = target;
-                    }
+                }
+                if (pick != null) {
+                    break;
                 }
             }
             if (pick == null) {
