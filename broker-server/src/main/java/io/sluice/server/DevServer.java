@@ -163,6 +163,7 @@ public final class DevServer implements AutoCloseable {
                     TimeUnit.MILLISECONDS);
         }
         scheduler.scheduleWithFixedDelay(mover::resumePending, 0, 10, TimeUnit.SECONDS);
+        scheduler.scheduleWithFixedDelay(processor::forgetDeletedQueues, 60, 60, TimeUnit.SECONDS);
 
         String host = config.get(ServerConfigKeys.HOST);
         sqs = new SqsHttpServer(processor, frontend.maxRequestBytes());

@@ -112,16 +112,25 @@ public final class SqsRequestProcessor {
     }
 
     /**
+     * Drops the per-queue series of queues no longer in the catalog (deleted, possibly through another frontend), so
+     * queue churn does not grow the scrape for good. Called periodically.
+     */
+    public void forgetDeletedQueues() {
+        for (String name : List.of("sluice.queue.empty_receives", "sluice.queue.throttled")) {
+            for (var meter : metrics.find(name).meters()) {
+                String queue = meter.getId().getTag("queue");
+                if (queue != null && !knownQueue.test(queue)) {
+                    metrics.remove(meter);
+                }
+            }
+        }
+    }
+
+    /**
      * Per-queue request counters: receives that returned nothing, and sends refused by the queue's backlog limit
      * or the key's rate (the queue's messages themselves are counted by its primary).
      */
     private void recordQueue(String action, String queue, boolean rateLimited, ObjectNode tree, Throwable error) {
-        if (queue != null && error == null && "DeleteQueue".equals(action)) { // its series go with it
-            for (String name : List.of("sluice.queue.empty_receives", "sluice.queue.throttled")) {
-                metrics.find(name).tag("queue", queue).meters().forEach(metrics::remove);
-            }
-            return;
-        }
         if (queue == null || !knownQueue.test(queue)) {
             return;
         }
