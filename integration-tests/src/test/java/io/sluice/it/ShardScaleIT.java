@@ -58,6 +58,31 @@ class ShardScaleIT {
                     for (BackendProcess b : backends) {
                         assertEquals(SHARDS, b.hostedShards(), "no Raft group per queue on " + b.id);
                     }
+                    // the queue metrics at this scale: each of the 1,000 partitions exported once, by its primary
+                    // (a backend names a queue once its catalog copy has it: within sluice.catalog.refresh-ms)
+                    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+                        java.util.Set<String> exported = new java.util.HashSet<>();
+                        StringBuilder report = new StringBuilder();
+                        for (BackendProcess b : backends) {
+                            long t0 = System.nanoTime();
+                            String text = java.net.http.HttpClient.newHttpClient().send(
+                                    java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:"
+                                            + b.adminPort + "/metrics")).build(),
+                                    java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+                            long scrapeMillis = (System.nanoTime() - t0) / 1_000_000;
+                            PromScrape m = new PromScrape(text);
+                            List<PromScrape.Sample> sent = m.find("sluice_queue_messages_sent_total");
+                            for (PromScrape.Sample x : sent) {
+                                assertTrue(exported.add(x.labels().get("queue") + "/" + x.labels().get("partition")),
+                                        "exported twice: " + x.labels());
+                            }
+                            report.append(String.format("backend %s /metrics with %d queues: %d partitions exported,"
+                                    + " %,d samples, %,d bytes, %d ms%n", b.id, QUEUES, sent.size(), m.samples().size(),
+                                    text.length(), scrapeMillis));
+                        }
+                        assertEquals(QUEUES, exported.size(), "every partition exported once over the backends");
+                        System.out.print(report);
+                    });
 
                     BackendProcess restarted = backends.get(1);
                     restarted.stop();
