@@ -93,7 +93,7 @@ final class AdminServer implements AutoCloseable {
                     scrapes.execute(() -> {
                         try {
                             next.complete(registry.scrape());
-                        } catch (RuntimeException e) {
+                        } catch (Throwable e) { // never leave the shared scrape pending: every later one waits on it
                             next.completeExceptionally(e);
                         }
                     });
@@ -114,7 +114,14 @@ final class AdminServer implements AutoCloseable {
                 boolean keepAlive = HttpUtil.isKeepAlive(request);
                 var handler = posts.get(path);
                 // The write goes through the metadata group: off the event loop.
-                java.util.concurrent.CompletableFuture.supplyAsync(() -> handler.apply(body), writes).handle((ok, e) -> {
+                java.util.concurrent.CompletableFuture<String> work;
+                try {
+                    work = java.util.concurrent.CompletableFuture.supplyAsync(() -> handler.apply(body), writes);
+                } catch (java.util.concurrent.RejectedExecutionException closing) {
+                    work = java.util.concurrent.CompletableFuture.failedFuture(
+                            new IllegalStateException("shutting down"));
+                }
+                work.handle((ok, e) -> {
                     FullHttpResponse r = e == null ? text(HttpResponseStatus.OK, ok, "application/json")
                             : text(HttpResponseStatus.BAD_REQUEST, "{\"error\":\"" + (e.getCause() == null ? e : e.getCause())
                             .getMessage() + "\"}", "application/json");
@@ -126,7 +133,7 @@ final class AdminServer implements AutoCloseable {
             }
             if (path.equals("/metrics")) {
                 boolean keepAlive = HttpUtil.isKeepAlive(request);
-                currentScrape().handle((text, e) -> {
+                currentScrape().copy().orTimeout(30, TimeUnit.SECONDS).handle((text, e) -> {
                     FullHttpResponse r = e == null
                             ? text(HttpResponseStatus.OK, text, "text/plain; version=0.0.4; charset=utf-8")
                             : text(HttpResponseStatus.INTERNAL_SERVER_ERROR, "scrape failed: " + e + "\n",

@@ -47,6 +47,7 @@ public final class BackendNode implements AutoCloseable {
     private InetSocketAddress adminAddress;
     private volatile boolean serving;
     private LostDiskGuard guard;
+    private long lastReleaseNanos;
 
     public BackendNode(ServerConfig config) {
         this.config = config;
@@ -61,6 +62,8 @@ public final class BackendNode implements AutoCloseable {
         String host = config.get(ServerConfigKeys.HOST);
         Path dataDir = Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath();
         guard = new LostDiskGuard(dataDir, !java.nio.file.Files.exists(dataDir.resolve("raft")));
+        // From now on the folder is not "fresh": a restart before the first join is not mistaken for a lost disk.
+        java.nio.file.Files.createDirectories(dataDir.resolve("raft"));
         backend = new BackendServer(id, raftPort, dataDir, SystemClock.INSTANCE,
                 config.get(ServerConfigKeys.SHARD_SNAPSHOT_EVERY));
         backend.start();
@@ -75,11 +78,11 @@ public final class BackendNode implements AutoCloseable {
         int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         DevServer.bindJvmMetrics(registry);
-        registry.getPrometheusRegistry().register(new ShardMetrics(backend, this::shardName));
+        registry.getPrometheusRegistry().register(new ShardMetrics(backend, this::shardName, this::catalogReplicas));
         registry.getPrometheusRegistry().register(new QueueMetrics(this::primaryPartitions, SystemClock.INSTANCE));
         admin = new AdminServer(registry, () -> serving, () -> ready(id),
                 () -> new String(MetadataJson.write(ClusterStatus.render(catalog.image(), new java.util.TreeMap<>(),
-                        peers.addresses(), b -> true, false, rf).put("node", id).put("lostDiskGuard", guard.refusing())
+                        peers.addresses(), b -> true, false, rf).put("node", id).put("lostDiskGuard", !guard.forbidden().isEmpty())
                         .set("hostedShards", hostedShards())),
                         StandardCharsets.UTF_8),
                 java.util.Map.of()); // catalog writes go through a metadata member or a frontend
@@ -92,7 +95,7 @@ public final class BackendNode implements AutoCloseable {
      * rolling restart waits for this before taking down the next backend).
      */
     private boolean ready(String id) {
-        if (guard.refusing()) {
+        if (!guard.decided()) {
             return false;
         }
         ClusterImage image = catalog.image();
@@ -102,6 +105,23 @@ public final class BackendNode implements AutoCloseable {
         }
         var hosted = backend.hostedGroups();
         return image.shardsOf(id).stream().allMatch(sh -> hosted.contains(groupId(sh)));
+    }
+
+    /**
+     * Shards the catalog still gives this backend although it lost their groups with its disk: asks the metadata
+     * group to hand them to other backends (at most every 10 s; where no other backend can take one, it stays
+     * listed, the shard under-replicated, this backend not ready).
+     */
+    private void releaseLostReplicas(String id, ClusterImage image) {
+        List<String> lost = guard.listedForbidden(id, image);
+        if (lost.isEmpty() || System.nanoTime() - lastReleaseNanos < TimeUnit.SECONDS.toNanos(10)) {
+            return;
+        }
+        lastReleaseNanos = System.nanoTime();
+        LOG.error("backend {} lost its data but the catalog still lists it as a replica of shards {}: it does not"
+                + " rejoin them under this id (the others counted its acknowledgements) and asks the metadata group"
+                + " to give them to other backends. See docs/operations.md, Backup and restore.", id, lost);
+        client.submit(new MetadataCommand.ReleaseReplicas(id, lost));
     }
 
     /** host:port of its Raft server as the cluster reaches it. */
@@ -124,6 +144,15 @@ public final class BackendNode implements AutoCloseable {
         return gid.getUuid().toString();
     }
 
+    private java.util.Set<String> catalogReplicas(RaftGroupId gid) {
+        for (ShardInfo shard : catalog.image().shards().values()) {
+            if (groupId(shard).equals(gid)) {
+                return new java.util.TreeSet<>(shard.replicas());
+            }
+        }
+        return java.util.Set.of();
+    }
+
     /** The partitions of the shards this backend leads, for the queue metrics (each is exported by its primary only). */
     private List<QueueMetrics.Row> primaryPartitions() {
         ClusterImage image = catalog.image();
@@ -143,7 +172,7 @@ public final class BackendNode implements AutoCloseable {
             RaftGroupId gid = groupId(shard);
             var machine = backend.shard(gid);
             List<io.sluice.backend.engine.PartitionId> ids = byShard.get(shard.shardId());
-            if (machine == null || ids == null || !backend.isLeader(gid)) {
+            if (machine == null || ids == null || !backend.isLeaderReady(gid)) {
                 continue;
             }
             try {
@@ -181,9 +210,7 @@ public final class BackendNode implements AutoCloseable {
     /** Register (until the group has accepted us), heartbeat, and join newly assigned shards. */
     private void tick(String id, String address) {
         try {
-            if (!guard.allowsJoining(id, catalog)) {
-                return; // neither register nor heartbeat: the metadata group is to replace this id in its shards
-            }
+            guard.decide(id, catalog); // throws (and the next tick retries) while the catalog cannot be read
             ClusterImage image = catalog.image();
             NodeInfo me = image.nodes().get(id);
             if (me == null || !me.address().equals(address)) {
@@ -198,11 +225,9 @@ public final class BackendNode implements AutoCloseable {
             for (ShardInfo shard : image.shardsOf(id)) {
                 if (guard.mayJoin(shard.groupId())) {
                     backend.join(group(image, shard));
-                } else {
-                    LOG.error("shard {} is assigned to {} again, but this id lost its copy of it: not joining",
-                            shard.shardId(), id);
                 }
             }
+            releaseLostReplicas(id, image);
             ClusterImage current = image;
             if (sweeper != null && reconfiguring.compareAndSet(false, true)) {
                 // membership changes can block for seconds: never on the thread that heartbeats
@@ -237,6 +262,9 @@ public final class BackendNode implements AutoCloseable {
                 backend.reconfigure(group(image, shard));
             }
         }
+        java.util.Set<RaftGroupId> assigned = new java.util.HashSet<>();
+        catalog.image().shardsOf(id).forEach(shard -> assigned.add(groupId(shard))); // the latest, not the tick's
+        backend.deleteDroppedStores(assigned::contains);
     }
 
     /**

@@ -24,13 +24,19 @@ final class ShardMetrics implements MultiCollector {
 
     private final BackendServer backend;
     private final Function<RaftGroupId, String> shardName;
+    private final Function<RaftGroupId, java.util.Set<String>> catalogReplicas;
     private final Map<RaftGroupId, Map<String, Long>> disk = new HashMap<>();
     private long diskReadAt = Long.MIN_VALUE;
 
-    /** @param shardName the catalog's name of a shard group (its group id when the catalog does not know it yet) */
-    ShardMetrics(BackendServer backend, Function<RaftGroupId, String> shardName) {
+    /**
+     * @param shardName       the catalog's name of a shard group (its group id when the catalog does not know it yet)
+     * @param catalogReplicas the replicas the catalog assigns the group (empty when it does not know it)
+     */
+    ShardMetrics(BackendServer backend, Function<RaftGroupId, String> shardName,
+                 Function<RaftGroupId, java.util.Set<String>> catalogReplicas) {
         this.backend = backend;
         this.shardName = shardName;
+        this.catalogReplicas = catalogReplicas;
     }
 
     @Override
@@ -46,6 +52,9 @@ final class ShardMetrics implements MultiCollector {
                 + " entries of the leader's commit index (exported by the leader)");
         GaugeSnapshot.Builder lag = gauge("sluice_shard_follower_lag_entries", "Entries committed on the leader"
                 + " that the follower has not acknowledged (exported by the leader)");
+        GaugeSnapshot.Builder pending = gauge("sluice_shard_membership_pending", "1 while the shard's Raft members"
+                + " differ from the catalog's replicas or a membership change is not final: a replica move or"
+                + " replacement still catching up (exported by the leader)");
         GaugeSnapshot.Builder applied = gauge("sluice_shard_applied_index", "Last Raft log index applied here");
         GaugeSnapshot.Builder bytes = gauge("sluice_storage_bytes", "Bytes on disk of the shard here, by kind:"
                 + " rocksdb (the store), raft_log, snapshots");
@@ -73,13 +82,16 @@ final class ShardMetrics implements MultiCollector {
                 replicas.dataPoint(point(shard, h.replicas()));
                 inSync.dataPoint(point(shard, h.inSync()));
                 h.followerLag().forEach((peer, behind) -> lag.dataPoint(point(shard.add("peer", peer), behind)));
+                java.util.Set<String> wanted = catalogReplicas.apply(gid);
+                pending.dataPoint(point(shard, h.changing() || (!wanted.isEmpty() && !wanted.equals(h.members()))
+                        ? 1 : 0));
             }
             Map<String, Long> used = disk.computeIfAbsent(gid, backend::diskUsage);
             used.forEach((kind, n) -> bytes.dataPoint(point(shard.add("kind", kind), n)));
         }
         return MetricSnapshots.builder().metricSnapshot(leader.build()).metricSnapshot(known.build())
                 .metricSnapshot(replicas.build()).metricSnapshot(inSync.build()).metricSnapshot(lag.build())
-                .metricSnapshot(applied.build()).metricSnapshot(bytes.build()).build();
+                .metricSnapshot(pending.build()).metricSnapshot(applied.build()).metricSnapshot(bytes.build()).build();
     }
 
     private static GaugeSnapshot.Builder gauge(String name, String help) {

@@ -226,7 +226,6 @@ final class MessageIndex {
         return next == null ? -1 : next.visibleAtMillis;
     }
 
-    /** Number of messages that would be visible at {@code at} (at or after now), without changing anything. */
     /**
      * Visible, in-flight and delayed counts as they will be at {@code at} (at or after the last command), read-only:
      * the deadlines passed since the last command are counted as {@link #advanceTo} would.
@@ -249,6 +248,7 @@ final class MessageIndex {
         return new int[] {v, i, d};
     }
 
+    /** Number of messages that would be visible at {@code at} (at or after now), without changing anything. */
     int visibleAt(long at) {
         if (at <= nowMillis) {
             return visible;

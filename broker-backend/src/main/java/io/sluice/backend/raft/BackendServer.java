@@ -20,6 +20,7 @@ import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.exceptions.AlreadyExistsException;
 import org.apache.ratis.server.RaftServer;
@@ -43,6 +44,8 @@ public final class BackendServer implements AutoCloseable {
     private final Set<RaftGroupId> joining = ConcurrentHashMap.newKeySet();
     private final java.util.Map<RaftGroupId, ShardStateMachine> machines = new ConcurrentHashMap<>();
     private final java.util.Map<RaftGroupId, ShardClient> sweepers = new ConcurrentHashMap<>();
+    /** Replicas dropped by a committed membership change that could not be told yet (this backend led it). */
+    private final java.util.Map<RaftGroupId, Set<RaftPeer>> pendingDrops = new ConcurrentHashMap<>();
 
     /** @param snapshotEvery Raft entries of a shard between snapshots (after each, its log is purged up to it) */
     public BackendServer(String nodeId, int raftPort, Path dataDir, Clock clock, long snapshotEvery) {
@@ -52,8 +55,8 @@ public final class BackendServer implements AutoCloseable {
             Files.createDirectories(dataDir);
             this.server = RaftServer.newBuilder()
                     .setServerId(RaftPeerId.valueOf(nodeId))
-                    .setStateMachineRegistry(gid -> machines.computeIfAbsent(gid, g -> new ShardStateMachine(
-                            dataDir.resolve("shards").resolve(g.getUuid().toString()), clock)))
+                    .setStateMachineRegistry(gid -> machines.compute(gid, (g, m) -> m != null && !m.closed() ? m
+                            : new ShardStateMachine(dataDir.resolve("shards").resolve(g.getUuid().toString()), clock)))
                     .setProperties(RatisSettings.server(dataDir.resolve("raft"), raftPort, snapshotEvery))
                     .setOption(RaftStorage.StartupOption.RECOVER)
                     .build();
@@ -91,6 +94,78 @@ public final class BackendServer implements AutoCloseable {
         }
     }
 
+    /**
+     * After a committed membership change, tells each dropped replica to remove the group (it may never learn of
+     * the commit itself: the leader stops replicating to it); one that is down keeps an orphan copy until removed by
+     * hand. This backend itself, if dropped, removes its own.
+     */
+    private void tellToDrop(RaftGroupId id, java.util.List<RaftPeer> dropped) {
+        for (RaftPeer peer : dropped) {
+            if (peer.getId().toString().equals(nodeId)) {
+                continue; // the leader stepping out: its own leave() sees the committed configuration
+            }
+            try (RaftClient admin = RaftClient.newBuilder().setProperties(RatisSettings.client(5_000))
+                    .setRetryPolicy(RetryPolicies.noRetry())
+                    .setRaftGroup(RaftGroup.valueOf(id, peer)).build()) {
+                RaftClientReply reply = admin.getGroupManagementApi(peer.getId()).remove(id, true, false);
+                if (!reply.isSuccess() && !String.valueOf(reply.getException()).contains("not found")) {
+                    throw new IOException(String.valueOf(reply.getException()));
+                }
+                LOG.info("backend {} told {} to drop its copy of shard group {}", nodeId, peer.getId(), id);
+                pendingDrops.computeIfPresent(id, (g, peers) -> {
+                    peers.remove(peer);
+                    return peers.isEmpty() ? null : peers;
+                });
+            } catch (IOException e) {
+                // down or unreachable: told again on every pass while this backend leads (a restart forgets)
+                pendingDrops.computeIfAbsent(id, g -> ConcurrentHashMap.newKeySet()).add(peer);
+                LOG.warn("backend {} could not tell {} to drop shard group {} yet: {}", nodeId, peer.getId(), id,
+                        e.getMessage());
+            }
+        }
+    }
+
+    private void retryDrops(RaftGroupId id) {
+        Set<RaftPeer> pending = pendingDrops.get(id);
+        if (pending != null && !pending.isEmpty()) {
+            tellToDrop(id, List.copyOf(pending));
+        }
+    }
+
+    /**
+     * Deletes the stores of shard groups Raft no longer hosts here (removed by the leader after a committed
+     * membership change) and that the catalog no longer assigns to this backend.
+     */
+    public void deleteDroppedStores(java.util.function.Predicate<RaftGroupId> assignedHere) {
+        Set<RaftGroupId> hosted = hostedGroups();
+        for (RaftGroupId id : List.copyOf(machines.keySet())) {
+            ShardStateMachine candidate = machines.get(id);
+            // closed by Ratis (the group was removed here), not hosted, not assigned: a live or starting group never
+            if (candidate != null && candidate.closed() && !hosted.contains(id) && !assignedHere.test(id)
+                    && !joining.contains(id)) {
+                ShardStateMachine machine = machines.remove(id);
+                if (machine != null) {
+                    try {
+                        machine.deleteStore();
+                        LOG.info("backend {} deleted its store of dropped shard group {}", nodeId, id);
+                    } catch (IOException e) {
+                        LOG.warn("backend {} could not delete the store of {}: {}", nodeId, id, e.getMessage());
+                    }
+                }
+            }
+        }
+    }
+
+    /** Whether this backend leads the shard and has committed an entry of its term (its state is current). */
+    public boolean isLeaderReady(RaftGroupId id) {
+        try {
+            var info = server.getDivision(id).getInfo();
+            return info.isLeader() && info.isLeaderReady();
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
     /** The shard's Raft state as this replica sees it, or null if it does not host the group. */
     public ShardHealth health(RaftGroupId id) {
         RaftServer.Division division;
@@ -103,11 +178,13 @@ public final class BackendServer implements AutoCloseable {
         boolean leader = info.isLeader() && info.isLeaderReady(); // a new leader counts once it committed its term
         long applied = info.getLastAppliedIndex();
         if (!leader) {
-            return new ShardHealth(false, info.getLeaderId() != null, 0, 0, Map.of(), applied);
+            return new ShardHealth(false, info.getLeaderId() != null, 0, 0, Map.of(), applied, java.util.Set.of(),
+                    false);
         }
         // members of the current configuration (voters), not peers still being caught up for a membership change
-        java.util.Set<String> members = new java.util.HashSet<>();
-        division.getRaftConf().getCurrentPeers().forEach(p -> members.add(p.getId().toString()));
+        var conf = division.getRaftConf();
+        java.util.Set<String> members = new java.util.TreeSet<>();
+        conf.getCurrentPeers().forEach(p -> members.add(p.getId().toString()));
         long commit = division.getRaftLog().getLastCommittedIndex();
         Map<String, Long> heardAgo = new java.util.HashMap<>();
         var role = info.getRoleInfoProto();
@@ -129,7 +206,8 @@ public final class BackendServer implements AutoCloseable {
                 inSync++;
             }
         }
-        return new ShardHealth(true, true, members.size(), inSync, lag, applied);
+        boolean changing = !conf.getPreviousPeers().isEmpty() || conf.getLogEntryIndex() > commit;
+        return new ShardHealth(true, true, members.size(), inSync, lag, applied, members, changing);
     }
 
     /** Bytes on disk of a hosted shard: its RocksDB store, its Raft log and its snapshots. */
@@ -220,7 +298,9 @@ public final class BackendServer implements AutoCloseable {
             if (!division.getInfo().isLeader()) {
                 return false;
             }
-            java.util.Set<String> current = ShardClient.members(division.getRaftConf().getCurrentPeers());
+            retryDrops(id);
+            java.util.List<RaftPeer> before = java.util.List.copyOf(division.getRaftConf().getCurrentPeers());
+            java.util.Set<String> current = ShardClient.members(before);
             java.util.Set<String> wanted = ShardClient.members(target.getPeers());
             if (current.equals(wanted) || !division.getRaftConf().getPreviousPeers().isEmpty()) { // unchanged, or a change under way
                 return false;
@@ -232,6 +312,11 @@ public final class BackendServer implements AutoCloseable {
                 RaftClientReply reply = admin.admin().setConfiguration(new java.util.ArrayList<>(target.getPeers()));
                 LOG.info("backend {} changed the members of shard group {} from {} to {}: {}", nodeId, id, current,
                         wanted, reply.isSuccess() ? "done" : reply.getException());
+                if (reply.isSuccess()) { // committed: the dropped replicas' copies are no longer needed
+                    java.util.Set<String> wantedIds = new java.util.HashSet<>();
+                    target.getPeers().forEach(p -> wantedIds.add(p.getId().toString()));
+                    tellToDrop(id, before.stream().filter(p -> !wantedIds.contains(p.getId().toString())).toList());
+                }
                 return reply.isSuccess();
             }
         } catch (IOException e) {
@@ -251,9 +336,14 @@ public final class BackendServer implements AutoCloseable {
             return;
         }
         try {
-            if (server.getDivision(id).getRaftConf().getCurrentPeers().stream()
-                    .anyMatch(p -> p.getId().toString().equals(nodeId))) {
-                return; // still a member as far as Raft has told us
+            RaftServer.Division division = server.getDivision(id);
+            var conf = division.getRaftConf();
+            if (conf.getCurrentPeers().stream().anyMatch(p -> p.getId().toString().equals(nodeId))
+                    || !conf.getPreviousPeers().isEmpty()
+                    || conf.getLogEntryIndex() > division.getRaftLog().getLastCommittedIndex()) {
+                // still a member, or the change that drops it is not final yet (joint consensus, or not known to be
+                // committed here): the old majority may still need this copy
+                return;
             }
         } catch (IOException e) {
             return;

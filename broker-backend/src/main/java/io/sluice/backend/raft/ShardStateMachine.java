@@ -389,8 +389,8 @@ public final class ShardStateMachine extends BaseStateMachine {
                 }
                 PartitionEngine engine = engines.get(id);
                 if (engine == null && opened < MAX_OPENED_PER_STATS) {
-                    opened++;
-                    engine = engine(id, null);
+                    engine = engine(id, null); // a partition with no state here costs one read and no slot
+                    opened += engine == null ? 0 : 1;
                 }
                 if (engine != null && !engine.state().retired()) {
                     out.add(new io.sluice.backend.engine.PartitionStats(id,
@@ -403,6 +403,13 @@ public final class ShardStateMachine extends BaseStateMachine {
 
     /** Partitions {@link #stats} loads from the store per call at most. */
     static final int MAX_OPENED_PER_STATS = 16;
+
+    /** Ratis closed this replica (its group was removed here, or the server stops). */
+    public boolean closed() {
+        return closed;
+    }
+
+    private volatile boolean closed;
 
     /** Deletes this replica's store once the group was removed from this backend (it was replaced elsewhere). */
     public void deleteStore() throws IOException {
@@ -426,6 +433,7 @@ public final class ShardStateMachine extends BaseStateMachine {
 
     @Override
     public void close() throws IOException {
+        closed = true;
         super.close();
         awaitTimer.shutdownNow();
         synchronized (this) {

@@ -116,13 +116,17 @@ public final class SqsRequestProcessor {
      * queue churn does not grow the scrape for good. Called periodically.
      */
     public void forgetDeletedQueues() {
-        for (String name : List.of("sluice.queue.empty_receives", "sluice.queue.throttled")) {
-            for (var meter : metrics.find(name).meters()) {
-                String queue = meter.getId().getTag("queue");
-                if (queue != null && !knownQueue.test(queue)) {
-                    metrics.remove(meter);
+        try {
+            for (String name : List.of("sluice.queue.empty_receives", "sluice.queue.throttled")) {
+                for (var meter : metrics.find(name).meters()) {
+                    String queue = meter.getId().getTag("queue");
+                    if (queue != null && !knownQueue.test(queue)) {
+                        metrics.remove(meter);
+                    }
                 }
             }
+        } catch (RuntimeException e) { // a periodic task: an exception would cancel it for good
+            LOG.warn("could not drop the series of deleted queues", e);
         }
     }
 

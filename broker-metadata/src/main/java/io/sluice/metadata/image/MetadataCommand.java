@@ -22,6 +22,7 @@ import java.util.Map;
     @JsonSubTypes.Type(value = MetadataCommand.EnsureShards.class, name = "EnsureShards"),
     @JsonSubTypes.Type(value = MetadataCommand.RaisePartitions.class, name = "RaisePartitions"),
     @JsonSubTypes.Type(value = MetadataCommand.Rebalance.class, name = "Rebalance"),
+    @JsonSubTypes.Type(value = MetadataCommand.ReleaseReplicas.class, name = "ReleaseReplicas"),
 })
 public sealed interface MetadataCommand {
 
@@ -57,6 +58,13 @@ public sealed interface MetadataCommand {
      * (e.g. onto newly added backends), one replica per shard, only in shards whose replicas are all alive.
      */
     record Rebalance(int maxMoves) implements MetadataCommand {
+    }
+
+    /**
+     * A live backend gives up its replicas of these shards (it lost its copies with its disk): each is replaced by
+     * the least-loaded other live backend that is not already a replica; a shard without a candidate keeps it listed.
+     */
+    record ReleaseReplicas(String nodeId, List<String> shardIds) implements MetadataCommand {
     }
 
     /** Creates shards until there are {@code count}, placing their replicas on the live backends. */

@@ -57,6 +57,9 @@ public final class MetadataOperations {
                     MetadataResult.ok(null));
         } else if (c instanceof MetadataCommand.ReplaceDeadNode dead) {
             return replaceDeadNode(image, dead.nodeId(), stamped.liveNodes());
+        } else if (c instanceof MetadataCommand.ReleaseReplicas release) {
+            return new Outcome(replaceInShards(image, release.nodeId(), stamped.liveNodes(),
+                    shard -> release.shardIds().contains(shard.shardId())), MetadataResult.ok(null));
         } else if (c instanceof MetadataCommand.Rebalance rebalance) {
             return rebalance(image, rebalance.maxMoves(), stamped.liveNodes());
         } else if (c instanceof MetadataCommand.EnsureShards ensure) {
@@ -147,22 +150,8 @@ public final class MetadataOperations {
      * A partition with no candidate keeps the dead replica (it shows as under-replicated) until one appears.
      */
     private static Outcome replaceDeadNode(ClusterImage image, String dead, List<String> liveNodes) {
+        List<MetadataRecord> records = new ArrayList<>(replaceInShards(image, dead, liveNodes, shard -> true));
         List<String> live = liveNodes.stream().filter(n -> !n.equals(dead)).toList();
-        List<MetadataRecord> records = new ArrayList<>();
-        Map<String, Integer> shardLoad = liveLoad(image.shardReplicasPerNode(), image, live);
-        for (ShardInfo shard : image.shards().values()) {
-            if (!shard.replicas().contains(dead)) {
-                continue;
-            }
-            List<String> candidates = choose(shardLoad, 1, shard.replicas());
-            if (candidates.isEmpty()) {
-                continue;
-            }
-            List<String> replicas = new ArrayList<>(shard.replicas());
-            replicas.remove(dead);
-            replicas.add(candidates.get(0));
-            records.add(new MetadataRecord.ShardAssigned(shard.shardId(), shard.groupId(), replicas, shard.epoch() + 1));
-        }
         Map<String, Integer> load = liveLoad(image, live);
         for (PartitionAssignment a : image.partitions().values()) {
             if (!a.replicas().contains(dead) || a.shardId() != null) {
@@ -178,6 +167,32 @@ public final class MetadataOperations {
             records.add(new MetadataRecord.PartitionAssigned(a.queueId(), a.index(), replicas, a.epoch() + 1, null));
         }
         return new Outcome(records, MetadataResult.ok(null));
+    }
+
+    /**
+     * Replaces {@code node} in the shards {@code which} accepts with the least-loaded live node not already a
+     * replica, appended last (the next replica, which has the data, becomes the preferred leader); a shard with no
+     * candidate keeps it.
+     */
+    private static List<MetadataRecord> replaceInShards(ClusterImage image, String node, List<String> liveNodes,
+                                                        java.util.function.Predicate<ShardInfo> which) {
+        List<String> live = liveNodes.stream().filter(n -> !n.equals(node)).toList();
+        List<MetadataRecord> records = new ArrayList<>();
+        Map<String, Integer> shardLoad = liveLoad(image.shardReplicasPerNode(), image, live);
+        for (ShardInfo shard : image.shards().values()) {
+            if (!shard.replicas().contains(node) || !which.test(shard)) {
+                continue;
+            }
+            List<String> candidates = choose(shardLoad, 1, shard.replicas());
+            if (candidates.isEmpty()) {
+                continue;
+            }
+            List<String> replicas = new ArrayList<>(shard.replicas());
+            replicas.remove(node);
+            replicas.add(candidates.get(0));
+            records.add(new MetadataRecord.ShardAssigned(shard.shardId(), shard.groupId(), replicas, shard.epoch() + 1));
+        }
+        return records;
     }
 
     /**

@@ -178,4 +178,24 @@ class MetadataOperationsTest {
                 1000, List.of("b1", "b2", "b4"), 3)); // b3 is dead: every shard has a dead replica
         assertTrue(outcome.records().isEmpty(), outcome.result().message());
     }
+
+    @Test
+    void releasedReplicasGoToOtherLiveBackendsOrStayWhereNoneCanTakeThem() {
+        ClusterImage image = apply(withNodes(), new MetadataCommand.EnsureShards(2), 0, List.of("b1", "b2", "b3"));
+        List<String> released = image.shards().values().stream().filter(s -> s.replicas().contains("b3"))
+                .map(ShardInfo::shardId).toList();
+        assertEquals(2, released.size());
+
+        ClusterImage noSpare = apply(image, new MetadataCommand.ReleaseReplicas("b3", released), 1000,
+                List.of("b1", "b2", "b3"));
+        assertEquals(image.shards(), noSpare.shards(), "no other backend can take them: they stay listed");
+
+        ClusterImage after = apply(image, new MetadataCommand.ReleaseReplicas("b3", List.of(released.get(0))), 1000,
+                NODES);
+        ShardInfo moved = after.shards().get(released.get(0));
+        assertFalse(moved.replicas().contains("b3"));
+        assertTrue(moved.replicas().contains("b4"));
+        assertEquals(image.shards().get(released.get(0)).epoch() + 1, moved.epoch());
+        assertTrue(after.shards().get(released.get(1)).replicas().contains("b3"), "only the shards named");
+    }
 }
