@@ -223,6 +223,10 @@ public final class BackendServer implements AutoCloseable {
 
     /** Joins a shard group this backend is a member of; a no-op if it already hosts it. */
     public void join(RaftGroup group) {
+        ShardStateMachine dropped = machines.get(group.getGroupId());
+        if (dropped != null && dropped.closed() && dropped.closedForNanos() < TimeUnit.SECONDS.toNanos(10)) {
+            return; // just removed by its leader: a catalog copy that still assigns it here is stale; look again later
+        }
         if (hostedGroups().contains(group.getGroupId()) || !joining.add(group.getGroupId())) {
             return;
         }

@@ -410,6 +410,12 @@ public final class ShardStateMachine extends BaseStateMachine {
     }
 
     private volatile boolean closed;
+    private volatile long closedAtNanos;
+
+    /** Nanoseconds since Ratis closed this replica (meaningless unless {@link #closed()}). */
+    public long closedForNanos() {
+        return System.nanoTime() - closedAtNanos;
+    }
 
     /** Deletes this replica's store once the group was removed from this backend (it was replaced elsewhere). */
     public void deleteStore() throws IOException {
@@ -433,6 +439,7 @@ public final class ShardStateMachine extends BaseStateMachine {
 
     @Override
     public void close() throws IOException {
+        closedAtNanos = System.nanoTime();
         closed = true;
         super.close();
         awaitTimer.shutdownNow();
