@@ -86,25 +86,7 @@ class ClusterFaultIT {
      */
     @Test
     void rollingRestartOfEveryBackend() throws Exception {
-        LoadGenerator.Options o = new LoadGenerator.Options();
-        o.endpoints.addAll(endpoints);
-        o.warmupSeconds = 3;
-        o.seconds = 100;
-        o.producers = 4;
-        o.consumers = 4;
-        o.rate = 300;
-        o.visibilitySeconds = 5;
-        o.drainSeconds = 60;
-        o.queueName = "rolling-" + System.currentTimeMillis();
-        LoadGenerator generator = new LoadGenerator(o);
-        CompletableFuture<LoadGenerator.Result> run = CompletableFuture.supplyAsync(() -> {
-            try {
-                return generator.run();
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        });
-        Thread.sleep(6_000);
+        Load load = startLoad("rolling", 100);
         long started = System.currentTimeMillis();
         for (int n = 1; n <= 3; n++) {
             long pid = Long.parseLong(Files.readString(dir.resolve("backend-" + n + ".pid")).trim());
@@ -121,12 +103,12 @@ class ClusterFaultIT {
                     + " after that%n", n, t1 - t0, t2 - t1, System.currentTimeMillis() - t2);
         }
         long rollMillis = System.currentTimeMillis() - started;
-        LoadGenerator.Result r = run.get(3, TimeUnit.MINUTES);
+        LoadGenerator.Result r = load.run().get(3, TimeUnit.MINUTES);
         String line = String.format("rolling restart (%d s) | %,d | %d | %d | %d | %d ms / %d ms", rollMillis / 1000,
                 r.acknowledged(), r.lost(), r.duplicates(), r.errors(), r.longestSendGapMillis(),
                 r.longestReceiveGapMillis());
         report.add(line);
-        System.out.println("fault under load: " + line + " " + generator.errorKinds());
+        System.out.println("fault under load: " + line + " " + load.generator().errorKinds());
         assertTrue(rollMillis < 100_000, "the roll finished while the load ran: " + line);
         assertTrue(r.acknowledged() > 5_000, "the load ran: " + line);
         assertEquals(0, r.lost(), "every acknowledged send was received: " + line);
@@ -155,22 +137,22 @@ class ClusterFaultIT {
         return !shards.isEmpty() && shards.values().stream().allMatch(b -> b);
     }
 
-    interface Target {
-        /** The process to kill ({@code role-n}), chosen once the load queue exists. */
-        String choose(String queue) throws Exception;
+    /** A paced load (300 msg/s, 4 producers and 4 consumers over both frontends) running in the background. */
+    private record Load(LoadGenerator generator, CompletableFuture<LoadGenerator.Result> run, String queue) {
     }
 
-    private void faultUnderLoad(String fault, Target target) throws Exception {
+    /** Starts the load on a new queue and returns once messages flow in its measured window. */
+    private static Load startLoad(String queuePrefix, int seconds) {
         LoadGenerator.Options o = new LoadGenerator.Options();
         o.endpoints.addAll(endpoints);
         o.warmupSeconds = 3;
-        o.seconds = 14;
+        o.seconds = seconds;
         o.producers = 4;
         o.consumers = 4;
         o.rate = 300;
         o.visibilitySeconds = 5; // a lease whose answer died with a process comes back soon
         o.drainSeconds = 60;
-        o.queueName = "fault-" + fault.replace(' ', '-') + "-" + System.currentTimeMillis();
+        o.queueName = queuePrefix + "-" + System.currentTimeMillis();
         LoadGenerator generator = new LoadGenerator(o);
         CompletableFuture<LoadGenerator.Result> run = CompletableFuture.supplyAsync(() -> {
             try {
@@ -179,20 +161,30 @@ class ClusterFaultIT {
                 throw new IllegalStateException(e);
             }
         });
-        Thread.sleep(6_000); // warm-up plus 3 s of measured load
-        String victim = target.choose(o.queueName);
+        await().atMost(Duration.ofSeconds(60)).until(() -> generator.receivedInWindow() > 300 || run.isDone());
+        return new Load(generator, run, o.queueName);
+    }
+
+    interface Target {
+        /** The process to kill ({@code role-n}), chosen once the load queue exists. */
+        String choose(String queue) throws Exception;
+    }
+
+    private void faultUnderLoad(String fault, Target target) throws Exception {
+        Load load = startLoad("fault-" + fault.replace(' ', '-'), 14);
+        String victim = target.choose(load.queue());
         long pid = Long.parseLong(Files.readString(dir.resolve(victim + ".pid")).trim());
         ProcessHandle handle = ProcessHandle.of(pid).orElseThrow();
         new ProcessBuilder("kill", "-9", Long.toString(pid)).start().waitFor();
         handle.onExit().get(10, TimeUnit.SECONDS);
-        Thread.sleep(3_000);
+        Thread.sleep(3_000); // the outage itself: down for 3 s before it is started again
         cluster("start"); // relaunches what is down, returns once the cluster serves again
 
-        LoadGenerator.Result r = run.get(3, TimeUnit.MINUTES);
+        LoadGenerator.Result r = load.run().get(3, TimeUnit.MINUTES);
         String line = String.format("%s (%s) | %,d | %d | %d | %d | %d ms / %d ms", fault, victim, r.acknowledged(),
                 r.lost(), r.duplicates(), r.errors(), r.longestSendGapMillis(), r.longestReceiveGapMillis());
         report.add(line);
-        System.out.println("fault under load: " + line + " " + generator.errorKinds());
+        System.out.println("fault under load: " + line + " " + load.generator().errorKinds());
         assertTrue(r.acknowledged() > 1_000, "the load ran: " + line);
         assertEquals(0, r.lost(), "every acknowledged send was received: " + line);
     }

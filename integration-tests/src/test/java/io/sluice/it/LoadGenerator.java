@@ -375,6 +375,11 @@ public final class LoadGenerator {
     }
 
     /** The most frequent kinds of error, for the report. */
+    /** Messages received so far in the measured window (0 during the warm-up): to wait until the load is on. */
+    public long receivedInWindow() {
+        return receivedInWindow.get();
+    }
+
     public Map<String, Long> errorKinds() {
         Map<String, Long> out = new java.util.LinkedHashMap<>();
         errorKinds.entrySet().stream().sorted((a, b) -> Long.compare(b.getValue().get(), a.getValue().get())).limit(5)

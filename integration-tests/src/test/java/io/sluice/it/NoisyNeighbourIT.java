@@ -1,10 +1,12 @@
 package io.sluice.it;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -106,7 +108,7 @@ class NoisyNeighbourIT {
             flooders.add(th);
         }
         try (SqsClient quiet = SqsClients.client(server.endpoint(), "quiet", "q", false)) {
-            Thread.sleep(1000); // the flood is on
+            await().atMost(Duration.ofSeconds(30)).until(() -> accepted.get() + throttled.get() > FLOODERS); // flood on
             long end = System.currentTimeMillis() + PHASE_MILLIS;
             while (System.currentTimeMillis() < end) {
                 long start = System.nanoTime();
@@ -116,7 +118,7 @@ class NoisyNeighbourIT {
                 } catch (SqsException e) {
                     phase.calmErrors++;
                 }
-                Thread.sleep(10);
+                Thread.sleep(10); // the quiet key's pace: one send every ~10 ms
             }
         } finally {
             stop.set(true);

@@ -132,18 +132,15 @@ class ShardedBackendsIT {
                 await().atMost(Duration.ofSeconds(60)).until(() -> fresh.hostedShards() == 1);
                 System.out.printf("replica %s replaced by %s in the catalog and joined the group %d ms after the kill%n",
                         followers.get(0).id, newcomer, (System.nanoTime() - killed) / 1_000_000);
-                Thread.sleep(3_000); // the leader's next agent tick changes the members; the newcomer catches up
+                // the leader changes the members on its next agent tick and the newcomer catches up: wait for its gauges
+                await().atMost(Duration.ofSeconds(60)).until(() -> membershipSettled(leader, 3));
 
                 followers.get(1).kill(); // now only the leader and the newcomer are up: a majority only if it is a member
                 try (ShardClient shard = new ShardClient(group(metadata.fetchImage(), after), 64, 2, Runnable::run)) {
                     shard.submit(p, new PartitionCommand.Send(List.of(NewMessage.of("late", "after the swap"))))
                             .get(60, TimeUnit.SECONDS);
-                    int received = 0;
-                    for (int round = 0; round < 20 && received < 51; round++) {
-                        received += shard.submit(p, new PartitionCommand.Receive(10, 600, null)).get(30, TimeUnit.SECONDS)
-                                .delivered().size();
-                    }
-                    assertEquals(51, received, "every acknowledged message, committed by the leader and the newcomer");
+                    assertEquals(51, receiveUpTo(shard, p, 51),
+                            "every acknowledged message, committed by the leader and the newcomer");
                 }
             } finally {
                 for (BackendProcess b : backends) {
@@ -187,8 +184,9 @@ class ShardedBackendsIT {
                 added.start();
                 backends.add(added);
                 await().atMost(Duration.ofSeconds(30)).until(() -> metadata.fetchImage().nodes().containsKey("b4"));
-                Thread.sleep(1500); // b4's heartbeats reach the leader: it is live, placement may pick it
-                var result = metadata.submit(new io.sluice.metadata.image.MetadataCommand.Rebalance(10));
+                // once b4's heartbeats reached the metadata leader it is live and the rebalance moves replicas to it
+                var result = await().atMost(Duration.ofSeconds(30)).until(() -> metadata.submit(
+                        new io.sluice.metadata.image.MetadataCommand.Rebalance(10)), r -> !r.message().isBlank());
                 System.out.println("rebalance moved: " + result.message());
                 ClusterImage after = metadata.fetchImage();
                 assertEquals(List.of(2, 2, 2, 3), after.shardReplicasPerNode().values().stream().sorted().toList(),
@@ -208,12 +206,8 @@ class ShardedBackendsIT {
                     try (ShardClient client = new ShardClient(group(after, shard), 64, 2, Runnable::run)) {
                         client.submit(p, new PartitionCommand.Send(List.of(NewMessage.of("late", "b"))))
                                 .get(60, TimeUnit.SECONDS);
-                        int received = 0;
-                        for (int round = 0; round < 20 && received < 21; round++) {
-                            received += client.submit(p, new PartitionCommand.Receive(10, 600, null))
-                                    .get(30, TimeUnit.SECONDS).delivered().size();
-                        }
-                        assertEquals(21, received, shard.shardId() + (moved ? " (moved)" : "") + ": every message");
+                        assertEquals(21, receiveUpTo(client, p, 21),
+                                shard.shardId() + (moved ? " (moved)" : "") + ": every message");
                     }
                     if (moved) {
                         String original = shard.replicas().stream().filter(r -> !r.equals("b4")).findFirst().orElseThrow();
@@ -228,6 +222,27 @@ class ShardedBackendsIT {
                     b.stop();
                 }
             }
+        }
+    }
+
+    /** Receives (leasing for 10 min) until {@code expected} messages came or 20 rounds passed; how many came. */
+    private static int receiveUpTo(ShardClient shard, PartitionId p, int expected) throws Exception {
+        int received = 0;
+        for (int round = 0; round < 20 && received < expected; round++) {
+            received += shard.submit(p, new PartitionCommand.Receive(10, 600, null)).get(30, TimeUnit.SECONDS)
+                    .delivered().size();
+        }
+        return received;
+    }
+
+    /** The leader's view: no membership change pending and all {@code replicas} members in sync. */
+    private static boolean membershipSettled(BackendProcess leader, int replicas) {
+        try {
+            PromScrape m = PromScrape.of(java.net.URI.create("http://127.0.0.1:" + leader.adminPort));
+            return m.sum("sluice_shard_membership_pending") == 0 && !m.find("sluice_shard_replicas").isEmpty()
+                    && m.sum("sluice_shard_replicas_in_sync") == replicas && m.sum("sluice_shard_replicas") == replicas;
+        } catch (Exception e) {
+            return false;
         }
     }
 

@@ -5,9 +5,6 @@ import static org.awaitility.Awaitility.await;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -126,13 +123,8 @@ public final class SluiceProcess implements AutoCloseable {
 
     /** Waits until the server holds at least {@code n} parked long polls (its {@code sqs_long_polls_parked} gauge). */
     public void awaitParkedPolls(int n) {
-        HttpClient http = HttpClient.newHttpClient();
-        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).until(() -> {
-            String metrics = http.send(HttpRequest.newBuilder(URI.create(adminEndpoint() + "/metrics")).build(),
-                    HttpResponse.BodyHandlers.ofString()).body();
-            return metrics.lines().filter(l -> l.startsWith("sqs_long_polls_parked "))
-                    .mapToDouble(l -> Double.parseDouble(l.substring(l.indexOf(' ') + 1))).sum() >= n;
-        });
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+                .until(() -> PromScrape.of(adminEndpoint()).sum("sqs_long_polls_parked") >= n);
     }
 
     public long pid() {
