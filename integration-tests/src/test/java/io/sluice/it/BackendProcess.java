@@ -17,11 +17,13 @@ final class BackendProcess {
     final int adminPort;
     private final Path dataDir;
     private final String metadataPeers;
+    private final List<String> extraArgs;
     private Process process;
 
-    BackendProcess(String id, String metadataPeers) throws IOException {
+    BackendProcess(String id, String metadataPeers, String... extraArgs) throws IOException {
         this.id = id;
         this.metadataPeers = metadataPeers;
+        this.extraArgs = List.of(extraArgs);
         this.dataDir = Files.createTempDirectory(SluiceProcess.itDir(), "backend-" + id + "-");
         this.raftPort = MetadataProcess.freePort();
         this.adminPort = MetadataProcess.freePort();
@@ -38,9 +40,11 @@ final class BackendProcess {
 
     void start() throws IOException {
         Path log = dataDir.resolveSibling(dataDir.getFileName() + ".log");
-        process = ProcessFixtures.launch(List.of("-Xmx384m", "-XX:+UseSerialGC"), List.of("backend", "--node-id", id,
-                "--metadata-peers", metadataPeers, "--raft-port", Integer.toString(raftPort), "--data-dir",
-                dataDir.toString(), "--admin-port", Integer.toString(adminPort)), log, java.util.Map.of());
+        List<String> args = new java.util.ArrayList<>(List.of("backend", "--node-id", id, "--metadata-peers",
+                metadataPeers, "--raft-port", Integer.toString(raftPort), "--data-dir", dataDir.toString(),
+                "--admin-port", Integer.toString(adminPort)));
+        args.addAll(extraArgs);
+        process = ProcessFixtures.launch(List.of("-Xmx384m", "-XX:+UseSerialGC"), args, log, java.util.Map.of());
         ProcessFixtures.awaitHealthy(process, adminPort, log, "backend " + id);
     }
 

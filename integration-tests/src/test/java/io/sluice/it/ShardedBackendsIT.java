@@ -180,10 +180,14 @@ class ShardedBackendsIT {
                     }
                 }
 
-                BackendProcess added = new BackendProcess("b4", group.peers);
-                added.start();
+                // as in a container: bound to every interface, advertising the name the cluster reaches it at
+                BackendProcess added = new BackendProcess("b4", group.peers, "--host", "0.0.0.0", "--advertise-host",
+                        "127.0.0.1");
                 backends.add(added);
+                added.start();
                 await().atMost(Duration.ofSeconds(30)).until(() -> metadata.fetchImage().nodes().containsKey("b4"));
+                assertEquals("127.0.0.1:" + added.raftPort, metadata.fetchImage().nodes().get("b4").address(),
+                        "registered at its advertised address, not its bind address");
                 // once b4's heartbeats reached the metadata leader it is live and the rebalance moves replicas to it
                 var result = await().atMost(Duration.ofSeconds(30)).until(() -> metadata.submit(
                         new io.sluice.metadata.image.MetadataCommand.Rebalance(10)), r -> !r.message().isBlank());
