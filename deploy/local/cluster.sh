@@ -65,15 +65,16 @@ start() {
       --admin-port $((base + 110 + n))
   done
   for n in 1 2 3; do
-    wait_for "http://127.0.0.1:$((base + 110 + n))/health" 60 OK
+    wait_for "http://127.0.0.1:$((base + 110 + n))/health" 180 OK
   done
   for n in 1 2 3; do
     launch backend "$n" --node-id "b$n" --metadata-peers "$peers" --raft-port $((base + 200 + n)) \
       --data-dir "$dir/backend-$n/data" --admin-port $((base + 210 + n))
   done
   for n in 1 2 3; do
-    # serving once it hosts every shard (R = 3 on 3 backends): count the hosted groups in its status
-    for _ in $(seq 1 300); do
+    # serving once it hosts every shard (R = 3 on 3 backends): count the hosted groups in its status. The ceilings
+    # (180 s) are for a process that hangs, not a slow machine: a start takes 5-20 s on a loaded 2-core box.
+    for _ in $(seq 1 900); do
       hosted=$(curl -sf "http://127.0.0.1:$((base + 210 + n))/admin/status" 2>/dev/null | grep -o '"groupId"' | wc -l || true)
       [ "${hosted:-0}" -ge "$shards" ] && break
       sleep 0.2
@@ -88,7 +89,7 @@ start() {
       "${keys[@]}"
   done
   for n in 1 2; do
-    wait_for "http://127.0.0.1:$((base + 310 + n))/health" 60 OK
+    wait_for "http://127.0.0.1:$((base + 310 + n))/health" 180 OK
   done
   for n in 1 2; do
     echo "http://127.0.0.1:$((base + 300 + n))"

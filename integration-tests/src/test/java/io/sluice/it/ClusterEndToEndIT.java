@@ -39,7 +39,7 @@ class ClusterEndToEndIT {
                     b.start();
                     backends.add(b);
                 }
-                await().atMost(Duration.ofSeconds(60)).until(() -> backends.stream().allMatch(b -> b.hostedShards() == 2));
+                await().atMost(Duration.ofSeconds(120)).until(() -> backends.stream().allMatch(b -> b.hostedShards() == 2));
                 try (SluiceProcess frontend = SluiceProcess.startFrontend("frontend", group.peers);
                      SqsClient sqs = SqsClients.client(frontend.endpoint());
                      MetadataClient metadata = new MetadataClient(MetadataPeers.parse(group.peers))) {
@@ -63,7 +63,7 @@ class ClusterEndToEndIT {
                     long queueId = image.queues().get("replicated").queueId();
                     String shardId = image.partitions().get(PartitionAssignment.key(queueId, 0)).shardId();
                     String groupId = image.shards().get(shardId).groupId();
-                    await().atMost(Duration.ofSeconds(10)).until(() -> backends.stream().anyMatch(b -> b.leads(groupId)));
+                    await().atMost(Duration.ofSeconds(120)).until(() -> backends.stream().anyMatch(b -> b.leads(groupId)));
                     BackendProcess leader = backends.stream().filter(b -> b.leads(groupId)).findFirst().orElseThrow();
                     leader.kill();
                     long killed = System.nanoTime();

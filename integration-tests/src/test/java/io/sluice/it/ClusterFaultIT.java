@@ -1,6 +1,5 @@
 package io.sluice.it;
 
-import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -32,7 +31,10 @@ import org.junit.jupiter.api.Test;
  * busy partition, a secondary of it, a frontend, the metadata leader. After each, every acknowledged send has been
  * received (zero lost), and the duplicates and the unavailability window (longest time without a successful send
  * or receive) are printed. Backends snapshot every 100 entries, so restarts also go through purged logs and
- * snapshot installs. Bounded: about 25 s per fault at a paced 300 msg/s.
+ * snapshot installs. The load runs until the scenario is over (the victim restarted and the cluster serving), then
+ * {@link #TAIL_SECONDS} more, at a paced 300 msg/s; no assertion is on how long the scenario took (a slow day makes
+ * it slower), only on what was lost and that writes flowed again after it; every wait's ceiling that trips prints
+ * the cluster's state.
  */
 class ClusterFaultIT {
     static final int BASE = 22000;
@@ -43,6 +45,12 @@ class ClusterFaultIT {
     static Path dir;
     static List<URI> endpoints = new ArrayList<>();
     static final List<String> report = new ArrayList<>();
+    /** Seconds of load after a scenario completed: the cluster must take writes again in it. */
+    static final int TAIL_SECONDS = 8;
+    /** Ceiling of one wait for a hung cluster (not a slow one: these normally take seconds). */
+    static final Duration CEILING = Duration.ofMinutes(3);
+    /** Ceiling of a whole load run (scenario, tail and drain). */
+    static final Duration LOAD_CEILING = Duration.ofMinutes(10);
 
     @BeforeAll
     static void startCluster() throws Exception {
@@ -86,31 +94,36 @@ class ClusterFaultIT {
      */
     @Test
     void rollingRestartOfEveryBackend() throws Exception {
-        Load load = startLoad("rolling", 100);
+        CompletableFuture<Void> rolled = new CompletableFuture<>();
+        Load load = startLoad("rolling", rolled);
         long started = System.currentTimeMillis();
-        for (int n = 1; n <= 3; n++) {
-            long pid = Long.parseLong(Files.readString(dir.resolve("backend-" + n + ".pid")).trim());
-            ProcessHandle handle = ProcessHandle.of(pid).orElseThrow();
-            long t0 = System.currentTimeMillis();
-            new ProcessBuilder("kill", "-TERM", Long.toString(pid)).start().waitFor();
-            handle.onExit().get(60, TimeUnit.SECONDS);
-            long t1 = System.currentTimeMillis();
-            cluster("start");
-            long t2 = System.currentTimeMillis();
-            int adminPort = BASE + 210 + n;
-            await().atMost(Duration.ofSeconds(60)).until(() -> ready(adminPort) && allShardsInSync());
-            System.out.printf("rolling restart: backend-%d stopped in %d ms, serving %d ms later, in sync %d ms"
-                    + " after that%n", n, t1 - t0, t2 - t1, System.currentTimeMillis() - t2);
+        try {
+            for (int n = 1; n <= 3; n++) {
+                long pid = Long.parseLong(Files.readString(dir.resolve("backend-" + n + ".pid")).trim());
+                ProcessHandle handle = ProcessHandle.of(pid).orElseThrow();
+                long t0 = System.currentTimeMillis();
+                new ProcessBuilder("kill", "-TERM", Long.toString(pid)).start().waitFor();
+                handle.onExit().get(60, TimeUnit.SECONDS); // SIGTERM's own bound is 30 s (then it halts)
+                long t1 = System.currentTimeMillis();
+                cluster("start");
+                long t2 = System.currentTimeMillis();
+                int adminPort = BASE + 210 + n;
+                ClusterState.awaitTrue("backend-" + n + " ready and every shard in sync after its restart",
+                        CEILING, () -> ready(adminPort) && allShardsInSync(), ClusterFaultIT::state);
+                System.out.printf("rolling restart: backend-%d stopped in %d ms, serving %d ms later, in sync %d ms"
+                        + " after that%n", n, t1 - t0, t2 - t1, System.currentTimeMillis() - t2);
+            }
+        } finally {
+            rolled.complete(null); // the load runs its tail, then drains
         }
         long rollMillis = System.currentTimeMillis() - started;
-        LoadGenerator.Result r = load.run().get(3, TimeUnit.MINUTES);
+        LoadGenerator.Result r = load.run().get(LOAD_CEILING.toSeconds(), TimeUnit.SECONDS);
         String line = String.format("rolling restart (%d s) | %,d | %d | %d | %d | %d ms / %d ms", rollMillis / 1000,
                 r.acknowledged(), r.lost(), r.duplicates(), r.errors(), r.longestSendGapMillis(),
                 r.longestReceiveGapMillis());
         report.add(line);
         System.out.println("fault under load: " + line + " " + load.generator().errorKinds());
-        assertTrue(rollMillis < 100_000, "the roll finished while the load ran: " + line);
-        assertTrue(r.acknowledged() > 5_000, "the load ran: " + line);
+        assertTrue(r.acknowledgedInTail() > 0, "the cluster took writes after the roll: " + line + state());
         assertEquals(0, r.lost(), "every acknowledged send was received: " + line);
     }
 
@@ -141,17 +154,23 @@ class ClusterFaultIT {
     private record Load(LoadGenerator generator, CompletableFuture<LoadGenerator.Result> run, String queue) {
     }
 
-    /** Starts the load on a new queue and returns once messages flow in its measured window. */
-    private static Load startLoad(String queuePrefix, int seconds) {
+    /**
+     * Starts the load on a new queue and returns once messages flow in its measured window. The load lasts until
+     * {@code scenarioDone} completes, then {@link #TAIL_SECONDS} more, then drains: it covers the whole scenario
+     * however long a slow day makes it.
+     */
+    private static Load startLoad(String queuePrefix, CompletableFuture<?> scenarioDone) {
         LoadGenerator.Options o = new LoadGenerator.Options();
         o.endpoints.addAll(endpoints);
         o.warmupSeconds = 3;
-        o.seconds = seconds;
+        o.seconds = TAIL_SECONDS;
+        o.until = scenarioDone;
+        o.untilCeilingSeconds = (int) LOAD_CEILING.toSeconds();
         o.producers = 4;
         o.consumers = 4;
         o.rate = 300;
         o.visibilitySeconds = 5; // a lease whose answer died with a process comes back soon
-        o.drainSeconds = 60;
+        o.drainSeconds = 120;
         o.queueName = queuePrefix + "-" + System.currentTimeMillis();
         LoadGenerator generator = new LoadGenerator(o);
         CompletableFuture<LoadGenerator.Result> run = CompletableFuture.supplyAsync(() -> {
@@ -161,7 +180,8 @@ class ClusterFaultIT {
                 throw new IllegalStateException(e);
             }
         });
-        await().atMost(Duration.ofSeconds(60)).until(() -> generator.receivedInWindow() > 300 || run.isDone());
+        ClusterState.awaitTrue("messages flowing through the cluster", CEILING,
+                () -> generator.receivedInWindow() > 300 || run.isDone(), ClusterFaultIT::state);
         return new Load(generator, run, o.queueName);
     }
 
@@ -171,33 +191,46 @@ class ClusterFaultIT {
     }
 
     private void faultUnderLoad(String fault, Target target) throws Exception {
-        Load load = startLoad("fault-" + fault.replace(' ', '-'), 14);
-        String victim = target.choose(load.queue());
-        long pid = Long.parseLong(Files.readString(dir.resolve(victim + ".pid")).trim());
-        ProcessHandle handle = ProcessHandle.of(pid).orElseThrow();
-        new ProcessBuilder("kill", "-9", Long.toString(pid)).start().waitFor();
-        handle.onExit().get(10, TimeUnit.SECONDS);
-        Thread.sleep(3_000); // the outage itself: down for 3 s before it is started again
-        cluster("start"); // relaunches what is down, returns once the cluster serves again
+        CompletableFuture<Void> recovered = new CompletableFuture<>();
+        Load load = startLoad("fault-" + fault.replace(' ', '-'), recovered);
+        String victim;
+        try {
+            victim = target.choose(load.queue());
+            long pid = Long.parseLong(Files.readString(dir.resolve(victim + ".pid")).trim());
+            ProcessHandle handle = ProcessHandle.of(pid).orElseThrow();
+            new ProcessBuilder("kill", "-9", Long.toString(pid)).start().waitFor();
+            handle.onExit().get(30, TimeUnit.SECONDS);
+            Thread.sleep(3_000); // the outage itself: down for 3 s before it is started again
+            cluster("start"); // relaunches what is down, returns once the cluster serves again
+        } finally {
+            recovered.complete(null); // the load runs its tail, then drains
+        }
 
-        LoadGenerator.Result r = load.run().get(3, TimeUnit.MINUTES);
+        LoadGenerator.Result r = load.run().get(LOAD_CEILING.toSeconds(), TimeUnit.SECONDS);
         String line = String.format("%s (%s) | %,d | %d | %d | %d | %d ms / %d ms", fault, victim, r.acknowledged(),
                 r.lost(), r.duplicates(), r.errors(), r.longestSendGapMillis(), r.longestReceiveGapMillis());
         report.add(line);
         System.out.println("fault under load: " + line + " " + load.generator().errorKinds());
-        assertTrue(r.acknowledged() > 1_000, "the load ran: " + line);
+        assertTrue(r.acknowledgedInTail() > 0, "the cluster took writes after the restart: " + line + state());
         assertEquals(0, r.lost(), "every acknowledged send was received: " + line);
+    }
+
+    /** What every process of the cluster reports now: for failure messages. */
+    private static String state() {
+        return ClusterState.describe(ClusterState.clusterScriptPorts(BASE));
     }
 
     /** The backend leading the shard that holds the queue's partition: its primary. */
     private String primaryOf(String queue) throws Exception {
         String group = groupOf(queue);
-        return await().atMost(Duration.ofSeconds(10)).until(() -> backendWith(group, true), b -> b != null);
+        return ClusterState.await("the primary of " + queue, CEILING, () -> backendWith(group, true), b -> b != null,
+                ClusterFaultIT::state);
     }
 
     private String secondaryOf(String queue) throws Exception {
         String group = groupOf(queue);
-        return await().atMost(Duration.ofSeconds(10)).until(() -> backendWith(group, false), b -> b != null);
+        return ClusterState.await("a secondary of " + queue, CEILING, () -> backendWith(group, false), b -> b != null,
+                ClusterFaultIT::state);
     }
 
     private static String groupOf(String queue) throws Exception {
@@ -226,7 +259,7 @@ class ClusterFaultIT {
     }
 
     private static String metadataLeader() {
-        return await().atMost(Duration.ofSeconds(10)).until(() -> {
+        return ClusterState.await("the metadata leader", CEILING, () -> {
             for (int n = 1; n <= 3; n++) {
                 JsonNode status = status(BASE + 110 + n);
                 if (status != null) {
@@ -238,7 +271,7 @@ class ClusterFaultIT {
                 }
             }
             return null;
-        }, m -> m != null);
+        }, m -> m != null, ClusterFaultIT::state);
     }
 
     private static JsonNode status(int adminPort) {

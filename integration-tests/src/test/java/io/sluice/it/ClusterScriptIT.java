@@ -43,7 +43,7 @@ class ClusterScriptIT {
                  SqsClient two = SqsClients.client(URI.create(endpoints.get(1)), "sluice", "sluice-dev-secret")) {
                 String url = one.createQueue(b -> b.queueName("via-script")).queueUrl();
                 one.sendMessage(b -> b.queueUrl(url).messageBody("through frontend one"));
-                String body = await().atMost(Duration.ofSeconds(10)).ignoreException(QueueDoesNotExistException.class)
+                String body = await().atMost(Duration.ofSeconds(120)).ignoreException(QueueDoesNotExistException.class)
                         .until(() -> two.receiveMessage(b -> b.queueUrl(url).waitTimeSeconds(1)).messages(),
                                 m -> !m.isEmpty()).get(0).body();
                 assertEquals("through frontend one", body, "served by the other frontend");
@@ -81,7 +81,7 @@ class ClusterScriptIT {
         }
         List<Integer> backends = List.of(base + 211, base + 212, base + 213);
         List<Integer> others = List.of(base + 111, base + 112, base + 113, base + 311, base + 312);
-        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+        await().atMost(Duration.ofSeconds(120)).untilAsserted(() -> {
             List<PromScrape.Sample> sent = new java.util.ArrayList<>();
             double visible = 0;
             double inflight = 0;

@@ -92,7 +92,7 @@ class FifoAndDeadLetterIT extends SharedServer {
 
         String handle = sqs.startMessageMoveTask(b -> b.sourceArn(dlqArn)).taskHandle();
         assertNotNull(handle);
-        await().atMost(Duration.ofSeconds(20)).until(() -> "COMPLETED".equals(
+        await().atMost(Duration.ofSeconds(120)).until(() -> "COMPLETED".equals(
                 sqs.listMessageMoveTasks(b -> b.sourceArn(dlqArn)).results().get(0).status()));
         ListMessageMoveTasksResultEntry done = sqs.listMessageMoveTasks(b -> b.sourceArn(dlqArn)).results().get(0);
         assertEquals(1L, done.approximateNumberOfMessagesMoved());

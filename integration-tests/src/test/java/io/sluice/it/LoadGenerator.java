@@ -61,6 +61,13 @@ public final class LoadGenerator {
         List<Long> pids = new ArrayList<>();
         String accessKey = System.getenv().getOrDefault("AWS_ACCESS_KEY_ID", "sluice");
         String secretKey = System.getenv().getOrDefault("AWS_SECRET_ACCESS_KEY", "sluice-dev-secret");
+        /**
+         * For fault tests (no flag): when set, the measured phase lasts until this completes (a fault scenario is
+         * over), then {@code seconds} more as a tail, so the load covers the whole scenario however slow the day.
+         */
+        CompletableFuture<?> until;
+        /** The ceiling on waiting for {@link #until}: a scenario that never ends still ends the load. */
+        int untilCeilingSeconds = 600;
 
         /**
          * {@code --endpoint URL} (repeatable: clients spread over them and move to the next after a failure),
@@ -104,11 +111,15 @@ public final class LoadGenerator {
         }
     }
 
-    /** What one run measured. Rates and latencies cover the measurement phase; counts cover the whole run. */
+    /**
+     * What one run measured. Rates and latencies cover the measurement phase; counts cover the whole run;
+     * {@code acknowledgedInTail} counts sends acknowledged after {@link Options#until} completed (-1 without it): the
+     * service took writes again after the scenario.
+     */
     public record Result(double sentPerSecond, double receivedPerSecond, Histogram sendLatencyMicros,
                          Histogram endToEndMicros, long acknowledged, long lost, long duplicates, long errors,
                          double serverCpuSecondsPer1000, double generatorCpuSecondsPer1000, long longestSendGapMillis,
-                         long longestReceiveGapMillis) {
+                         long longestReceiveGapMillis, long acknowledgedInTail) {
     }
 
     private final Options o;
@@ -135,6 +146,7 @@ public final class LoadGenerator {
     private volatile boolean producing = true;
     private volatile boolean consuming = true;
     private volatile long lastArrivalNanos = System.nanoTime();
+    private volatile long acknowledgedBeforeTail;
     private String queueUrl;
     private String padding;
 
@@ -197,6 +209,14 @@ public final class LoadGenerator {
         longestReceiveGap.set(0);
         measuring = true;
         long t0 = System.nanoTime();
+        if (o.until != null) {
+            try {
+                o.until.get(o.untilCeilingSeconds, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+                // the scenario failed or hung: it reports that itself; the load still drains and counts losses
+            }
+            acknowledgedBeforeTail = acknowledged.size();
+        }
         Thread.sleep(o.seconds * 1000L);
         measuring = false;
         double elapsed = (System.nanoTime() - t0) / 1e9;
@@ -227,7 +247,8 @@ public final class LoadGenerator {
         pacer.shutdownNow();
         return new Result(sentInWindow.get() / elapsed, receivedInWindow.get() / elapsed, sendHistogram,
                 e2eHistogram, acknowledged.size(), lost, duplicates, errors.get(), serverCpuPer1000,
-                generatorCpuPer1000, sendGap / 1_000_000, receiveGap / 1_000_000);
+                generatorCpuPer1000, sendGap / 1_000_000, receiveGap / 1_000_000,
+                o.until == null ? -1 : acknowledged.size() - acknowledgedBeforeTail);
     }
 
     /**
@@ -374,12 +395,12 @@ public final class LoadGenerator {
                 .incrementAndGet();
     }
 
-    /** The most frequent kinds of error, for the report. */
     /** Messages received so far in the measured window (0 during the warm-up): to wait until the load is on. */
     public long receivedInWindow() {
         return receivedInWindow.get();
     }
 
+    /** The most frequent kinds of error, for the report. */
     public Map<String, Long> errorKinds() {
         Map<String, Long> out = new java.util.LinkedHashMap<>();
         errorKinds.entrySet().stream().sorted((a, b) -> Long.compare(b.getValue().get(), a.getValue().get())).limit(5)

@@ -28,25 +28,25 @@ class LostDiskGuardIT {
             List<BackendProcess> backends = new ArrayList<>();
             try (MetadataClient metadata = new MetadataClient(MetadataPeers.parse(group.peers))) {
                 BackendProcess.startNumbered(backends, group.peers, 1, 3);
-                await().atMost(Duration.ofSeconds(60)).until(() -> backends.stream().allMatch(b -> b.hostedShards() == 1));
+                await().atMost(Duration.ofSeconds(120)).until(() -> backends.stream().allMatch(b -> b.hostedShards() == 1));
                 BackendProcess lost = backends.get(2);
                 lost.stop();
                 lost.wipeData();
                 lost.start();
 
                 // no spare backend: it stays listed, and must not rejoin meanwhile (checked all along, for 6 s)
-                await().during(Duration.ofSeconds(6)).atMost(Duration.ofSeconds(10)).until(() ->
+                await().during(Duration.ofSeconds(6)).atMost(Duration.ofSeconds(60)).until(() ->
                         lost.hostedShards() == 0 && lost.readyStatus() == 503);
                 assertTrue(metadata.fetchImage().shards().get("s1").replicas().contains(lost.id), "still listed");
 
                 BackendProcess spare = new BackendProcess("b4", group.peers);
                 spare.start();
                 backends.add(spare);
-                ShardInfo after = await().atMost(Duration.ofSeconds(60)).until(() -> metadata.fetchImage().shards()
+                ShardInfo after = await().atMost(Duration.ofSeconds(120)).until(() -> metadata.fetchImage().shards()
                         .get("s1"), s -> !s.replicas().contains(lost.id));
                 assertTrue(after.replicas().contains(spare.id), "replaced by the spare: " + after);
-                await().atMost(Duration.ofSeconds(60)).until(() -> spare.hostedShards() == 1);
-                await().atMost(Duration.ofSeconds(30)).until(() -> lost.readyStatus() == 200);
+                await().atMost(Duration.ofSeconds(120)).until(() -> spare.hostedShards() == 1);
+                await().atMost(Duration.ofSeconds(120)).until(() -> lost.readyStatus() == 200);
                 assertEquals(0, lost.hostedShards(), "starts over empty");
             } finally {
                 for (BackendProcess b : backends) {

@@ -111,9 +111,17 @@ final class MetadataProcess {
         }
 
         MetadataProcess awaitLeader() {
-            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+            await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100))
                     .until(() -> members.values().stream().anyMatch(MetadataProcess::isLeader));
             return members.values().stream().filter(MetadataProcess::isLeader).findFirst().orElseThrow();
+        }
+
+        /** What the members and {@code backends} report now (for the message of a wait that timed out). */
+        String state(List<BackendProcess> backends) {
+            Map<String, Integer> ports = new LinkedHashMap<>();
+            members.forEach((id, m) -> ports.put("metadata " + id, m.adminPort));
+            backends.forEach(b -> ports.put("backend " + b.id, b.adminPort));
+            return ClusterState.describe(ports);
         }
 
         @Override

@@ -108,7 +108,7 @@ class NoisyNeighbourIT {
             flooders.add(th);
         }
         try (SqsClient quiet = SqsClients.client(server.endpoint(), "quiet", "q", false)) {
-            await().atMost(Duration.ofSeconds(30)).until(() -> accepted.get() + throttled.get() > FLOODERS); // flood on
+            await().atMost(Duration.ofSeconds(120)).until(() -> accepted.get() + throttled.get() > FLOODERS); // flood on
             long end = System.currentTimeMillis() + PHASE_MILLIS;
             while (System.currentTimeMillis() < end) {
                 long start = System.nanoTime();

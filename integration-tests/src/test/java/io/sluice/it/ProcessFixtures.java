@@ -37,7 +37,7 @@ final class ProcessFixtures {
     /** Waits until {@code GET /health} on the admin port answers 200; fails at once if the process exits. */
     static void awaitHealthy(Process process, int adminPort, Path log, String name) {
         URI health = URI.create("http://127.0.0.1:" + adminPort + "/health");
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
+        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100)).until(() -> {
             if (!process.isAlive()) {
                 throw new IllegalStateException(name + " exited with " + process.exitValue() + "; see " + log);
             }

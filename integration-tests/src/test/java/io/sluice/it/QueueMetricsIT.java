@@ -72,7 +72,7 @@ class QueueMetricsIT {
         sqs.deleteMessage(b -> b.queueUrl(url).receiptHandle(first.get(0).receiptHandle()));
         sqs.deleteMessage(b -> b.queueUrl(url).receiptHandle(first.get(1).receiptHandle()));
         // the other two become visible again (1 s lease); their next receive exceeds maxReceiveCount 1
-        await().atMost(Duration.ofSeconds(10)).until(() -> "7".equals(sqs.getQueueAttributes(b -> b.queueUrl(url)
+        await().atMost(Duration.ofSeconds(120)).until(() -> "7".equals(sqs.getQueueAttributes(b -> b.queueUrl(url)
                 .attributeNamesWithStrings("ApproximateNumberOfMessages")).attributesAsStrings()
                 .get("ApproximateNumberOfMessages")));
         List<Message> second = sqs.receiveMessage(b -> b.queueUrl(url).maxNumberOfMessages(10).visibilityTimeout(300))
@@ -114,7 +114,7 @@ class QueueMetricsIT {
             int accepted = 5 - throttled;
 
             // the dead-letter hand-off is asynchronous: wait for the two to arrive
-            await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertEquals(2 + accepted,
+            await().atMost(Duration.ofSeconds(120)).untilAsserted(() -> assertEquals(2 + accepted,
                     PromScrape.of(server.adminEndpoint()).sum("sluice_queue_messages", "queue", "metrics-dlq",
                             "state", "visible"), "messages in the dead-letter queue"));
 

@@ -36,7 +36,7 @@ class ShardScaleIT {
                     b.start();
                     backends.add(b);
                 }
-                await().atMost(Duration.ofSeconds(60)).until(() -> backends.stream().allMatch(b -> b.hostedShards() == SHARDS));
+                await().atMost(Duration.ofSeconds(120)).until(() -> backends.stream().allMatch(b -> b.hostedShards() == SHARDS));
                 try (SluiceProcess frontend = SluiceProcess.startFrontend("scale-frontend", group.peers);
                      SqsClient sqs = SqsClients.client(frontend.endpoint())) {
                     long start = System.nanoTime();
@@ -60,7 +60,7 @@ class ShardScaleIT {
                     }
                     // the queue metrics at this scale: each of the 1,000 partitions exported once, by its primary
                     // (a backend names a queue once its catalog copy has it: within sluice.catalog.refresh-ms)
-                    await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+                    await().atMost(Duration.ofSeconds(120)).untilAsserted(() -> {
                         java.util.Set<String> exported = new java.util.HashSet<>();
                         StringBuilder report = new StringBuilder();
                         for (BackendProcess b : backends) {
@@ -88,7 +88,7 @@ class ShardScaleIT {
                     restarted.stop();
                     long restart = System.nanoTime();
                     restarted.start();
-                    await().atMost(Duration.ofSeconds(30)).until(() -> restarted.hostedShards() == SHARDS);
+                    await().atMost(Duration.ofSeconds(120)).until(() -> restarted.hostedShards() == SHARDS);
                     long millis = (System.nanoTime() - restart) / 1_000_000;
                     System.out.printf("backend %s restarted with %d queues on %d shards: serving its shards after %d ms%n",
                             restarted.id, QUEUES, SHARDS, millis);

@@ -30,6 +30,8 @@ import org.junit.jupiter.api.Test;
  * after SIGKILL of one of its backends it still has everything acknowledged and keeps taking writes.
  */
 class ShardedBackendsIT {
+    /** Ceiling of one wait: for a hung cluster, not a slow one (these normally take seconds). */
+    static final Duration CEILING = Duration.ofMinutes(3);
 
     @Test
     void backendsJoinTheirShardsAndAShardSurvivesLosingABackend() throws Exception {
@@ -45,17 +47,19 @@ class ShardedBackendsIT {
             }
             try (MetadataClient metadata = new MetadataClient(MetadataPeers.parse(group.peers))) {
                 long assigned = System.nanoTime();
-                await().atMost(Duration.ofSeconds(60)).until(() -> metadata.fetchImage().shards().size() == 4);
-                await().atMost(Duration.ofSeconds(60)).until(() -> backends.stream().allMatch(b -> b.hostedShards() == 4));
+                ClusterState.awaitTrue("4 shards in the catalog", CEILING, () -> metadata.fetchImage().shards().size() == 4,
+                        () -> group.state(backends));
+                ClusterState.awaitTrue("every backend hosting 4 shards", CEILING,
+                        () -> backends.stream().allMatch(b -> b.hostedShards() == 4), () -> group.state(backends));
                 System.out.printf("4 shards x 3 replicas hosted by 3 backends %d ms after the backends started%n",
                         (System.nanoTime() - assigned) / 1_000_000);
                 ClusterImage image = metadata.fetchImage();
                 image.shards().values().forEach(s -> assertEquals(3, s.replicas().size(), s.toString()));
                 // leadership balancing: each shard's first replica has the higher Raft priority, and the first
                 // replicas rotate over the backends, so every backend ends up primary of some shard
-                await().atMost(Duration.ofSeconds(30)).until(() -> image.shards().values().stream()
-                        .allMatch(s -> backends.stream().filter(b -> b.id.equals(s.replicas().get(0))).findFirst()
-                                .orElseThrow().leads(s.groupId())));
+                ClusterState.awaitTrue("each shard led by its first replica", CEILING, () -> image.shards().values()
+                        .stream().allMatch(s -> backends.stream().filter(b -> b.id.equals(s.replicas().get(0)))
+                                .findFirst().orElseThrow().leads(s.groupId())), () -> group.state(backends));
                 for (BackendProcess b : backends) {
                     long led = image.shards().values().stream().filter(s -> b.leads(s.groupId())).count();
                     System.out.printf("backend %s leads %d of 4 shards%n", b.id, led);
@@ -65,20 +69,24 @@ class ShardedBackendsIT {
                 PartitionId p = new PartitionId(1, 0);
                 try (ShardClient shard = new ShardClient(group(image, s1), 64, 2, Runnable::run)) {
                     long start = System.nanoTime();
-                    await().atMost(Duration.ofSeconds(60)).ignoreExceptions().until(() -> shard.submit(p,
-                            new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS)).get(10, TimeUnit.SECONDS) != null);
+                    ClusterState.awaitTrue("shard s1 serving a first write", CEILING, () -> shard.submit(p,
+                            new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS)).get(10, TimeUnit.SECONDS)
+                            != null, () -> group.state(backends));
                     System.out.printf("shard s1 served its first write %d ms after the shards were assigned%n",
                             (System.nanoTime() - start) / 1_000_000);
                     shard.submit(p, new PartitionCommand.Send(List.of(NewMessage.of("a", "before"))))
                             .get(30, TimeUnit.SECONDS);
 
-                    await().atMost(Duration.ofSeconds(10)).until(() -> backends.stream().anyMatch(b -> b.leads(s1.groupId())));
+                    ClusterState.awaitTrue("a leader of s1", CEILING, () -> backends.stream()
+                            .anyMatch(b -> b.leads(s1.groupId())), () -> group.state(backends));
                     BackendProcess leader = backends.stream().filter(b -> b.leads(s1.groupId())).findFirst().orElseThrow();
                     String victim = leader.id;
                     leader.kill();
                     long killed = System.nanoTime();
-                    shard.submit(p, new PartitionCommand.Send(List.of(NewMessage.of("b", "after")))).get(60, TimeUnit.SECONDS);
-                    System.out.printf("shard s1's leader %s killed (SIGKILL): the next write committed after %d ms%n", victim,
+                    awaitCommits(shard, p, "s1 after its leader's kill", () -> group.state(backends));
+                    commit(shard, p, new PartitionCommand.Send(List.of(NewMessage.of("b", "after"))),
+                            "a write after the leader's kill", () -> group.state(backends));
+                    System.out.printf("shard s1's leader %s killed (SIGKILL): it committed again after %d ms%n", victim,
                             (System.nanoTime() - killed) / 1_000_000);
                     PartitionEngine.Outcome got = shard.submit(p, new PartitionCommand.Receive(10, 60, null))
                             .get(30, TimeUnit.SECONDS);
@@ -106,39 +114,51 @@ class ShardedBackendsIT {
             List<BackendProcess> backends = new ArrayList<>();
             try (MetadataClient metadata = new MetadataClient(MetadataPeers.parse(group.peers))) {
                 BackendProcess.startNumbered(backends, group.peers, 1, 4);
-                await().atMost(Duration.ofSeconds(60)).until(() -> metadata.fetchImage().shards().size() == 1);
+                ClusterState.awaitTrue("shard s1 in the catalog", CEILING, () -> metadata.fetchImage().shards().size() == 1,
+                        () -> group.state(backends));
                 ShardInfo before = metadata.fetchImage().shards().get("s1");
-                await().atMost(Duration.ofSeconds(60)).until(() -> backends.stream()
-                        .filter(b -> before.replicas().contains(b.id)).allMatch(b -> b.hostedShards() == 1));
+                ClusterState.awaitTrue("s1's replicas hosting it", CEILING, () -> backends.stream()
+                        .filter(b -> before.replicas().contains(b.id)).allMatch(b -> b.hostedShards() == 1),
+                        () -> group.state(backends));
                 PartitionId p = new PartitionId(1, 0);
                 try (ShardClient shard = new ShardClient(group(metadata.fetchImage(), before), 64, 2, Runnable::run)) {
-                    shard.submit(p, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS)).get(60, TimeUnit.SECONDS);
+                    commit(shard, p, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS), "configure",
+                            () -> group.state(backends));
                     for (int i = 0; i < 50; i++) {
                         shard.submit(p, new PartitionCommand.Send(List.of(NewMessage.of("m" + i, "body " + i))))
                                 .get(30, TimeUnit.SECONDS);
                     }
                 }
-                await().atMost(Duration.ofSeconds(10)).until(() -> backends.stream().anyMatch(b -> b.leads(before.groupId())));
-                BackendProcess leader = backends.stream().filter(b -> b.leads(before.groupId())).findFirst().orElseThrow();
+                // The preferred leader (first replica, higher Raft priority) leads once it caught up; until then another
+                // replica may lead for a while. Wait for it: a follower chosen while a stand-in leads could be the
+                // preferred leader, and killing it would be a leader failover, not the replacement this test is about.
+                BackendProcess leader = backends.stream().filter(b -> b.id.equals(before.replicas().get(0)))
+                        .findFirst().orElseThrow();
+                ClusterState.awaitTrue("s1 led by its preferred leader " + leader.id, CEILING,
+                        () -> leader.leads(before.groupId()), () -> group.state(backends));
                 List<BackendProcess> followers = backends.stream()
                         .filter(b -> before.replicas().contains(b.id) && b != leader).toList();
                 followers.get(0).kill();
                 long killed = System.nanoTime();
-                ShardInfo after = await().atMost(Duration.ofSeconds(60)).until(() -> metadata.fetchImage().shards()
-                        .get("s1"), s -> !s.replicas().contains(followers.get(0).id));
+                ShardInfo after = ClusterState.await(followers.get(0).id + " replaced in the catalog", CEILING,
+                        () -> metadata.fetchImage().shards().get("s1"), s -> !s.replicas().contains(followers.get(0).id),
+                        () -> group.state(backends));
                 String newcomer = after.replicas().stream().filter(r -> !before.replicas().contains(r)).findFirst()
                         .orElseThrow();
                 BackendProcess fresh = backends.stream().filter(b -> b.id.equals(newcomer)).findFirst().orElseThrow();
-                await().atMost(Duration.ofSeconds(60)).until(() -> fresh.hostedShards() == 1);
+                ClusterState.awaitTrue(newcomer + " hosting s1", CEILING, () -> fresh.hostedShards() == 1,
+                        () -> group.state(backends));
                 System.out.printf("replica %s replaced by %s in the catalog and joined the group %d ms after the kill%n",
                         followers.get(0).id, newcomer, (System.nanoTime() - killed) / 1_000_000);
                 // the leader changes the members on its next agent tick and the newcomer catches up: wait for its gauges
-                await().atMost(Duration.ofSeconds(60)).until(() -> membershipSettled(leader, 3));
+                ClusterState.awaitTrue("s1's members changed and in sync (the leader's gauges)", CEILING,
+                        () -> membershipSettled(leader, 3), () -> group.state(backends));
 
                 followers.get(1).kill(); // now only the leader and the newcomer are up: a majority only if it is a member
                 try (ShardClient shard = new ShardClient(group(metadata.fetchImage(), after), 64, 2, Runnable::run)) {
-                    shard.submit(p, new PartitionCommand.Send(List.of(NewMessage.of("late", "after the swap"))))
-                            .get(60, TimeUnit.SECONDS);
+                    awaitCommits(shard, p, "s1 with only the leader and the newcomer up", () -> group.state(backends));
+                    commit(shard, p, new PartitionCommand.Send(List.of(NewMessage.of("late", "after the swap"))),
+                            "a write with only the leader and the newcomer up", () -> group.state(backends));
                     assertEquals(51, receiveUpTo(shard, p, 51),
                             "every acknowledged message, committed by the leader and the newcomer");
                 }
@@ -164,15 +184,15 @@ class ShardedBackendsIT {
             List<BackendProcess> backends = new ArrayList<>();
             try (MetadataClient metadata = new MetadataClient(MetadataPeers.parse(group.peers))) {
                 BackendProcess.startNumbered(backends, group.peers, 1, 3);
-                await().atMost(Duration.ofSeconds(60)).until(() -> metadata.fetchImage().shards().size() == 3
-                        && backends.stream().allMatch(b -> b.hostedShards() == 3));
+                ClusterState.awaitTrue("3 shards hosted by 3 backends", CEILING, () -> metadata.fetchImage().shards()
+                        .size() == 3 && backends.stream().allMatch(b -> b.hostedShards() == 3), () -> group.state(backends));
                 ClusterImage before = metadata.fetchImage();
                 int n = 0;
                 for (ShardInfo shard : before.shards().values()) {
                     PartitionId p = new PartitionId(100 + n++, 0);
                     try (ShardClient client = new ShardClient(group(before, shard), 64, 2, Runnable::run)) {
-                        client.submit(p, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS))
-                                .get(60, TimeUnit.SECONDS);
+                        commit(client, p, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS), "configure",
+                                () -> group.state(backends));
                         for (int i = 0; i < 20; i++) {
                             client.submit(p, new PartitionCommand.Send(List.of(NewMessage.of(shard.shardId() + i, "b"))))
                                     .get(30, TimeUnit.SECONDS);
@@ -185,19 +205,22 @@ class ShardedBackendsIT {
                         "127.0.0.1");
                 backends.add(added);
                 added.start();
-                await().atMost(Duration.ofSeconds(30)).until(() -> metadata.fetchImage().nodes().containsKey("b4"));
+                ClusterState.awaitTrue("b4 registered", CEILING, () -> metadata.fetchImage().nodes().containsKey("b4"),
+                        () -> group.state(backends));
                 assertEquals("127.0.0.1:" + added.raftPort, metadata.fetchImage().nodes().get("b4").address(),
                         "registered at its advertised address, not its bind address");
                 // once b4's heartbeats reached the metadata leader it is live and the rebalance moves replicas to it
-                var result = await().atMost(Duration.ofSeconds(30)).until(() -> metadata.submit(
-                        new io.sluice.metadata.image.MetadataCommand.Rebalance(10)), r -> !r.message().isBlank());
+                var result = ClusterState.await("a rebalance that moves replicas", CEILING, () -> metadata.submit(
+                        new io.sluice.metadata.image.MetadataCommand.Rebalance(10)), r -> !r.message().isBlank(),
+                        () -> group.state(backends));
                 System.out.println("rebalance moved: " + result.message());
                 ClusterImage after = metadata.fetchImage();
                 assertEquals(List.of(2, 2, 2, 3), after.shardReplicasPerNode().values().stream().sorted().toList(),
                         "replicas per backend after the rebalance: " + after.shardReplicasPerNode());
                 assertEquals(2, after.shardReplicasPerNode().get("b4"), "the added backend took two");
-                await().atMost(Duration.ofSeconds(90)).until(() -> backends.stream().allMatch(b ->
-                        b.hostedShards() == after.shardReplicasPerNode().getOrDefault(b.id, 0)));
+                ClusterState.awaitTrue("every backend hosting what the rebalance gave it", CEILING, () -> backends.stream()
+                        .allMatch(b -> b.hostedShards() == after.shardReplicasPerNode().getOrDefault(b.id, 0)),
+                        () -> group.state(backends));
 
                 n = 0;
                 for (ShardInfo shard : after.shards().values()) {
@@ -208,8 +231,9 @@ class ShardedBackendsIT {
                         backends.stream().filter(b -> b.id.equals(original)).findFirst().orElseThrow().kill();
                     }
                     try (ShardClient client = new ShardClient(group(after, shard), 64, 2, Runnable::run)) {
-                        client.submit(p, new PartitionCommand.Send(List.of(NewMessage.of("late", "b"))))
-                                .get(60, TimeUnit.SECONDS);
+                        awaitCommits(client, p, shard.shardId() + " after the move", () -> group.state(backends));
+                        commit(client, p, new PartitionCommand.Send(List.of(NewMessage.of("late", "b"))),
+                                shard.shardId() + ": a write after the move", () -> group.state(backends));
                         assertEquals(21, receiveUpTo(client, p, 21),
                                 shard.shardId() + (moved ? " (moved)" : "") + ": every message");
                     }
@@ -217,8 +241,8 @@ class ShardedBackendsIT {
                         String original = shard.replicas().stream().filter(r -> !r.equals("b4")).findFirst().orElseThrow();
                         BackendProcess b = backends.stream().filter(x -> x.id.equals(original)).findFirst().orElseThrow();
                         b.start(); // back for the next shard's check
-                        await().atMost(Duration.ofSeconds(60)).until(() -> b.hostedShards()
-                                == after.shardReplicasPerNode().getOrDefault(b.id, 0));
+                        ClusterState.awaitTrue(b.id + " hosting its shards again", CEILING, () -> b.hostedShards()
+                                == after.shardReplicasPerNode().getOrDefault(b.id, 0), () -> group.state(backends));
                     }
                 }
             } finally {
@@ -227,6 +251,30 @@ class ShardedBackendsIT {
                 }
             }
         }
+    }
+
+    /**
+     * Submits one command and waits for its outcome, failing with the cluster's state if it does not commit. One
+     * attempt (a retried send could be applied twice): the shard client itself retries for a while.
+     */
+    private static PartitionEngine.Outcome commit(ShardClient shard, PartitionId p, PartitionCommand command,
+                                                  String what, java.util.function.Supplier<String> state) {
+        try {
+            return shard.submit(p, command).get(CEILING.toSeconds(), TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new AssertionError(what + " did not commit: " + e + "; the cluster then:" + state.get(), e);
+        }
+    }
+
+    /**
+     * Waits until the shard commits again (after a kill, an election may take a while on a slow day), probing with an
+     * idempotent command, so the counted writes that follow are sent once.
+     */
+    private static void awaitCommits(ShardClient shard, PartitionId p, String what,
+                                     java.util.function.Supplier<String> state) {
+        ClusterState.awaitTrue(what + " committing", CEILING, () -> shard.submit(p,
+                new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS)).get(30, TimeUnit.SECONDS) != null,
+                state);
     }
 
     /** Receives (leasing for 10 min) until {@code expected} messages came or 20 rounds passed; how many came. */

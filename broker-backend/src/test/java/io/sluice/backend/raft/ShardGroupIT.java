@@ -136,7 +136,7 @@ class ShardGroupIT {
     }
 
     void awaitSameState(List<String> replicas) {
-        await().atMost(Duration.ofSeconds(20)).until(() -> replicas.stream()
+        await().atMost(Duration.ofSeconds(120)).until(() -> replicas.stream()
                 .map(r -> machines.get(r).describe(P) + machines.get(r).describe(Q)).distinct().count() == 1);
     }
 
@@ -226,7 +226,7 @@ class ShardGroupIT {
                 .withRetentionSeconds(60))), at(Q, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS))));
         submit(client, List.of(at(P, new PartitionCommand.Send(List.of(NewMessage.of("old", "expires")))),
                 at(Q, new PartitionCommand.Send(List.of(NewMessage.of("kept", "retention of 4 days"))))));
-        String leader = await().atMost(Duration.ofSeconds(10)).until(this::leader, Objects::nonNull);
+        String leader = await().atMost(Duration.ofSeconds(120)).until(this::leader, Objects::nonNull);
         assertEquals(List.of(), machines.get(leader).partitionsToSweep(manual.nowMillis()), "nothing due yet");
         manual.advanceMillis(61_000);
         assertEquals(List.of(P), machines.get(leader).partitionsToSweep(manual.nowMillis()));
@@ -250,7 +250,7 @@ class ShardGroupIT {
         startGroup();
         RaftClient client = client(40);
         submit(client, List.of(at(P, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS))));
-        String leader = await().atMost(Duration.ofSeconds(10)).until(this::leader, Objects::nonNull);
+        String leader = await().atMost(Duration.ofSeconds(120)).until(this::leader, Objects::nonNull);
         String down = servers.keySet().stream().filter(id -> !id.equals(leader)).findFirst().orElseThrow();
         servers.remove(down).close();
         machines.remove(down);
@@ -259,7 +259,7 @@ class ShardGroupIT {
                     i + "x".repeat(1_000)))))));
         }
         assertNotNull(machines.get(leader).getLatestSnapshot(), "the leader took snapshots");
-        long firstIndex = await().atMost(Duration.ofSeconds(10)).until(() -> servers.get(leader)
+        long firstIndex = await().atMost(Duration.ofSeconds(120)).until(() -> servers.get(leader)
                 .getDivision(group.getGroupId()).getRaftLog().getStartIndex(), i -> i > 100);
 
         start(down);

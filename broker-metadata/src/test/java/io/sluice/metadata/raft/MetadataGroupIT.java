@@ -74,7 +74,7 @@ class MetadataGroupIT {
     }
 
     String awaitLeader() {
-        await().atMost(Duration.ofSeconds(20)).until(() -> servers.values().stream().anyMatch(MetadataServer::isLeader));
+        await().atMost(Duration.ofSeconds(120)).until(() -> servers.values().stream().anyMatch(MetadataServer::isLeader));
         return servers.values().stream().filter(MetadataServer::isLeader).findFirst().orElseThrow().nodeId();
     }
 
@@ -106,7 +106,7 @@ class MetadataGroupIT {
         assertTrue(before.queues().containsKey("after-failover"));
 
         start(leader, 5); // the old leader comes back and catches up (log or snapshot)
-        await().atMost(Duration.ofSeconds(20)).until(() -> servers.get(leader).image().queues().equals(before.queues()));
+        await().atMost(Duration.ofSeconds(120)).until(() -> servers.get(leader).image().queues().equals(before.queues()));
 
         for (String id : List.copyOf(servers.keySet())) {
             servers.remove(id).close();
@@ -140,7 +140,7 @@ class MetadataGroupIT {
                 // the next beat will do
             }
         }), 0, 200, TimeUnit.MILLISECONDS);
-        await().atMost(Duration.ofSeconds(10)).until(() -> backends.stream().allMatch(b ->
+        await().atMost(Duration.ofSeconds(120)).until(() -> backends.stream().allMatch(b ->
                 servers.values().stream().anyMatch(s -> s.isLeader() && s.lastHeartbeatMillis(b) > 0)));
 
         for (int q = 0; q < 4; q++) {
@@ -155,7 +155,7 @@ class MetadataGroupIT {
 
         beating.remove("b4");
         long stopped = System.nanoTime();
-        await().atMost(Duration.ofSeconds(20)).until(() -> client.fetchImage().partitions().values().stream()
+        await().atMost(Duration.ofSeconds(120)).until(() -> client.fetchImage().partitions().values().stream()
                 .noneMatch(a -> a.replicas().contains("b4")));
         System.out.printf("backend b4 silent: re-replicated after %d ms (grace %d ms)%n",
                 (System.nanoTime() - stopped) / 1_000_000, DEAD_AFTER_MILLIS);
@@ -172,7 +172,7 @@ class MetadataGroupIT {
         closeables.add(a);
         closeables.add(b);
         assertTrue(a.create("shared", false, Map.of(), Map.of(), 1, 0) instanceof QueueCatalog.Created);
-        await().atMost(Duration.ofSeconds(5)).until(() -> b.get("shared").isPresent());
+        await().atMost(Duration.ofSeconds(120)).until(() -> b.get("shared").isPresent());
         long start = System.nanoTime();
         assertNotNull(a.delete("shared", 0).orElseThrow());
         assertTrue(a.get("shared").isEmpty(), "the writer reads its own write at once");
