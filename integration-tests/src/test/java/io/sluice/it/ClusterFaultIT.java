@@ -36,6 +36,7 @@ import org.junit.jupiter.api.Test;
  * it slower), only on what was lost and that writes flowed again after it; every wait's ceiling that trips prints
  * the cluster's state.
  */
+@org.junit.jupiter.api.Timeout(value = 20, unit = java.util.concurrent.TimeUnit.MINUTES) // a hung cluster, not a slow one
 class ClusterFaultIT {
     static final int BASE = 22000;
     static final String PEERS = "m1=127.0.0.1:" + (BASE + 101) + ",m2=127.0.0.1:" + (BASE + 102) + ",m3=127.0.0.1:"
