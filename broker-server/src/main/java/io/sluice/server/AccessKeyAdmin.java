@@ -10,11 +10,12 @@ import java.util.List;
 import java.util.function.Function;
 
 /**
- * The admin port's catalog writes. {@code POST /admin/access-keys}: stores an access key and its rules in the replicated catalog. Body:
- * {@code {"accessKey": "...", "secretKey": "...", "allow": [["SendMessage*", "orders-*"], ...]}} (no {@code allow}:
- * everything). {@code POST /admin/rebalance} (body {@code {"maxMoves": n}}, default 1): moves shard replicas from
- * the most to the least loaded backends, answering the moves made. The admin port is for operators: bind it to a
- * private address.
+ * The admin port's catalog writes (the admin server checks the admin token and the JSON content type first).
+ * {@code POST /admin/access-keys}: stores an access key and its rules in the replicated catalog. Body:
+ * {@code {"accessKey": "...", "secretKey": "...", "allow": [["SendMessage*", "orders-*"], ...]}}; a key without
+ * rules may do nothing; {@code "admin": true} adds the rule {@code ["*", "*"]} (everything).
+ * {@code POST /admin/rebalance} (body {@code {"maxMoves": n}}, default 1): moves shard replicas from the most to the
+ * least loaded backends, answering the moves made.
  */
 final class AccessKeyAdmin {
     private AccessKeyAdmin() {
@@ -39,6 +40,9 @@ final class AccessKeyAdmin {
                     throw new IllegalArgumentException("allow entries are [actionGlob, queueGlob]");
                 }
                 allow.add(List.of(pair.get(0).asText(), pair.get(1).asText()));
+            }
+            if (node.path("admin").asBoolean(false)) {
+                allow.add(List.of("*", "*"));
             }
             MetadataResult r = submit.apply(new MetadataCommand.SetAccessKey(key, secret, allow));
             return "{\"status\":\"" + r.status() + "\"}";

@@ -17,13 +17,13 @@ import java.util.Map;
  * {"keys": [
  *   {"accessKey": "orders-producer", "secretKey": "...",
  *    "allow": [{"action": "SendMessage*", "queue": "orders-*"}, {"action": "GetQueueUrl", "queue": "*"}]},
- *   {"accessKey": "admin", "secretKey": "..."}
+ *   {"accessKey": "ops", "secretKey": "...", "admin": true}
  * ]}
  * </pre>
  *
- * A key without {@code allow} may do everything; a key with rules may do only what one of them matches (action
- * and queue name are case-sensitive globs with {@code *}; account-wide actions such as ListQueues match only a
- * queue pattern of {@code *}).
+ * A key may do only what one of its rules matches (action and queue name are case-sensitive globs with {@code *};
+ * account-wide actions match only a queue pattern of {@code *}); a key without rules may do nothing. An admin key
+ * ({@code "admin": true}) has the rule {@code *} on {@code *}: everything.
  */
 record AccessKeysFile(Map<String, String> secrets, Map<String, List<AuthorizationPolicy.Rule>> rules) {
 
@@ -46,14 +46,21 @@ record AccessKeysFile(Map<String, String> secrets, Map<String, List<Authorizatio
             if (secrets.put(access, secret) != null) {
                 throw new IllegalArgumentException(file + ": access key " + access + " appears twice");
             }
+            List<AuthorizationPolicy.Rule> list = new ArrayList<>();
             JsonNode allow = k.get("allow");
             if (allow != null) {
-                List<AuthorizationPolicy.Rule> list = new ArrayList<>();
                 for (JsonNode r : allow) {
                     list.add(new AuthorizationPolicy.Rule(text(r, "action", file), text(r, "queue", file)));
                 }
-                rules.put(access, list);
             }
+            JsonNode admin = k.get("admin");
+            if (admin != null && !admin.isBoolean()) {
+                throw new IllegalArgumentException(file + ": \"admin\" of " + access + " must be true or false");
+            }
+            if (admin != null && admin.asBoolean()) {
+                list.add(AuthorizationPolicy.ADMIN);
+            }
+            rules.put(access, list);
         }
         return new AccessKeysFile(secrets, rules);
     }

@@ -26,6 +26,40 @@ final class AdminCommand implements Runnable {
         new picocli.CommandLine(this).usage(System.out);
     }
 
+    /** The admin token of the write commands: {@code --token}, else {@code --token-file}, else SLUICE_ADMIN_TOKEN. */
+    static final class Token {
+        @Option(names = "--token", description = "The admin token (sluice.admin.token). Default: --token-file, else"
+                + " the environment variable SLUICE_ADMIN_TOKEN.")
+        String token;
+
+        @Option(names = "--token-file", description = "A file holding the admin token (sluice dev: DATA_DIR/admin-token).")
+        java.nio.file.Path tokenFile;
+
+        String value() throws java.io.IOException {
+            if (token != null && !token.isEmpty()) {
+                return token;
+            }
+            if (tokenFile != null) {
+                return java.nio.file.Files.readString(tokenFile).trim();
+            }
+            return System.getenv().getOrDefault("SLUICE_ADMIN_TOKEN", "");
+        }
+    }
+
+    /** POSTs a JSON body to an admin write endpoint with the token; prints the answer; 0 on 200. */
+    static int post(String adminUrl, String path, String body, Token token) throws Exception {
+        String base = adminUrl.endsWith("/") ? adminUrl.substring(0, adminUrl.length() - 1) : adminUrl;
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(30))
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body));
+        String value = token.value();
+        if (!value.isEmpty()) {
+            request.header("Authorization", "Bearer " + value);
+        }
+        HttpResponse<String> r = HttpClient.newHttpClient().send(request.build(), HttpResponse.BodyHandlers.ofString());
+        System.out.println(r.body());
+        return r.statusCode() == 200 ? 0 : 1;
+    }
+
     abstract static class Base implements Callable<Integer> {
         @Option(names = "--admin-url", required = true, description = "Admin endpoint of any node, e.g."
                 + " http://127.0.0.1:9325")
@@ -92,14 +126,24 @@ final class AdminCommand implements Runnable {
         @Option(names = "--secret-key", required = true)
         String secretKey;
 
-        @Option(names = "--allow", description = "actionGlob:queueGlob, repeatable (none: everything).")
+        @Option(names = "--allow", description = "actionGlob:queueGlob, repeatable (a key without rules may do"
+                + " nothing).")
         java.util.List<String> allow = new java.util.ArrayList<>();
+
+        @Option(names = "--admin", description = "An admin key: the rule *:* (every action on every queue).")
+        boolean admin;
+
+        @picocli.CommandLine.Mixin
+        Token token = new Token();
 
         @Override
         public Integer call() throws Exception {
             ObjectMapper json = new ObjectMapper();
             var body = json.createObjectNode().put("accessKey", accessKey).put("secretKey", secretKey);
             var rules = body.putArray("allow");
+            if (admin) {
+                rules.addArray().add("*").add("*");
+            }
             for (String a : allow) {
                 int colon = a.indexOf(':');
                 if (colon <= 0 || colon == a.length() - 1) {
@@ -108,13 +152,7 @@ final class AdminCommand implements Runnable {
                 }
                 rules.addArray().add(a.substring(0, colon)).add(a.substring(colon + 1));
             }
-            String base = adminUrl.endsWith("/") ? adminUrl.substring(0, adminUrl.length() - 1) : adminUrl;
-            HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
-                            URI.create(base + "/admin/access-keys")).timeout(Duration.ofSeconds(30))
-                    .POST(HttpRequest.BodyPublishers.ofString(json.writeValueAsString(body))).build(),
-                    HttpResponse.BodyHandlers.ofString());
-            System.out.println(r.body());
-            return r.statusCode() == 200 ? 0 : 1;
+            return post(adminUrl, "/admin/access-keys", json.writeValueAsString(body), token);
         }
     }
 
@@ -127,15 +165,12 @@ final class AdminCommand implements Runnable {
         @Option(names = "--max-moves", defaultValue = "1", description = "Replicas to move now (default ${DEFAULT-VALUE}).")
         int maxMoves;
 
+        @picocli.CommandLine.Mixin
+        Token token = new Token();
+
         @Override
         public Integer call() throws Exception {
-            String base = adminUrl.endsWith("/") ? adminUrl.substring(0, adminUrl.length() - 1) : adminUrl;
-            HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
-                            URI.create(base + "/admin/rebalance")).timeout(Duration.ofSeconds(30))
-                    .POST(HttpRequest.BodyPublishers.ofString("{\"maxMoves\":" + maxMoves + "}")).build(),
-                    HttpResponse.BodyHandlers.ofString());
-            System.out.println(r.body());
-            return r.statusCode() == 200 ? 0 : 1;
+            return post(adminUrl, "/admin/rebalance", "{\"maxMoves\":" + maxMoves + "}", token);
         }
     }
 

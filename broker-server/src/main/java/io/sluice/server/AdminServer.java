@@ -33,6 +33,11 @@ import java.util.function.BooleanSupplier;
  * {@code GET /metrics} (Prometheus) and {@code GET /admin/status} (cluster status as JSON, what
  * {@code sluice admin status} prints). The status runs on the admin event loop: it reads in-memory images only;
  * a scrape reads shard state under its locks, so it runs on a thread of its own.
+ *
+ * <p>State-changing endpoints ({@code POST}) need the admin token ({@link AdminAccess}: 401 without it, 403 when no
+ * token is configured) and a JSON body ({@code Content-Type: application/json}, else 415), so a browser cannot post
+ * to them across sites. {@code /metrics} needs the token when {@code sluice.admin.metrics-auth} is on; {@code /health}
+ * and {@code /ready} never do.
  */
 final class AdminServer implements AutoCloseable {
     private final PrometheusMeterRegistry registry;
@@ -48,18 +53,21 @@ final class AdminServer implements AutoCloseable {
             new java.util.concurrent.atomic.AtomicReference<>();
     private final java.util.function.Supplier<String> status;
     private final java.util.Map<String, java.util.function.Function<byte[], String>> posts;
+    private final AdminAccess access;
     private EventLoopGroup group;
     private Channel channel;
 
-    /** @param status renders {@code GET /admin/status} (JSON) */
     /**
-     * @param posts handlers of {@code POST} paths (e.g. {@code /admin/access-keys}, {@code /admin/rebalance}) taking
-     *              the body and answering JSON; they may block (they run off the event loop) and throw
-     *              IllegalArgumentException on bad input
+     * @param status renders {@code GET /admin/status} (JSON)
+     * @param posts  handlers of {@code POST} paths (e.g. {@code /admin/access-keys}, {@code /admin/rebalance}) taking
+     *               the body and answering JSON; they may block (they run off the event loop) and throw
+     *               IllegalArgumentException on bad input
+     * @param access who may post, and whether metrics need the token
      */
     AdminServer(PrometheusMeterRegistry registry, BooleanSupplier healthy, BooleanSupplier ready,
                 java.util.function.Supplier<String> status,
-                java.util.Map<String, java.util.function.Function<byte[], String>> posts) {
+                java.util.Map<String, java.util.function.Function<byte[], String>> posts, AdminAccess access) {
+        this.access = access;
         this.registry = registry;
         this.healthy = healthy;
         this.ready = ready;
@@ -109,7 +117,14 @@ final class AdminServer implements AutoCloseable {
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
             String path = request.uri().split("\\?", 2)[0];
+            String authorization = request.headers().get(HttpHeaderNames.AUTHORIZATION);
             if (request.method().name().equals("POST") && posts.containsKey(path)) {
+                FullHttpResponse refused = refusePost(request, authorization);
+                if (refused != null) {
+                    refused.headers().set(HttpHeaderNames.CONNECTION, "close");
+                    ctx.writeAndFlush(refused).addListener(ChannelFutureListener.CLOSE);
+                    return;
+                }
                 byte[] body = io.netty.buffer.ByteBufUtil.getBytes(request.content());
                 boolean keepAlive = HttpUtil.isKeepAlive(request);
                 var handler = posts.get(path);
@@ -129,6 +144,13 @@ final class AdminServer implements AutoCloseable {
                     ctx.writeAndFlush(r);
                     return null;
                 });
+                return;
+            }
+            if (path.equals("/metrics") && access.metricsNeedToken() && !access.permits(authorization)) {
+                FullHttpResponse r = text(HttpResponseStatus.UNAUTHORIZED, "the admin token is required\n",
+                        "text/plain; charset=utf-8");
+                r.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer");
+                ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
                 return;
             }
             if (path.equals("/metrics")) {
@@ -168,6 +190,26 @@ final class AdminServer implements AutoCloseable {
             if (!keepAlive) {
                 f.addListener(ChannelFutureListener.CLOSE);
             }
+        }
+
+        /** Why a POST may not run (a response to send), or null when it may. */
+        private FullHttpResponse refusePost(FullHttpRequest request, String authorization) {
+            if (!access.writesEnabled()) {
+                return text(HttpResponseStatus.FORBIDDEN, "{\"error\":\"admin writes are disabled: set"
+                        + " sluice.admin.token\"}", "application/json");
+            }
+            if (!access.permits(authorization)) {
+                FullHttpResponse r = text(HttpResponseStatus.UNAUTHORIZED, "{\"error\":\"the admin token is"
+                        + " required (Authorization: Bearer ...)\"}", "application/json");
+                r.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer");
+                return r;
+            }
+            String type = request.headers().get(HttpHeaderNames.CONTENT_TYPE);
+            if (type == null || !type.toLowerCase(java.util.Locale.ROOT).startsWith("application/json")) {
+                return text(HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE, "{\"error\":\"the body must be"
+                        + " application/json\"}", "application/json");
+            }
+            return null;
         }
 
         private FullHttpResponse statusResponse() {

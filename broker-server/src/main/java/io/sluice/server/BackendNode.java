@@ -64,7 +64,7 @@ public final class BackendNode implements AutoCloseable {
         guard = new LostDiskGuard(dataDir, !java.nio.file.Files.exists(dataDir.resolve("raft")));
         // From now on the folder is not "fresh": a restart before the first join is not mistaken for a lost disk.
         java.nio.file.Files.createDirectories(dataDir.resolve("raft"));
-        backend = new BackendServer(id, raftPort, dataDir, SystemClock.INSTANCE,
+        backend = new BackendServer(id, host, raftPort, dataDir, SystemClock.INSTANCE,
                 config.get(ServerConfigKeys.SHARD_SNAPSHOT_EVERY));
         backend.start();
         MetadataPeers peers = MetadataPeers.parse(config.get(ServerConfigKeys.METADATA_PEERS));
@@ -85,8 +85,9 @@ public final class BackendNode implements AutoCloseable {
                         peers.addresses(), b -> true, false, rf).put("node", id).put("lostDiskGuard", !guard.forbidden().isEmpty())
                         .set("hostedShards", hostedShards())),
                         StandardCharsets.UTF_8),
-                java.util.Map.of()); // catalog writes go through a metadata member or a frontend
-        adminAddress = admin.start(host, config.get(ServerConfigKeys.ADMIN_PORT));
+                java.util.Map.of(), // catalog writes go through a metadata member or a frontend
+                AdminAccess.configured(config));
+        adminAddress = admin.start(config.get(ServerConfigKeys.ADMIN_HOST), config.get(ServerConfigKeys.ADMIN_PORT));
         serving = true;
     }
 

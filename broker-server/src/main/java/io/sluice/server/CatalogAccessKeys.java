@@ -23,7 +23,7 @@ final class CatalogAccessKeys implements CredentialStore, Authorizer {
     private final Map<String, String> configuredSecrets;
     private final Map<String, List<AuthorizationPolicy.Rule>> configuredRules;
     private final Supplier<ClusterImage> catalog;
-    private volatile Compiled compiled = new Compiled(-1, AuthorizationPolicy.allowAll());
+    private volatile Compiled compiled = new Compiled(-1, new AuthorizationPolicy(Map.of()));
 
     private record Compiled(long index, AuthorizationPolicy policy) {
     }

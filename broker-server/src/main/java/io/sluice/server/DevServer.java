@@ -140,16 +140,19 @@ public final class DevServer implements AutoCloseable {
         }
         Map<String, String> secrets = new java.util.LinkedHashMap<>();
         secrets.put(config.get(ServerConfigKeys.ACCESS_KEY), config.get(ServerConfigKeys.SECRET_KEY));
-        Map<String, java.util.List<AuthorizationPolicy.Rule>> rules = Map.of();
+        Map<String, java.util.List<AuthorizationPolicy.Rule>> rules = new java.util.HashMap<>();
         String keysFile = config.get(ServerConfigKeys.KEYS_FILE);
         if (!keysFile.isEmpty()) {
             AccessKeysFile keys = AccessKeysFile.read(Path.of(keysFile));
             keys.secrets().forEach(secrets::putIfAbsent);
-            rules = keys.rules();
+            rules.putAll(keys.rules());
         }
+        // the key of --access-key / sluice.access-key is the node's admin key
+        rules.put(config.get(ServerConfigKeys.ACCESS_KEY), java.util.List.of(AuthorizationPolicy.ADMIN));
         CatalogAccessKeys accessKeys = new CatalogAccessKeys(secrets, rules, catalog::image);
         SigV4Verifier verifier = config.get(ServerConfigKeys.AUTH_ENABLED)
-                ? new SigV4Verifier(accessKeys, clock, Optional.empty())
+                ? new SigV4Verifier(accessKeys, clock, Optional.empty(),
+                        config.get(ServerConfigKeys.AUTH_ALLOW_UNSIGNED_PAYLOAD))
                 : null;
         AccessKeyRateLimiter limiter = new AccessKeyRateLimiter(config.get(ServerConfigKeys.KEY_RATE_LIMIT),
                 config.get(ServerConfigKeys.KEY_RATE_BURST_MS) / 1000.0,
@@ -164,10 +167,21 @@ public final class DevServer implements AutoCloseable {
         }
         scheduler.scheduleWithFixedDelay(mover::resumePending, 0, 10, TimeUnit.SECONDS);
         scheduler.scheduleWithFixedDelay(processor::forgetDeletedQueues, 60, 60, TimeUnit.SECONDS);
+        scheduler.scheduleWithFixedDelay(() -> {
+            try {
+                services.forgetDeletedQueues();
+            } catch (RuntimeException e) { // a periodic task: an exception would cancel it for good
+                LOG.warn("could not drop the parsed attributes of deleted queues", e);
+            }
+        }, 60, 60, TimeUnit.SECONDS);
 
         String host = config.get(ServerConfigKeys.HOST);
-        sqs = new SqsHttpServer(processor, frontend.maxRequestBytes());
+        sqs = new SqsHttpServer(processor, frontend.maxRequestBytes(), new io.sluice.frontend.http.ConnectionLimits(
+                config.get(ServerConfigKeys.HTTP_REQUEST_READ_TIMEOUT_MS), config.get(ServerConfigKeys.HTTP_IDLE_TIMEOUT_MS),
+                config.get(ServerConfigKeys.HTTP_MAX_CONNECTIONS), config.get(ServerConfigKeys.HTTP_MAX_PIPELINED)));
         sqsAddress = sqs.start(host, config.get(ServerConfigKeys.PORT));
+        SqsHttpServer server = sqs;
+        registry.gauge("sqs.http.connections.open", server, SqsHttpServer::openConnections);
         int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
         admin = new AdminServer(registry, () -> serving, () -> catalog.image().appliedIndex() > 0, () -> new String(MetadataJson.write(ClusterStatus.render(
                 catalog.image(), metadataServer != null ? metadataServer.memberRoles() : unknownRoles(peers),
@@ -175,15 +189,19 @@ public final class DevServer implements AutoCloseable {
                 metadataServer != null && metadataServer.isLeader(), rf)),
                 java.nio.charset.StandardCharsets.UTF_8),
                 Map.of("/admin/access-keys", AccessKeyAdmin.handler(metadataClient::submit),
-                        "/admin/rebalance", AccessKeyAdmin.rebalance(metadataClient::submit)));
-        adminAddress = admin.start(host, config.get(ServerConfigKeys.ADMIN_PORT));
+                        "/admin/rebalance", AccessKeyAdmin.rebalance(metadataClient::submit)),
+                sharded == null ? AdminAccess.forDev(config, data) : AdminAccess.configured(config));
+        String adminHost = config.get(ServerConfigKeys.ADMIN_HOST);
+        adminAddress = admin.start(adminHost, config.get(ServerConfigKeys.ADMIN_PORT));
         serving = true;
         if (sharded == null) {
-            LOG.info("Sluice dev serving SQS on http://{}:{} (admin http://{}:{}), data in {}", host,
-                    sqsAddress.getPort(), host, adminAddress.getPort(), data);
+            LOG.info("Sluice dev serving SQS on http://{}:{} (admin http://{}:{}, its token in {}), data in {}", host,
+                    sqsAddress.getPort(), adminHost, adminAddress.getPort(),
+                    config.get(ServerConfigKeys.ADMIN_TOKEN).isEmpty() ? data.resolve(AdminAccess.TOKEN_FILE)
+                            : "sluice.admin.token", data);
         } else { // a cluster frontend stores nothing
             LOG.info("Sluice frontend serving SQS on http://{}:{} (admin http://{}:{}), shards from the metadata group",
-                    host, sqsAddress.getPort(), host, adminAddress.getPort());
+                    host, sqsAddress.getPort(), adminHost, adminAddress.getPort());
         }
     }
 
@@ -228,6 +246,7 @@ public final class DevServer implements AutoCloseable {
             throw new IllegalArgumentException("sluice frontend needs --metadata-peers");
         }
         if (spec.isEmpty()) {
+            // the in-process metadata member is used in-process only: its Raft port binds loopback, whatever --host
             peers = new MetadataPeers(Map.of("meta-1", "127.0.0.1:" + config.get(ServerConfigKeys.METADATA_PORT)));
             metadataServer = new MetadataServer("meta-1", peers, data.resolve("metadata"), clock,
                     config.get(ServerConfigKeys.REPLICATION_FACTOR), config.get(ServerConfigKeys.BACKEND_DEAD_AFTER_MS),

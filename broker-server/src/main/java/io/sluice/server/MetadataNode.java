@@ -33,7 +33,8 @@ public final class MetadataNode implements AutoCloseable {
             throw new IllegalArgumentException("sluice metadata needs --node-id and --peers");
         }
         MetadataPeers peers = MetadataPeers.parse(peersSpec);
-        server = new MetadataServer(id, peers, Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath(),
+        // its Raft port binds the configured host, like its admin port; its peers reach it at its --peers address
+        server = new MetadataServer(id, config.get(ServerConfigKeys.HOST), peers, Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath(),
                 SystemClock.INSTANCE, config.get(ServerConfigKeys.REPLICATION_FACTOR),
                 config.get(ServerConfigKeys.BACKEND_DEAD_AFTER_MS), config.get(ServerConfigKeys.METADATA_SNAPSHOT_EVERY),
                 config.get(ServerConfigKeys.SHARDS));
@@ -48,8 +49,8 @@ public final class MetadataNode implements AutoCloseable {
                         peers.addresses(), server::isBackendAlive, server.isLeader(), rf)),
                         java.nio.charset.StandardCharsets.UTF_8),
                 java.util.Map.of("/admin/access-keys", AccessKeyAdmin.handler(server::submit),
-                        "/admin/rebalance", AccessKeyAdmin.rebalance(server::submit)));
-        adminAddress = admin.start(config.get(ServerConfigKeys.HOST), config.get(ServerConfigKeys.ADMIN_PORT));
+                        "/admin/rebalance", AccessKeyAdmin.rebalance(server::submit)), AdminAccess.configured(config));
+        adminAddress = admin.start(config.get(ServerConfigKeys.ADMIN_HOST), config.get(ServerConfigKeys.ADMIN_PORT));
         serving = true;
         LOG.info("metadata member {} serving; admin on port {}", id, adminAddress.getPort());
     }

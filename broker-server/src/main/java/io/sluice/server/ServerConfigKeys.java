@@ -11,7 +11,16 @@ public final class ServerConfigKeys {
     }
 
     public static final ConfigKey<String> HOST = ConfigKey.string("sluice.host", "127.0.0.1",
-            "Address the SQS endpoint and the admin endpoint bind to (0.0.0.0 for all interfaces).");
+            "Address the SQS endpoint (sluice dev, frontend) and the Raft port (metadata member, backend) bind to"
+                    + " (0.0.0.0 for all interfaces).");
+    public static final ConfigKey<String> ADMIN_HOST = ConfigKey.string("sluice.admin.host", "127.0.0.1",
+            "Address the admin endpoint binds to (/health, /ready, /metrics, /admin/...): loopback unless set, e.g."
+                    + " 0.0.0.0 where probes and Prometheus reach it over the network.");
+    public static final ConfigKey<String> ADMIN_TOKEN = ConfigKey.string("sluice.admin.token", "",
+            "Bearer token that state-changing admin endpoints (POST /admin/...) require. Empty: sluice dev generates"
+                    + " one into DATA_DIR/admin-token; the cluster roles refuse admin writes.");
+    public static final ConfigKey<Boolean> ADMIN_METRICS_AUTH = ConfigKey.bool("sluice.admin.metrics-auth", false,
+            "Whether GET /metrics requires the admin token too (/health and /ready never do).");
     public static final ConfigKey<Integer> PORT = ConfigKey.integer("sluice.port", 9324, 0, 65535,
             "SQS endpoint port (both protocols). 0 picks a free port.");
     public static final ConfigKey<Integer> ADMIN_PORT = ConfigKey.integer("sluice.admin-port", 9325, 0, 65535,
@@ -24,6 +33,9 @@ public final class ServerConfigKeys {
             "Secret access key for sluice.access-key.");
     public static final ConfigKey<Boolean> AUTH_ENABLED = ConfigKey.bool("sluice.auth.enabled", true,
             "Verify AWS Signature V4 on every request. Off accepts unsigned requests as 'anonymous'.");
+    public static final ConfigKey<Boolean> AUTH_ALLOW_UNSIGNED_PAYLOAD = ConfigKey.bool(
+            "sluice.auth.allow-unsigned-payload", false, "Accept header-signed requests that declare UNSIGNED-PAYLOAD"
+                    + " (their body is then not covered by the signature; only sensible behind TLS).");
     public static final ConfigKey<String> KEYS_FILE = ConfigKey.string("sluice.auth.keys-file", "",
             "JSON file of further access keys and per-key rules (actions and queue-name globs); see docs/operations.md.");
     public static final ConfigKey<String> REGION = ConfigKey.string("sluice.region", "us-east-1",
@@ -36,6 +48,17 @@ public final class ServerConfigKeys {
             5 * 1024 * 1024, 64 * 1024, 64 * 1024 * 1024,
             "Largest request accepted; larger ones are refused before being buffered (1 MiB messages need ~4 MiB when"
                     + " form-encoded).");
+    public static final ConfigKey<Integer> HTTP_REQUEST_READ_TIMEOUT_MS = ConfigKey.integer(
+            "sluice.http.request-read-timeout-ms", 10_000, 100, 600_000, "SQS port: a request must arrive whole (headers"
+                    + " and body) within this long of its first byte, or its connection is closed.");
+    public static final ConfigKey<Integer> HTTP_IDLE_TIMEOUT_MS = ConfigKey.integer("sluice.http.idle-timeout-ms",
+            60_000, 1_000, 3_600_000, "SQS port: a connection with no request in flight and no traffic for this long"
+                    + " is closed (a parked long poll is never idle).");
+    public static final ConfigKey<Integer> HTTP_MAX_CONNECTIONS = ConfigKey.integer("sluice.http.max-connections",
+            4096, 1, 1_000_000, "SQS port: open connections beyond this are closed as they open.");
+    public static final ConfigKey<Integer> HTTP_MAX_PIPELINED = ConfigKey.integer("sluice.http.max-pipelined", 16, 1,
+            1024, "SQS port: requests of one connection received but not yet answered; past it the server stops"
+                    + " reading from it until it has answered some.");
     public static final ConfigKey<Integer> MAX_INFLIGHT = ConfigKey.integer("sluice.max-inflight-per-partition",
             120_000, 1, Integer.MAX_VALUE, "In-flight message limit of one queue partition (SQS: 120,000).");
     public static final ConfigKey<Integer> EXPIRE_INTERVAL_MS = ConfigKey.integer("sluice.expire-interval-ms", 1000,

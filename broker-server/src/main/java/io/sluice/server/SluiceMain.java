@@ -47,7 +47,8 @@ public final class SluiceMain implements Runnable {
                 defaultValue = "sluice-dev-secret")
         String secretKey;
 
-        @Option(names = "--host", description = "Bind address (default ${DEFAULT-VALUE}).", defaultValue = "127.0.0.1")
+        @Option(names = "--host", description = "Bind address of the SQS endpoint (default ${DEFAULT-VALUE}; the admin"
+                + " endpoint binds sluice.admin.host, loopback by default).", defaultValue = "127.0.0.1")
         String host;
 
         @Option(names = "--config", description = "A properties file of configuration keys (docs/configuration.md).")
@@ -89,8 +90,8 @@ public final class SluiceMain implements Runnable {
             server.start();
             System.out.printf("Sluice dev is running.%n  SQS endpoint: http://%s:%d%n  Admin:        http://%s:%d/health"
                             + "%n  Credentials:  AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s (any region)%s%n",
-                    config.get(ServerConfigKeys.HOST), server.sqsAddress().getPort(), config.get(ServerConfigKeys.HOST),
-                    server.adminAddress().getPort(), config.get(ServerConfigKeys.ACCESS_KEY),
+                    config.get(ServerConfigKeys.HOST), server.sqsAddress().getPort(),
+                    config.get(ServerConfigKeys.ADMIN_HOST), server.adminAddress().getPort(), config.get(ServerConfigKeys.ACCESS_KEY),
                     config.get(ServerConfigKeys.SECRET_KEY),
                     config.get(ServerConfigKeys.AUTH_ENABLED) ? "" : "  [authentication OFF]");
             stopped.await();
@@ -117,7 +118,8 @@ public final class SluiceMain implements Runnable {
                 + " (default ${DEFAULT-VALUE}).")
         int adminPort;
 
-        @Option(names = "--host", defaultValue = "127.0.0.1", description = "Admin bind address (default ${DEFAULT-VALUE}).")
+        @Option(names = "--host", defaultValue = "127.0.0.1", description = "Bind address of its Raft port (default"
+                + " ${DEFAULT-VALUE}; the admin endpoint binds sluice.admin.host).")
         String host;
 
         @Option(names = "--config", description = "A properties file of configuration keys (docs/configuration.md).")
@@ -155,7 +157,8 @@ public final class SluiceMain implements Runnable {
         @Option(names = "--admin-port", defaultValue = "9325", description = "Health and metrics (default ${DEFAULT-VALUE}).")
         int adminPort;
 
-        @Option(names = "--host", defaultValue = "127.0.0.1", description = "Bind address (default ${DEFAULT-VALUE}).")
+        @Option(names = "--host", defaultValue = "127.0.0.1", description = "Bind address of the SQS endpoint (default"
+                + " ${DEFAULT-VALUE}; the admin endpoint binds sluice.admin.host).")
         String host;
 
         @Option(names = "--access-key", description = "An access key accepted besides the catalog's.")
@@ -213,8 +216,9 @@ public final class SluiceMain implements Runnable {
                 + " (default ${DEFAULT-VALUE}).")
         int adminPort;
 
-        @Option(names = "--host", defaultValue = "127.0.0.1", description = "Bind address of the admin endpoint, and"
-                + " the address advertised to the cluster unless --advertise-host is given (default ${DEFAULT-VALUE}).")
+        @Option(names = "--host", defaultValue = "127.0.0.1", description = "Bind address of its Raft port, and the"
+                + " address advertised to the cluster unless --advertise-host is given (default ${DEFAULT-VALUE}; the"
+                + " admin endpoint binds sluice.admin.host).")
         String host;
 
         @Option(names = "--advertise-host", description = "The address (name or IP) other backends and the metadata"

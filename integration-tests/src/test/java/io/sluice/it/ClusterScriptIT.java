@@ -38,6 +38,15 @@ class ClusterScriptIT {
                 }
             }
             assertTrue(Files.exists(dir.resolve("frontend-2.pid")));
+            // every process listens on 127.0.0.1 only (cluster.sh passes no --host): SQS, admin and Raft ports alike
+            try (var pids = Files.list(dir)) {
+                for (Path pidFile : pids.filter(f -> f.toString().endsWith(".pid")).toList()) {
+                    java.util.Set<String> sockets = ListeningSockets.of(Long.parseLong(Files.readString(pidFile).trim()));
+                    assertTrue(!sockets.isEmpty(), pidFile + " listens");
+                    assertEquals(java.util.Set.of(), BindAddressIT.onOtherAddresses(sockets, "127.0.0.1"),
+                            pidFile.getFileName() + " listens beyond 127.0.0.1: " + sockets);
+                }
+            }
 
             try (SqsClient one = SqsClients.client(URI.create(endpoints.get(0)), "sluice", "sluice-dev-secret");
                  SqsClient two = SqsClients.client(URI.create(endpoints.get(1)), "sluice", "sluice-dev-secret")) {

@@ -80,7 +80,15 @@ class ErrorCatalogueIT {
         try (SqsClient catalogKey = SqsClients.client(server.endpoint(), "cat-key", "cat-secret")) {
             SqsException unknown = assertThrows(SqsException.class, catalogKey::listQueues);
             assertEquals("InvalidClientTokenId", unknown.awsErrorDetails().errorCode());
+            // the admin port's writes need the admin token: without it nothing is stored
+            AssertionError refused = assertThrows(AssertionError.class, () -> SluiceProcess.runCli("admin", "put-key",
+                    "--admin-url", server.adminEndpoint().toString(), "--access-key", "cat-key", "--secret-key",
+                    "cat-secret", "--admin"));
+            assertTrue(refused.getMessage().contains("admin token is required"), refused.getMessage());
+            assertEquals("InvalidClientTokenId", assertThrows(SqsException.class, catalogKey::listQueues)
+                    .awsErrorDetails().errorCode(), "no key was stored");
             SluiceProcess.runCli("admin", "put-key", "--admin-url", server.adminEndpoint().toString(),
+                    "--token-file", server.dataDir().resolve("admin-token").toString(),
                     "--access-key", "cat-key", "--secret-key", "cat-secret", "--allow", "SendMessage:audit-*",
                     "--allow", "GetQueueUrl:*");
             String audit = catalogKey.getQueueUrl(b -> b.queueName("audit-1")).queueUrl();

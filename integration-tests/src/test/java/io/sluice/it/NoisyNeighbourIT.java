@@ -38,8 +38,9 @@ class NoisyNeighbourIT {
     @BeforeAll
     static void start() throws Exception {
         Path keys = Files.createTempFile(SluiceProcess.itDir(), "keys", ".json");
-        Files.writeString(keys, "{\"keys\": [{\"accessKey\": \"noisy\", \"secretKey\": \"n\"},"
-                + " {\"accessKey\": \"greedy\", \"secretKey\": \"g\"}, {\"accessKey\": \"quiet\", \"secretKey\": \"q\"}]}");
+        Files.writeString(keys, "{\"keys\": [{\"accessKey\": \"noisy\", \"secretKey\": \"n\", \"admin\": true},"
+                + " {\"accessKey\": \"greedy\", \"secretKey\": \"g\", \"admin\": true},"
+                + " {\"accessKey\": \"quiet\", \"secretKey\": \"q\", \"admin\": true}]}");
         server = SluiceProcess.start("noisy", Map.of("SLUICE_AUTH_KEYS_FILE", keys.toString(),
                 "SLUICE_FRONTEND_KEY_RATE_LIMITS", "noisy=" + NOISY_RATE, "SLUICE_ACCESS_LOG_LEVEL", "OFF"));
     }

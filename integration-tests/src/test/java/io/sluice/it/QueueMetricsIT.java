@@ -30,7 +30,7 @@ class QueueMetricsIT {
     @BeforeAll
     static void start() throws Exception {
         Path keys = Files.createTempFile(SluiceProcess.itDir(), "keys", ".json");
-        Files.writeString(keys, "{\"keys\": [{\"accessKey\": \"noisy\", \"secretKey\": \"n-secret\"}]}");
+        Files.writeString(keys, "{\"keys\": [{\"accessKey\": \"noisy\", \"secretKey\": \"n-secret\", \"admin\": true}]}");
         server = SluiceProcess.start("metrics", Map.of("SLUICE_AUTH_KEYS_FILE", keys.toString(),
                 "SLUICE_FRONTEND_KEY_RATE_LIMITS", "noisy=2", "SLUICE_FRONTEND_KEY_RATE_BURST_MS", "1000"));
         sqs = SqsClients.client(server.endpoint());

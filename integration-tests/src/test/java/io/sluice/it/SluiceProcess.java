@@ -113,6 +113,16 @@ public final class SluiceProcess implements AutoCloseable {
         return URI.create("http://127.0.0.1:" + port);
     }
 
+    /** The Raft port of its in-process metadata member (sluice dev). */
+    public int metadataPort() {
+        return metadataPort;
+    }
+
+    /** Its data folder (sluice dev keeps its generated admin token there, in {@code admin-token}). */
+    public Path dataDir() {
+        return dataDir;
+    }
+
     public int port() {
         return port;
     }
@@ -123,7 +133,7 @@ public final class SluiceProcess implements AutoCloseable {
 
     /** Waits until the server holds at least {@code n} parked long polls (its {@code sqs_long_polls_parked} gauge). */
     public void awaitParkedPolls(int n) {
-        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20))
                 .until(() -> PromScrape.of(adminEndpoint()).sum("sqs_long_polls_parked") >= n);
     }
 

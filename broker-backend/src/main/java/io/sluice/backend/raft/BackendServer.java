@@ -47,8 +47,11 @@ public final class BackendServer implements AutoCloseable {
     /** Replicas dropped by a committed membership change that could not be told yet (this backend led it). */
     private final java.util.Map<RaftGroupId, Set<RaftPeer>> pendingDrops = new ConcurrentHashMap<>();
 
-    /** @param snapshotEvery Raft entries of a shard between snapshots (after each, its log is purged up to it) */
-    public BackendServer(String nodeId, int raftPort, Path dataDir, Clock clock, long snapshotEvery) {
+    /**
+     * @param bindHost      the address its Raft server binds
+     * @param snapshotEvery Raft entries of a shard between snapshots (after each, its log is purged up to it)
+     */
+    public BackendServer(String nodeId, String bindHost, int raftPort, Path dataDir, Clock clock, long snapshotEvery) {
         this.nodeId = nodeId;
         this.dataDir = dataDir;
         try {
@@ -57,7 +60,7 @@ public final class BackendServer implements AutoCloseable {
                     .setServerId(RaftPeerId.valueOf(nodeId))
                     .setStateMachineRegistry(gid -> machines.compute(gid, (g, m) -> m != null && !m.closed() ? m
                             : new ShardStateMachine(dataDir.resolve("shards").resolve(g.getUuid().toString()), clock)))
-                    .setProperties(RatisSettings.server(dataDir.resolve("raft"), raftPort, snapshotEvery))
+                    .setProperties(RatisSettings.server(dataDir.resolve("raft"), bindHost, raftPort, snapshotEvery))
                     .setOption(RaftStorage.StartupOption.RECOVER)
                     .build();
         } catch (IOException e) {

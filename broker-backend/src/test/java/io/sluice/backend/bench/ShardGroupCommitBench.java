@@ -48,7 +48,7 @@ public final class ShardGroupCommitBench {
             RaftServer server = RaftServer.newBuilder().setServerId(p.getId()).setGroup(group)
                     .setStateMachine(new ShardStateMachine(dir.resolve(p.getId().toString()).resolve("store"),
                             SystemClock.INSTANCE))
-                    .setProperties(RatisSettings.server(dir.resolve(p.getId().toString()).resolve("raft"), port, 1_000_000))
+                    .setProperties(RatisSettings.server(dir.resolve(p.getId().toString()).resolve("raft"), "127.0.0.1", port, 1_000_000))
                     .setOption(RaftStorage.StartupOption.FORMAT).build();
             server.start();
             servers.add(server);

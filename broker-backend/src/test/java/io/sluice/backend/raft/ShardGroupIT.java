@@ -90,7 +90,7 @@ class ShardGroupIT {
         RaftPeer peer = group.getPeer(RaftPeerId.valueOf(id));
         int port = Integer.parseInt(peer.getAddress().substring(peer.getAddress().lastIndexOf(':') + 1));
         ShardStateMachine sm = new ShardStateMachine(dir.resolve(id).resolve("store"), clock);
-        org.apache.ratis.conf.RaftProperties properties = RatisSettings.server(dir.resolve(id).resolve("raft"), port,
+        org.apache.ratis.conf.RaftProperties properties = RatisSettings.server(dir.resolve(id).resolve("raft"), "127.0.0.1", port,
                 snapshotEvery);
         org.apache.ratis.server.RaftServerConfigKeys.Log.setPurgeGap(properties, 10);
         // small segments: purging removes whole closed segments only

@@ -23,7 +23,9 @@ import org.apache.ratis.util.TimeDuration;
  *   <li>automatic snapshots every {@code snapshotEvery} entries: otherwise the log is never purged; the log is
  *       purged up to each snapshot even if a replica is down or behind (it then catches up from the snapshot), so a
  *       dead replica cannot make the log grow without bound;</li>
- *   <li>explicit storage folder and port: the defaults (/tmp, ephemeral port) are never right;</li>
+ *   <li>explicit storage folder, bind address and port: the defaults (/tmp, every interface, ephemeral port) are
+ *       never right; a Raft port accepts commands from whoever reaches it, so it binds only the address it is
+ *       given;</li>
  *   <li>log segments of 8 MB, at most 2 cached per group (defaults: 32 MB and 6, i.e. up to ~200 MB of heap per
  *       group): a backend hosts tens of groups in a bounded heap; a follower lagging past the cache is served from
  *       the segment files (or a snapshot).</li>
@@ -33,9 +35,11 @@ public final class RatisSettings {
     private RatisSettings() {
     }
 
-    public static RaftProperties server(Path storage, int port, long snapshotEvery) {
+    /** @param host the address to bind (0.0.0.0 only when asked for: every interface) */
+    public static RaftProperties server(Path storage, String host, int port, long snapshotEvery) {
         RaftProperties p = new RaftProperties();
         RaftConfigKeys.Rpc.setType(p, SupportedRpcType.GRPC);
+        GrpcConfigKeys.Server.setHost(p, host); // the admin and client services share this server and its host
         GrpcConfigKeys.Server.setPort(p, port);
         RaftServerConfigKeys.setStorageDir(p, List.of(storage.toFile()));
         RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(500, TimeUnit.MILLISECONDS));

@@ -12,9 +12,19 @@ import java.util.function.BooleanSupplier;
  * @param host        the request's {@code Host} header, for queue URLs
  * @param path        the request path; a queue URL path when the client sends to the queue URL
  * @param traceHeader {@code X-Amzn-Trace-Id}, which becomes the {@code AWSTraceHeader} system attribute
+ * @param queueName   the request's own queue as resolved once for authorization ({@code RequestResources}), null
+ *                    for account-wide actions: the action acts on this queue and no other
+ * @param access      whether the request's key may do an action on a queue (for listings: a key lists only what it
+ *                    may see)
  */
 public record ActionContext(String requestId, Protocol protocol, String accessKeyId, String host, String path,
-                            String traceHeader, BooleanSupplier clientConnected) {
+                            String traceHeader, BooleanSupplier clientConnected, String queueName,
+                            java.util.function.BiPredicate<String, String> access) {
+
+    /** Whether this request's key may do {@code action} on the queue {@code queueName}. */
+    public boolean allowed(String action, String queueName) {
+        return access.test(action, queueName);
+    }
 
     public boolean connected() {
         return clientConnected.getAsBoolean();
@@ -22,6 +32,11 @@ public record ActionContext(String requestId, Protocol protocol, String accessKe
 
     /** {@code QueueDoesNotExist}, with the message each protocol's SQS uses. */
     public SqsException queueDoesNotExist() {
+        return queueDoesNotExist(protocol);
+    }
+
+    /** {@code QueueDoesNotExist} in {@code protocol}'s words. */
+    public static SqsException queueDoesNotExist(Protocol protocol) {
         return new SqsException(SqsError.QUEUE_DOES_NOT_EXIST, protocol == Protocol.QUERY
                 ? "The specified queue does not exist for this wsdl version."
                 : "The specified queue does not exist.");

@@ -32,7 +32,8 @@ public final class QueueListingActions {
         @Override
         public CompletableFuture<ObjectNode> execute(ActionContext ctx, Params params) {
             String prefix = params.string("QueueNamePrefix");
-            List<QueueMetadata> queues = services.catalog().list(prefix == null ? "" : prefix);
+            List<QueueMetadata> queues = services.catalog().list(prefix == null ? "" : prefix).stream()
+                    .filter(q -> ctx.allowed(name(), q.name())).toList(); // only what this key may list
             return Responses.done(page(ctx, params, queues, "QueueUrls"));
         }
 
@@ -59,7 +60,8 @@ public final class QueueListingActions {
             String arn = services.arn(target.name());
             List<QueueMetadata> sources = services.catalog().list("").stream().filter(q -> {
                 QueueAttributes a = services.attributes(q);
-                return a.redrivePolicy() != null && arn.equals(a.redrivePolicy().deadLetterTargetArn());
+                return a.redrivePolicy() != null && arn.equals(a.redrivePolicy().deadLetterTargetArn())
+                        && ctx.allowed(name(), q.name()); // sources this key may not see stay unnamed
             }).toList();
             ObjectNode out = page(services, ctx, params, sources, "queueUrls");
             if (!out.has("queueUrls")) {

@@ -7,7 +7,8 @@ import java.util.Objects;
 
 /**
  * Which actions an authenticated access key may perform on which queues. Each key has an allow-list of
- * {@link Rule}s; a key without rules may do everything. Immutable and thread-safe.
+ * {@link Rule}s; a key without rules may do nothing. An admin key is one with the rule {@link #ADMIN} ({@code *} on
+ * {@code *}): every action on every queue and on the account. Immutable and thread-safe.
  */
 public final class AuthorizationPolicy implements Authorizer {
 
@@ -29,18 +30,22 @@ public final class AuthorizationPolicy implements Authorizer {
         }
     }
 
-    private static final AuthorizationPolicy ALLOW_ALL = new AuthorizationPolicy(Map.of());
+    /** The rule of an admin key: every action, every queue, and account-wide actions. */
+    public static final Rule ADMIN = new Rule("*", "*");
+
+    private static final Authorizer ALLOW_ALL = (accessKeyId, action, queueName) -> true;
 
     private final Map<String, List<Rule>> rulesByAccessKey;
 
-    /** A policy with the given rules; keys absent from the map, or mapped to no rules, may do everything. */
+    /** A policy with the given rules; keys absent from the map, or mapped to no rules, may do nothing. */
     public AuthorizationPolicy(Map<String, List<Rule>> rulesByAccessKey) {
         Map<String, List<Rule>> copy = new HashMap<>();
         rulesByAccessKey.forEach((key, rules) -> copy.put(key, List.copyOf(rules)));
         this.rulesByAccessKey = Map.copyOf(copy);
     }
 
-    public static AuthorizationPolicy allowAll() {
+    /** Everything for everyone: only for a server whose authentication is off ({@code --no-auth}). */
+    public static Authorizer allowAll() {
         return ALLOW_ALL;
     }
 
@@ -49,8 +54,8 @@ public final class AuthorizationPolicy implements Authorizer {
     public boolean isAllowed(String accessKeyId, String action, String queueName) {
         Objects.requireNonNull(accessKeyId, "accessKeyId");
         Objects.requireNonNull(action, "action");
-        List<Rule> rules = rulesByAccessKey.getOrDefault(accessKeyId, List.of());
-        return rules.isEmpty() || rules.stream().anyMatch(rule -> rule.matches(action, queueName));
+        return rulesByAccessKey.getOrDefault(accessKeyId, List.of()).stream()
+                .anyMatch(rule -> rule.matches(action, queueName));
     }
 
     /** Glob match with {@code *} only; backtracks only to the last star, so O(pattern × text) at worst. */

@@ -25,10 +25,12 @@ public final class SigV4Verifier {
 
     private static final String UNSIGNED_PAYLOAD = "UNSIGNED-PAYLOAD";
     private static final String CONTENT_SHA256 = "x-amz-content-sha256";
+    private static final String EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
     private final CredentialStore credentials;
     private final Clock clock;
     private final Optional<String> requiredRegion;
+    private final boolean allowUnsignedPayload;
 
     /** A verifier that accepts any region named in the credential scope. */
     public SigV4Verifier(CredentialStore credentials, Clock clock) {
@@ -37,16 +39,28 @@ public final class SigV4Verifier {
 
     /** A verifier that, when {@code requiredRegion} is present, rejects scopes naming another region. */
     public SigV4Verifier(CredentialStore credentials, Clock clock, Optional<String> requiredRegion) {
+        this(credentials, clock, requiredRegion, false);
+    }
+
+    /**
+     * @param allowUnsignedPayload whether a header-signed request may declare {@code UNSIGNED-PAYLOAD} (its body then
+     *                             is not covered by the signature); refused unless configured
+     */
+    public SigV4Verifier(CredentialStore credentials, Clock clock, Optional<String> requiredRegion,
+                         boolean allowUnsignedPayload) {
         this.credentials = Objects.requireNonNull(credentials, "credentials");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.requiredRegion = Objects.requireNonNull(requiredRegion, "requiredRegion");
+        this.allowUnsignedPayload = allowUnsignedPayload;
     }
 
     /**
      * Authenticates {@code request}. Failures: {@code MissingAuthenticationToken} without any SigV4 data,
      * {@code IncompleteSignature} for malformed SigV4 data, {@code InvalidClientTokenId} for an unknown
      * access key, {@code SignatureDoesNotMatch} for a wrong scope, a stale or future date, a payload hash
-     * mismatch or a wrong signature.
+     * mismatch or a wrong signature, and for what a signature would not cover: a presigned request with a body (its
+     * parameters come from the signed query only), an {@code X-Amz-Target} header left out of the signed headers, a
+     * header-signed {@code UNSIGNED-PAYLOAD} unless allowed.
      */
     public AuthResult verify(SignedRequest request) {
         Objects.requireNonNull(request, "request");
@@ -62,6 +76,7 @@ public final class SigV4Verifier {
         SigV4Params params = parse(request, query);
         checkScope(params);
         checkTime(params);
+        checkCoverage(request, params);
         Credentials found = credentials.find(params.accessKeyId())
                 .orElseThrow(() -> new SqsException(SqsError.INVALID_CLIENT_TOKEN_ID.failure()));
         List<String> payloadHashes = payloadHashes(request, params.presigned());
@@ -102,6 +117,21 @@ public final class SigV4Verifier {
             return SigV4Params.fromQuery(query);
         }
         throw new SqsException(SqsError.MISSING_AUTHENTICATION_TOKEN.failure());
+    }
+
+    /** What decides the request must be signed: the action header, and the body unless it is a presigned URL's. */
+    private void checkCoverage(SignedRequest request, SigV4Params params) {
+        if (params.presigned() && !request.bodySha256().equals(EMPTY_SHA256)) {
+            throw mismatch("A presigned request has no body: its parameters come from the signed query only.");
+        }
+        if (!request.header("x-amz-target").isEmpty() && params.signedHeaders().stream()
+                .noneMatch(h -> h.equalsIgnoreCase("x-amz-target"))) {
+            throw mismatch("The X-Amz-Target header must be signed.");
+        }
+        if (!params.presigned() && !allowUnsignedPayload && request.header(CONTENT_SHA256).stream()
+                .anyMatch(v -> v.strip().equals(UNSIGNED_PAYLOAD))) {
+            throw mismatch("UNSIGNED-PAYLOAD is not accepted: sign the payload.");
+        }
     }
 
     private void checkScope(SigV4Params params) {

@@ -31,19 +31,22 @@ import java.util.concurrent.CompletableFuture;
 final class SqsHttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     private final SqsRequestProcessor processor;
     private final InFlight inFlight;
+    private final ConnectionGuard guard;
     /**
      * The previous request's response on this connection. HTTP/1.1 answers pipelined requests in order, so a
      * request is processed only once the one before it has been answered. Touched only on the event loop.
      */
     private CompletableFuture<Void> previous = CompletableFuture.completedFuture(null);
 
-    SqsHttpHandler(SqsRequestProcessor processor, InFlight inFlight) {
+    SqsHttpHandler(SqsRequestProcessor processor, InFlight inFlight, ConnectionGuard guard) {
         this.processor = processor;
         this.inFlight = inFlight;
+        this.guard = guard;
     }
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
+        guard.requestComplete();
         boolean keepAlive = HttpUtil.isKeepAlive(request);
         Map<String, List<String>> headers = new LinkedHashMap<>();
         request.headers().forEach(h -> headers.computeIfAbsent(h.getKey().toLowerCase(Locale.ROOT), k -> new ArrayList<>())
@@ -57,8 +60,10 @@ final class SqsHttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             return;
         }
         inFlight.begin();
+        guard.requestStarted(ctx);
         previous = previous.thenCompose(v -> processor.process(in)).handle((out, error) -> {
             inFlight.end();
+            ctx.executor().execute(() -> guard.requestAnswered(ctx));
             if (out != null) {
                 write(ctx, out, keepAlive);
             } else {

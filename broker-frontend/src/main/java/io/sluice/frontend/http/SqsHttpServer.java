@@ -14,6 +14,7 @@ import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
+import io.netty.handler.timeout.IdleStateHandler;
 import io.sluice.common.SqsError;
 import java.net.InetSocketAddress;
 import java.util.List;
@@ -23,10 +24,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The SQS endpoint: a short Netty pipeline, {@code HttpServerCodec -> HttpObjectAggregator(limit) ->
- * HttpServerExpectContinueHandler -> SqsHttpHandler}. A request whose declared or actual size exceeds the limit is
- * refused with an SQS error before it is buffered whole; header and line limits bound what a client can make the
- * server hold.
+ * The SQS endpoint: a short Netty pipeline, {@code IdleStateHandler -> ConnectionGuard -> HttpServerCodec ->
+ * HttpObjectAggregator(limit) -> HttpServerExpectContinueHandler -> SqsHttpHandler}. A request whose declared or
+ * actual size exceeds the limit is refused with an SQS error before it is buffered whole; header and line limits
+ * bound what a client can make the server hold; {@link ConnectionLimits} bound how long and how many (connection cap,
+ * request read timeout, idle timeout, pipelined requests).
  */
 public final class SqsHttpServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SqsHttpServer.class);
@@ -35,14 +37,22 @@ public final class SqsHttpServer implements AutoCloseable {
 
     private final SqsRequestProcessor processor;
     private final int maxRequestBytes;
+    private final ConnectionLimits limits;
     private final InFlight inFlight = new InFlight();
+    private final java.util.concurrent.atomic.AtomicInteger openConnections =
+            new java.util.concurrent.atomic.AtomicInteger();
     private EventLoopGroup boss;
     private EventLoopGroup workers;
     private Channel channel;
 
     public SqsHttpServer(SqsRequestProcessor processor, int maxRequestBytes) {
+        this(processor, maxRequestBytes, ConnectionLimits.DEFAULTS);
+    }
+
+    public SqsHttpServer(SqsRequestProcessor processor, int maxRequestBytes, ConnectionLimits limits) {
         this.processor = processor;
         this.maxRequestBytes = maxRequestBytes;
+        this.limits = limits;
     }
 
     public InetSocketAddress start(String host, int port) throws InterruptedException {
@@ -56,15 +66,24 @@ public final class SqsHttpServer implements AutoCloseable {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        ConnectionGuard guard = new ConnectionGuard(limits, openConnections);
                         ch.pipeline()
+                                // idle events flow toward the tail: the guard that acts on them comes after
+                                .addLast(new IdleStateHandler(0, 0, limits.idleTimeoutMillis(), TimeUnit.MILLISECONDS))
+                                .addLast(guard)
                                 .addLast(new HttpServerCodec(MAX_INITIAL_LINE, MAX_HEADER_BYTES, 64 * 1024))
                                 .addLast(new SizeLimitedAggregator(maxRequestBytes, processor))
                                 .addLast(new HttpServerExpectContinueHandler())
-                                .addLast(new SqsHttpHandler(processor, inFlight));
+                                .addLast(new SqsHttpHandler(processor, inFlight, guard));
                     }
                 });
         channel = bootstrap.bind(host, port).sync().channel();
         return (InetSocketAddress) channel.localAddress();
+    }
+
+    /** Connections open on the SQS port now (those closed at once for being past the cap included until closed). */
+    public int openConnections() {
+        return openConnections.get();
     }
 
     /** Stops accepting, lets in-flight requests finish (up to {@code graceMillis}), then closes connections. */

@@ -11,7 +11,9 @@ import io.sluice.frontend.action.ActionTable;
 import io.sluice.frontend.action.Params;
 import io.sluice.frontend.action.SqsAction;
 import io.sluice.frontend.auth.AuthResult;
+import io.sluice.frontend.auth.AuthorizationPolicy;
 import io.sluice.frontend.auth.Authorizer;
+import io.sluice.frontend.auth.RequestResources;
 import io.sluice.frontend.auth.SigV4Verifier;
 import io.sluice.frontend.auth.SignedRequest;
 import io.sluice.frontend.protocol.JsonCodec;
@@ -64,7 +66,10 @@ public final class SqsRequestProcessor {
     private final AccessKeyRateLimiter limiter;
     private final java.util.function.Predicate<String> knownQueue;
 
-    /** @param verifier null disables authentication (every request is from the anonymous key). */
+    /**
+     * @param verifier null disables authentication (every request is from the anonymous key, which may do
+     *                 everything: {@code --no-auth}, never the default)
+     */
     public SqsRequestProcessor(ActionTable actions, SigV4Verifier verifier, Authorizer policy, Executor workers,
                                MeterRegistry metrics) {
         this(actions, verifier, policy, workers, metrics, AccessKeyRateLimiter.UNLIMITED, name -> false);
@@ -80,7 +85,7 @@ public final class SqsRequestProcessor {
                                java.util.function.Predicate<String> knownQueue) {
         this.actions = actions;
         this.verifier = verifier;
-        this.policy = policy;
+        this.policy = verifier == null ? AuthorizationPolicy.allowAll() : policy;
         this.workers = workers;
         this.metrics = metrics;
         this.limiter = limiter;
@@ -169,26 +174,29 @@ public final class SqsRequestProcessor {
         String rawQuery = uri.getRawQuery();
         String principal = authenticate(in, uri.getRawPath(), rawQuery);
         accessKey[0] = principal;
-        ObjectNode tree;
+        // action[0] (the metric label and access-log field) is set only to a name of the action table, never to
+        // raw client input: that would let clients create label values without bound
+        String name;
+        Map<String, String> queryParams = null;
         if (protocol == Protocol.JSON) {
             String target = in.header("x-amz-target");
             if (target == null || !target.startsWith("AmazonSQS.") || target.length() == "AmazonSQS.".length()) {
                 throw new SqsException(SqsError.UNKNOWN_OPERATION, "Missing or unrecognised X-Amz-Target header.");
             }
-            action[0] = target.substring("AmazonSQS.".length());
-            tree = JsonCodec.parse(in.body());
+            name = target.substring("AmazonSQS.".length());
         } else {
-            Map<String, String> params = QueryParameters.decode(rawQuery, in.body(), in.header("content-type"));
-            action[0] = params.get("Action");
-            if (action[0] == null || action[0].isEmpty()) {
+            queryParams = QueryParameters.decode(rawQuery, in.body(), in.header("content-type"));
+            name = queryParams.get("Action");
+            if (name == null || name.isEmpty()) {
                 throw new SqsException(SqsError.MISSING_ACTION, "The request must contain the parameter Action.");
             }
-            tree = QueryDecoder.decode(action[0], params);
         }
-        SqsAction handler = actions.get(action[0]);
+        SqsAction handler = actions.get(name);
+        if (handler != null) {
+            action[0] = handler.name();
+        }
+        ObjectNode tree = protocol == Protocol.JSON ? JsonCodec.parse(in.body()) : QueryDecoder.decode(name, queryParams);
         if (handler == null) {
-            String name = action[0];
-            action[0] = null;
             if (ActionTable.UNSUPPORTED.contains(name)) {
                 throw new SqsException(SqsError.UNSUPPORTED_OPERATION, name + " is not supported by Sluice.");
             }
@@ -197,11 +205,10 @@ public final class SqsRequestProcessor {
                     : new SqsException(SqsError.INVALID_ACTION, "The action " + abbreviate(name) + " is not valid for this endpoint.");
         }
         Params params = new Params(tree);
-        String queueName = queueNameOf(params, uri.getRawPath());
-        queue[0] = queueName;
-        if (!policy.isAllowed(principal, handler.name(), queueName)) {
-            throw new SqsException(SqsError.ACCESS_DENIED, "Access to the resource is denied.");
-        }
+        RequestResources resources = RequestResources.of(handler.name(), params, uri.getRawPath(),
+                () -> ActionContext.queueDoesNotExist(protocol));
+        queue[0] = resources.queue();
+        authorize(principal, handler.name(), resources);
         if (!limiter.tryAcquire(principal)) {
             metrics.counter("sqs.usage.throttled", "access_key", principal).increment();
             queue[1] = "rate";
@@ -209,7 +216,8 @@ public final class SqsRequestProcessor {
         }
         String host = in.header("host");
         ActionContext ctx = new ActionContext(requestId, protocol, principal, host, uri.getRawPath(),
-                in.header("x-amzn-trace-id"), in.connected());
+                in.header("x-amzn-trace-id"), in.connected(), resources.queue(),
+                (act, queueName) -> policy.isAllowed(principal, act, queueName));
         return CompletableFuture.supplyAsync(() -> handler.execute(ctx, params), workers).thenCompose(f -> f);
     }
 
@@ -243,23 +251,21 @@ public final class SqsRequestProcessor {
         }
     }
 
-    /** For authorization: the queue a request names (QueueUrl, QueueName or path); null for account-wide actions. */
-    private static String queueNameOf(Params params, String path) {
-        try {
-            String name = params.string("QueueName");
-            if (name != null) {
-                return name;
-            }
-            String url = params.string("QueueUrl");
-            String p = url != null ? url : path;
-            if (p == null) {
-                return null;
-            }
-            String trimmed = p.endsWith("/") ? p.substring(0, p.length() - 1) : p;
-            int slash = trimmed.lastIndexOf('/');
-            return slash >= 0 && slash < trimmed.length() - 1 ? trimmed.substring(slash + 1) : null;
-        } catch (SqsException e) {
-            return null;
+    /**
+     * The key must be allowed the action on every queue the request touches: its own queue and every queue it names
+     * by ARN. A request that touches none is account-wide (only a {@code *} queue rule allows it), except ListQueues,
+     * which every key may call and which lists only the queues the key may list.
+     */
+    private void authorize(String principal, String action, RequestResources resources) {
+        List<String> touched = new java.util.ArrayList<>(resources.referenced());
+        if (resources.queue() != null) {
+            touched.add(resources.queue());
+        }
+        boolean allowed = touched.isEmpty()
+                ? action.equals("ListQueues") || policy.isAllowed(principal, action, null)
+                : touched.stream().allMatch(q -> policy.isAllowed(principal, action, q));
+        if (!allowed) {
+            throw new SqsException(SqsError.ACCESS_DENIED, "Access to the resource is denied.");
         }
     }
 

@@ -102,9 +102,24 @@ public final class MoveTasks {
         return visible(source).thenApply(toMove -> {
             Task task = new Task(sourceArn, destinationArn, rate, services.nowMillis(), toMove);
             tasks.put(task.id, task);
+            pruneFinished(sourceArn);
             scheduler.execute(() -> step(task));
             return task;
         });
+    }
+
+    /** Tasks kept per source: ListMessageMoveTasks shows at most this many (SQS: 10). */
+    static final int KEPT_PER_SOURCE = 10;
+
+    /** Forgets finished tasks of a source beyond its {@link #KEPT_PER_SOURCE} newest, so the map stays bounded. */
+    private void pruneFinished(String sourceArn) {
+        List<Task> newestFirst = tasks.values().stream().filter(t -> t.sourceArn.equals(sourceArn))
+                .sorted(Comparator.comparingLong((Task t) -> t.startedMillis).reversed()).toList();
+        for (Task old : newestFirst.subList(Math.min(KEPT_PER_SOURCE, newestFirst.size()), newestFirst.size())) {
+            if (old.status != Status.RUNNING && old.status != Status.CANCELLING) {
+                tasks.remove(old.id);
+            }
+        }
     }
 
     private CompletableFuture<Long> visible(QueueMetadata queue) {

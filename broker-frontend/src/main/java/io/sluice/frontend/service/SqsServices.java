@@ -12,7 +12,6 @@ import io.sluice.frontend.action.ActionContext;
 import io.sluice.frontend.action.Params;
 import io.sluice.metadata.QueueCatalog;
 import io.sluice.metadata.QueueMetadata;
-import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -81,49 +80,25 @@ public final class SqsServices {
     }
 
     /**
-     * The queue named by {@code QueueUrl}, or by the request path when the client sent to the queue URL itself.
-     * Only the path counts: {@code /<account>/<name>}, scheme, host, port and a trailing slash ignored.
+     * The request's queue: the one its {@code QueueUrl} (or path) names, as resolved once before authorization
+     * ({@code RequestResources}, carried in {@link ActionContext#queueName()}), so the action touches exactly the
+     * queue the key was checked for.
      */
     public QueueMetadata resolveQueue(ActionContext ctx, Params params) {
-        String url = params.string("QueueUrl");
-        String path;
-        if (url != null && !url.isEmpty()) {
-            path = pathOf(url);
-        } else if (ctx.path() != null && ctx.path().length() > 1) {
-            path = ctx.path();
-        } else {
+        if (ctx.queueName() == null) {
             throw Params.missing("QueueUrl");
         }
-        String name = queueNameFromPath(path);
-        if (name == null) {
-            throw ctx.queueDoesNotExist();
-        }
-        return catalog.get(name).orElseThrow(ctx::queueDoesNotExist);
-    }
-
-    private static String pathOf(String url) {
-        if (url.startsWith("/")) {
-            return url;
-        }
-        try {
-            String path = URI.create(url.trim()).getRawPath();
-            return path == null ? "" : path;
-        } catch (IllegalArgumentException e) {
-            return url;
-        }
-    }
-
-    /** {@code /<account>/<name>[/]} → name; anything else → null. */
-    static String queueNameFromPath(String path) {
-        String p = path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
-        String[] parts = p.split("/");
-        if (parts.length != 3 || !parts[0].isEmpty() || parts[1].isEmpty() || parts[2].isEmpty()) {
-            return null;
-        }
-        return parts[2];
+        return catalog.get(ctx.queueName()).orElseThrow(ctx::queueDoesNotExist);
     }
 
     // ---- attributes and partitions -------------------------------------------------------------------------
+
+    /** Drops parsed attributes of queues no longer in the catalog, so the cache is bounded by the live queues. */
+    public void forgetDeletedQueues() {
+        java.util.Set<Long> live = new java.util.HashSet<>();
+        catalog.list("").forEach(q -> live.add(q.queueId()));
+        parsed.keySet().retainAll(live);
+    }
 
     /** The queue's attributes, parsed from the catalog's string map. */
     public QueueAttributes attributes(QueueMetadata queue) {

@@ -18,10 +18,12 @@ class AuthorizationPolicyTest {
             "open", List.of()));
 
     @Test
-    void keysWithoutRulesMayDoEverything() {
-        assertTrue(policy.isAllowed("stranger", "DeleteQueue", "orders-1"));
-        assertTrue(policy.isAllowed("open", "PurgeQueue", "anything"));
-        assertTrue(AuthorizationPolicy.allowAll().isAllowed("anyone", "ListQueues", null));
+    void keysWithoutRulesMayDoNothing() {
+        assertFalse(policy.isAllowed("stranger", "DeleteQueue", "orders-1"));
+        assertFalse(policy.isAllowed("open", "PurgeQueue", "anything"));
+        assertFalse(policy.isAllowed("open", "ListQueues", null));
+        assertTrue(policy.isAllowed("admin", "ListQueues", null), "an admin key is explicit: the rule * on *");
+        assertTrue(AuthorizationPolicy.allowAll().isAllowed("anyone", "ListQueues", null), "only for --no-auth");
     }
 
     @Test

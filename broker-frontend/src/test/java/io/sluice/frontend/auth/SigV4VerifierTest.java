@@ -220,6 +220,14 @@ class SigV4VerifierTest {
         assertFalse(verify(WorkedExample.request(headers)).isAuthenticated(), "payload line was signed as a hash");
     }
 
+    @Test
+    void anUnsignedXAmzTargetIsRefused() {
+        Map<String, List<String>> headers = WorkedExample.headers();
+        headers.put("X-Amz-Target", List.of("AmazonSQS.DeleteQueue")); // sent, but not among the signed headers
+        assertRejected(SqsError.SIGNATURE_DOES_NOT_MATCH, "The X-Amz-Target header must be signed.",
+                verify(WorkedExample.request(headers)));
+    }
+
     private static AuthResult verify(SignedRequest request) {
         return WorkedExample.verifier(WorkedExample.clockAtSigningTime()).verify(request);
     }

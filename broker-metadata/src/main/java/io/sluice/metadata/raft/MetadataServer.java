@@ -49,6 +49,12 @@ public final class MetadataServer implements AutoCloseable {
      */
     public MetadataServer(String nodeId, MetadataPeers peers, Path dataDir, Clock clock, int replicationFactor,
                           long deadAfterMillis, long snapshotEvery, int shardCount) {
+        this(nodeId, "127.0.0.1", peers, dataDir, clock, replicationFactor, deadAfterMillis, snapshotEvery, shardCount);
+    }
+
+    /** @param bindHost the address its Raft server binds (its port is its entry's in {@code peers}) */
+    public MetadataServer(String nodeId, String bindHost, MetadataPeers peers, Path dataDir, Clock clock,
+                          int replicationFactor, long deadAfterMillis, long snapshotEvery, int shardCount) {
         this.nodeId = nodeId;
         this.shardCount = shardCount;
         this.replicationFactor = replicationFactor;
@@ -61,7 +67,7 @@ public final class MetadataServer implements AutoCloseable {
                     .setServerId(RaftPeerId.valueOf(nodeId))
                     .setGroup(peers.group())
                     .setStateMachine(stateMachine)
-                    .setProperties(RatisSettings.server(dataDir, peers.port(nodeId), snapshotEvery))
+                    .setProperties(RatisSettings.server(dataDir, bindHost, peers.port(nodeId), snapshotEvery))
                     .setOption(RaftStorage.StartupOption.RECOVER)
                     .build();
         } catch (IOException e) {

@@ -1,0 +1,103 @@
+package io.sluice.frontend.http;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.timeout.IdleStateEvent;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Before any HTTP decoding in each connection's pipeline: enforces {@link ConnectionLimits}.
+ *
+ * <ul>
+ *   <li>the connection cap: a connection beyond {@code maxConnections} is closed as it opens;</li>
+ *   <li>the request read timeout: from the first byte of a request until the handler has it whole
+ *       ({@link #requestComplete}); a client that trickles headers or a body is cut off;</li>
+ *   <li>the idle timeout: on an all-idle event from the {@code IdleStateHandler} before it, the connection is closed
+ *       unless a request is in flight (a parked long poll is not idle);</li>
+ *   <li>pipelining: {@link #requestStarted}/{@link #requestAnswered} count requests received but not answered; past
+ *       {@code maxPipelined} the connection stops reading until answers go out.</li>
+ * </ul>
+ * Every method runs on the connection's event loop.
+ */
+final class ConnectionGuard extends ChannelDuplexHandler {
+    private final ConnectionLimits limits;
+    private final AtomicInteger open;
+    private boolean counted;
+    private ScheduledFuture<?> readDeadline;
+    private int pending;
+
+    ConnectionGuard(ConnectionLimits limits, AtomicInteger open) {
+        this.limits = limits;
+        this.open = open;
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) throws Exception {
+        counted = true;
+        if (open.incrementAndGet() > limits.maxConnections()) {
+            ctx.close();
+            return;
+        }
+        super.channelActive(ctx);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        if (counted) {
+            counted = false;
+            open.decrementAndGet();
+        }
+        cancelDeadline();
+        super.channelInactive(ctx);
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
+        if (msg instanceof ByteBuf buf && buf.isReadable() && readDeadline == null) {
+            // the first bytes of a request: it must be complete before the deadline
+            readDeadline = ctx.executor().schedule((Runnable) ctx::close, limits.requestReadTimeoutMillis(),
+                    TimeUnit.MILLISECONDS);
+        }
+        super.channelRead(ctx, msg);
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+        if (evt instanceof IdleStateEvent) {
+            if (pending == 0 && readDeadline == null) {
+                ctx.close();
+            }
+            return;
+        }
+        super.userEventTriggered(ctx, evt);
+    }
+
+    /** A request arrived whole: its read deadline is over. */
+    void requestComplete() {
+        cancelDeadline();
+    }
+
+    /** A request was handed on for processing. */
+    void requestStarted(ChannelHandlerContext ctx) {
+        if (++pending >= limits.maxPipelined()) {
+            ctx.channel().config().setAutoRead(false);
+        }
+    }
+
+    /** A request's answer was written (or the request failed). */
+    void requestAnswered(ChannelHandlerContext ctx) {
+        if (pending-- == limits.maxPipelined() && ctx.channel().isActive()) {
+            ctx.channel().config().setAutoRead(true);
+        }
+    }
+
+    private void cancelDeadline() {
+        if (readDeadline != null) {
+            readDeadline.cancel(false);
+            readDeadline = null;
+        }
+    }
+}

@@ -1,0 +1,24 @@
+package io.sluice.frontend.http;
+
+/**
+ * What one client connection may hold on the SQS port, so that no client can pin the server's memory or sockets
+ * before it is even authenticated.
+ *
+ * @param requestReadTimeoutMillis a request must arrive whole (headers and body) within this long of its first byte
+ * @param idleTimeoutMillis        a connection with no request in flight and no bytes for this long is closed
+ *                                 (above the longest long poll, 20 s)
+ * @param maxConnections           open connections beyond this are closed at once
+ * @param maxPipelined             requests of one connection received but not yet answered; past it the server stops
+ *                                 reading from that connection until it answers some
+ */
+public record ConnectionLimits(long requestReadTimeoutMillis, long idleTimeoutMillis, int maxConnections,
+                               int maxPipelined) {
+    /** The defaults of the configuration keys. */
+    public static final ConnectionLimits DEFAULTS = new ConnectionLimits(10_000, 60_000, 4096, 16);
+
+    public ConnectionLimits {
+        if (requestReadTimeoutMillis <= 0 || idleTimeoutMillis <= 0 || maxConnections <= 0 || maxPipelined <= 0) {
+            throw new IllegalArgumentException("connection limits must be positive: " + this);
+        }
+    }
+}
