@@ -47,7 +47,11 @@ final class AdminAccess {
                 new SecureRandom().nextBytes(random);
                 Path tmp = dataDir.resolve(TOKEN_FILE + ".tmp");
                 Files.deleteIfExists(tmp);
-                Files.createFile(tmp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+                try {
+                    Files.createFile(tmp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+                } catch (UnsupportedOperationException notPosix) {
+                    Files.createFile(tmp); // a file system without POSIX permissions: its own access rules apply
+                }
                 Files.writeString(tmp, HexFormat.of().formatHex(random));
                 Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
             }

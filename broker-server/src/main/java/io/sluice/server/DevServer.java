@@ -146,6 +146,12 @@ public final class DevServer implements AutoCloseable {
             AccessKeysFile keys = AccessKeysFile.read(Path.of(keysFile));
             keys.secrets().forEach(secrets::putIfAbsent);
             rules.putAll(keys.rules());
+            keys.rules().forEach((key, list) -> {
+                if (list.isEmpty()) {
+                    LOG.warn("access key {} in {} has no rules and may do nothing (give it \"allow\" rules, or"
+                            + " \"admin\": true)", key, keysFile);
+                }
+            });
         }
         // the key of --access-key / sluice.access-key is the node's admin key
         rules.put(config.get(ServerConfigKeys.ACCESS_KEY), java.util.List.of(AuthorizationPolicy.ADMIN));

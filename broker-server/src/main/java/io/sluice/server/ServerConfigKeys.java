@@ -50,10 +50,11 @@ public final class ServerConfigKeys {
                     + " form-encoded).");
     public static final ConfigKey<Integer> HTTP_REQUEST_READ_TIMEOUT_MS = ConfigKey.integer(
             "sluice.http.request-read-timeout-ms", 10_000, 100, 600_000, "SQS port: a request must arrive whole (headers"
-                    + " and body) within this long of its first byte, or its connection is closed.");
+                    + " and body) within this long of its first byte (the first: of the connection's opening), or its"
+                    + " connection is closed.");
     public static final ConfigKey<Integer> HTTP_IDLE_TIMEOUT_MS = ConfigKey.integer("sluice.http.idle-timeout-ms",
-            60_000, 1_000, 3_600_000, "SQS port: a connection with no request in flight and no traffic for this long"
-                    + " is closed (a parked long poll is never idle).");
+            75_000, 1_000, 3_600_000, "SQS port: a connection with no request in flight and no traffic for this long"
+                    + " is closed (a parked long poll is never idle; above the SDKs' 60 s, so they close first).");
     public static final ConfigKey<Integer> HTTP_MAX_CONNECTIONS = ConfigKey.integer("sluice.http.max-connections",
             4096, 1, 1_000_000, "SQS port: open connections beyond this are closed as they open.");
     public static final ConfigKey<Integer> HTTP_MAX_PIPELINED = ConfigKey.integer("sluice.http.max-pipelined", 16, 1,

@@ -122,6 +122,13 @@ class AuthorizationAttackIT {
                 "{\"SourceArn\":\"" + ARN + "other-dlq\"}", 403, "AccessDenied"));
         attempts.add(json("cancel a move task (account-wide)", "CancelMessageMoveTask",
                 "{\"TaskHandle\":\"eA\"}", 403, "AccessDenied"));
+        String otherTask = java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(("some-task|" + ARN
+                + "other-dlq").getBytes(StandardCharsets.UTF_8));
+        attempts.add(json("cancel another queue's task, naming its own queue in an ignored SourceArn",
+                "CancelMessageMoveTask", "{\"TaskHandle\":\"" + otherTask + "\",\"SourceArn\":\"" + ARN + "mine-1\"}",
+                403, "AccessDenied"));
+        attempts.add(json("redrive its own DLQ back to sources that include another queue", "StartMessageMoveTask",
+                "{\"SourceArn\":\"" + ARN + "mine-dlq\"}", 403, "AccessDenied"));
         attempts.add(json("its own queue's RedrivePolicy aimed at another queue", "SetQueueAttributes",
                 "{\"QueueUrl\":\"" + base + "mine-1\",\"Attributes\":{\"RedrivePolicy\":" + quoted(redrive("other-dlq"))
                         + "}}", 403, "AccessDenied"));

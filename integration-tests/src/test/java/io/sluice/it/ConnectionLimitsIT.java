@@ -68,10 +68,24 @@ class ConnectionLimitsIT {
     }
 
     @Test
+    void aConnectionThatSendsNothingIsCutOff() throws Exception {
+        try (Socket silent = new Socket("127.0.0.1", server.port())) {
+            assertTrue(millisUntilClosed(silent, 30_000) < 30_000, "a silent connection is still open after 30 s");
+        }
+    }
+
+    @Test
     void anIdleConnectionIsClosedButAParkedLongPollIsNot() throws Exception {
+        byte[] listQueues = new String(RawHttp.build(server.port(), "POST", "/", Map.of("Content-Type",
+                "application/x-amz-json-1.0", "X-Amz-Target", "AmazonSQS.ListQueues"), "{}".getBytes(
+                StandardCharsets.UTF_8), SluiceProcess.ACCESS_KEY, SluiceProcess.SECRET_KEY), StandardCharsets.ISO_8859_1)
+                .replace("Connection: close\r\n", "Connection: keep-alive\r\n").getBytes(StandardCharsets.ISO_8859_1);
         try (Socket idle = new Socket("127.0.0.1", server.port())) {
+            idle.getOutputStream().write(listQueues); // answered, then kept alive with nothing in flight
+            idle.getOutputStream().flush();
             long closed = millisUntilClosed(idle, 30_000);
             assertTrue(closed < 30_000, "an idle connection is still open after 30 s");
+            assertTrue(closed >= 2_000, "closed after " + closed + " ms: the idle timeout is 3 s");
         }
         try (SqsClient sqs = SqsClients.client(server.endpoint())) {
             String url = sqs.createQueue(b -> b.queueName("parked-long")).queueUrl();

@@ -20,6 +20,15 @@ public final class MoveTaskActions {
         public CompletableFuture<ObjectNode> execute(ActionContext ctx, Params params) {
             String source = params.requiredString("SourceArn");
             String destination = params.string("DestinationArn");
+            if (destination == null || destination.isEmpty()) {
+                // back to their sources: every queue dead-lettering into this one is written to, so checked too
+                for (String sourceQueue : tasks.deadLetterSources(source)) {
+                    if (!ctx.allowed(name(), sourceQueue)) {
+                        throw new io.sluice.common.SqsException(io.sluice.common.SqsError.ACCESS_DENIED,
+                                "Access to the resource is denied.");
+                    }
+                }
+            }
             return tasks.start(source, destination == null || destination.isEmpty() ? null : destination,
                             params.integer("MaxNumberOfMessagesPerSecond"))
                     .thenApply(t -> Responses.object().put("TaskHandle", t.handle()));

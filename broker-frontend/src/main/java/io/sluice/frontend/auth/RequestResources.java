@@ -34,6 +34,10 @@ public record RequestResources(String queue, List<String> referenced) {
             "CancelMessageMoveTask");
     /** Actions that name their queue by QueueName. */
     public static final Set<String> BY_NAME = Set.of("CreateQueue", "GetQueueUrl");
+    /** Actions that read SourceArn and DestinationArn (elsewhere those parameters are ignored, and so not checked). */
+    static final Set<String> BY_ARN = Set.of("StartMessageMoveTask", "ListMessageMoveTasks");
+    /** Actions that read queue attributes (RedrivePolicy, RedriveAllowPolicy). */
+    static final Set<String> WITH_ATTRIBUTES = Set.of("CreateQueue", "SetQueueAttributes");
 
     /**
      * @param path             the request path (a queue URL path when the client posts to the queue URL)
@@ -70,19 +74,27 @@ public record RequestResources(String queue, List<String> referenced) {
             }
             disagree(queue, named, "QueueUrl", "QueueName");
         }
-        return new RequestResources(queue, referencedQueues(params));
+        return new RequestResources(queue, referencedQueues(action, params));
     }
 
-    /** Every queue name in {@code params} given as an ARN (see the class doc); unparseable values name none. */
-    static List<String> referencedQueues(Params params) {
+    /**
+     * Every queue name the action reads from {@code params} as an ARN (see the class doc); unparseable values name
+     * none. Only parameters the action reads count: anything else a client adds must not decide the check.
+     */
+    static List<String> referencedQueues(String action, Params params) {
         List<String> arns = new ArrayList<>();
-        for (String name : List.of("SourceArn", "DestinationArn")) {
-            String arn = params.string(name);
-            if (arn != null && !arn.isEmpty()) {
-                arns.add(arn);
+        if (BY_ARN.contains(action)) {
+            for (String name : List.of("SourceArn", "DestinationArn")) {
+                String arn = params.string(name);
+                if (arn != null && !arn.isEmpty()) {
+                    arns.add(arn);
+                }
             }
         }
-        if (params.has("Attributes")) {
+        if (action.equals("CancelMessageMoveTask")) {
+            taskHandleSource(params.string("TaskHandle")).ifPresent(arns::add);
+        }
+        if (WITH_ATTRIBUTES.contains(action) && params.has("Attributes")) {
             Map<String, String> attributes = params.stringMap("Attributes");
             String redrive = attributes.get("RedrivePolicy");
             if (redrive != null && !redrive.isEmpty()) {
@@ -108,6 +120,24 @@ public record RequestResources(String queue, List<String> referenced) {
     }
 
     /**
+     * The source queue ARN a move task's handle names ({@code base64url(id|sourceArn)}), if it decodes; the task it
+     * names must have that source ({@code MoveTasks.cancel} checks), so the key is checked on the task's real source.
+     */
+    public static java.util.Optional<String> taskHandleSource(String handle) {
+        if (handle == null || handle.isEmpty()) {
+            return java.util.Optional.empty();
+        }
+        try {
+            String raw = new String(java.util.Base64.getUrlDecoder().decode(handle), java.nio.charset.StandardCharsets.UTF_8);
+            int bar = raw.indexOf('|');
+            return bar > 0 && bar < raw.length() - 1 ? java.util.Optional.of(raw.substring(bar + 1))
+                    : java.util.Optional.empty();
+        } catch (IllegalArgumentException e) {
+            return java.util.Optional.empty();
+        }
+    }
+
+    /**
      * The queue a QueueUrl names: its path must be {@code /<account>/<name>} (a trailing slash allowed); scheme,
      * host and port are ignored; a query or fragment, or anything else, names no queue (null).
      */
@@ -127,11 +157,14 @@ public record RequestResources(String queue, List<String> referenced) {
         }
     }
 
-    /** {@code /<account>/<name>[/]} → name; anything else → null. */
+    /**
+     * {@code /<account>/<name>[/]} → name, where the account is 12 digits (as in every queue URL); anything else → null
+     * (e.g. a proxy's own path prefix, which must not be mistaken for a queue).
+     */
     public static String queueNameFromPath(String path) {
         String p = path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
         String[] parts = p.split("/", -1);
-        if (parts.length != 3 || !parts[0].isEmpty() || parts[1].isEmpty() || parts[2].isEmpty()) {
+        if (parts.length != 3 || !parts[0].isEmpty() || !parts[1].matches("[0-9]{12}") || parts[2].isEmpty()) {
             return null;
         }
         return parts[2];

@@ -13,8 +13,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <ul>
  *   <li>the connection cap: a connection beyond {@code maxConnections} is closed as it opens;</li>
- *   <li>the request read timeout: from the first byte of a request until the handler has it whole
- *       ({@link #requestComplete}); a client that trickles headers or a body is cut off;</li>
+ *   <li>the request read timeout: from the connection's opening, and then from the first byte of each request,
+ *       until the handler has the request whole ({@link #requestComplete}); a client that sends nothing or trickles
+ *       headers or a body is cut off;</li>
  *   <li>the idle timeout: on an all-idle event from the {@code IdleStateHandler} before it, the connection is closed
  *       unless a request is in flight (a parked long poll is not idle);</li>
  *   <li>pipelining: {@link #requestStarted}/{@link #requestAnswered} count requests received but not answered; past
@@ -41,6 +42,7 @@ final class ConnectionGuard extends ChannelDuplexHandler {
             ctx.close();
             return;
         }
+        startDeadline(ctx); // a connection that sends nothing is not kept for the idle timeout either
         super.channelActive(ctx);
     }
 
@@ -57,11 +59,14 @@ final class ConnectionGuard extends ChannelDuplexHandler {
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
         if (msg instanceof ByteBuf buf && buf.isReadable() && readDeadline == null) {
-            // the first bytes of a request: it must be complete before the deadline
-            readDeadline = ctx.executor().schedule((Runnable) ctx::close, limits.requestReadTimeoutMillis(),
-                    TimeUnit.MILLISECONDS);
+            startDeadline(ctx); // the first bytes of a request: it must be complete before the deadline
         }
         super.channelRead(ctx, msg);
+    }
+
+    private void startDeadline(ChannelHandlerContext ctx) {
+        readDeadline = ctx.executor().schedule((Runnable) ctx::close, limits.requestReadTimeoutMillis(),
+                TimeUnit.MILLISECONDS);
     }
 
     @Override

@@ -6,7 +6,8 @@ package io.sluice.frontend.http;
  *
  * @param requestReadTimeoutMillis a request must arrive whole (headers and body) within this long of its first byte
  * @param idleTimeoutMillis        a connection with no request in flight and no bytes for this long is closed
- *                                 (above the longest long poll, 20 s)
+ *                                 (above the longest long poll, 20 s, and above the AWS SDKs' own idle limit, 60 s,
+ *                                 so a client does not reuse a connection the server is closing)
  * @param maxConnections           open connections beyond this are closed at once
  * @param maxPipelined             requests of one connection received but not yet answered; past it the server stops
  *                                 reading from that connection until it answers some
@@ -14,7 +15,7 @@ package io.sluice.frontend.http;
 public record ConnectionLimits(long requestReadTimeoutMillis, long idleTimeoutMillis, int maxConnections,
                                int maxPipelined) {
     /** The defaults of the configuration keys. */
-    public static final ConnectionLimits DEFAULTS = new ConnectionLimits(10_000, 60_000, 4096, 16);
+    public static final ConnectionLimits DEFAULTS = new ConnectionLimits(10_000, 75_000, 4096, 16);
 
     public ConnectionLimits {
         if (requestReadTimeoutMillis <= 0 || idleTimeoutMillis <= 0 || maxConnections <= 0 || maxPipelined <= 0) {

@@ -108,6 +108,14 @@ public final class MoveTasks {
         });
     }
 
+    /** The names of the queues whose RedrivePolicy targets {@code dlqArn}: where a redrive without destination writes. */
+    public List<String> deadLetterSources(String dlqArn) {
+        return services.catalog().list("").stream().filter(q -> {
+            QueueAttributes a = services.attributes(q);
+            return a.redrivePolicy() != null && dlqArn.equals(a.redrivePolicy().deadLetterTargetArn());
+        }).map(QueueMetadata::name).toList();
+    }
+
     /** Tasks kept per source: ListMessageMoveTasks shows at most this many (SQS: 10). */
     static final int KEPT_PER_SOURCE = 10;
 
@@ -152,7 +160,7 @@ public final class MoveTasks {
             throw new SqsException(SqsError.INVALID_PARAMETER_VALUE, "Value for parameter TaskHandle is invalid.");
         }
         Task task = tasks.get(raw.substring(0, bar));
-        if (task == null) {
+        if (task == null || !task.sourceArn.equals(raw.substring(bar + 1))) { // authorized on the handle's source
             throw new SqsException(SqsError.RESOURCE_NOT_FOUND, "Task does not exist.");
         }
         if (task.status != Status.RUNNING) {

@@ -71,6 +71,24 @@ class RequestResourcesTest {
     }
 
     @Test
+    void onlyParametersTheActionReadsCount() throws Exception {
+        String handle = java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(("t1|" + ARN + "their-dlq")
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        assertEquals(List.of("their-dlq"), of("CancelMessageMoveTask", "{\"TaskHandle\": \"" + handle + "\","
+                + " \"SourceArn\": \"" + ARN + "mine-1\"}", "/").referenced(), "the handle's source, not a decoy");
+        assertEquals(List.of(), of("CancelMessageMoveTask", "{\"TaskHandle\": \"eA\"}", "/").referenced());
+        assertEquals(List.of(), of("SendMessage", "{\"QueueUrl\": \"/000000000000/mine-1\", \"SourceArn\": \""
+                + ARN + "theirs\"}", "/").referenced(), "SendMessage reads no SourceArn");
+    }
+
+    @Test
+    void aPathIsAQueueOnlyWithAnAccountId() throws Exception {
+        assertEquals("mine-1", of("PurgeQueue", "{\"QueueUrl\": \"/000000000000/mine-1\"}", "/sqs/v1").queue(),
+                "a proxy's prefix is not a queue");
+        assertEquals(SqsError.QUEUE_DOES_NOT_EXIST, refused("PurgeQueue", "{\"QueueUrl\": \"/sqs/v1\"}", "/"));
+    }
+
+    @Test
     void accountWideActionsTouchNoQueueOfTheirPath() throws Exception {
         assertNull(of("ListQueues", "{}", "/000000000000/mine-1").queue());
         assertEquals(List.of(), of("ListQueues", "{}", "/000000000000/mine-1").referenced());

@@ -51,6 +51,11 @@ public sealed interface MetadataCommand {
     }
 
     record SetAccessKey(String accessKeyId, String secretKey, List<List<String>> allow) implements MetadataCommand {
+        /** Never the secret: commands end up in logs and error messages. */
+        @Override
+        public String toString() {
+            return "SetAccessKey[accessKeyId=" + accessKeyId + ", secretKey=<redacted>, allow=" + allow + "]";
+        }
     }
 
     /**

@@ -61,5 +61,10 @@ public sealed interface MetadataRecord {
      * stored as given: the catalog is as sensitive as a credentials file.
      */
     record AccessKeySet(String accessKeyId, String secretKey, List<List<String>> allow) implements MetadataRecord {
+        /** Never the secret: records end up in logs and error messages. */
+        @Override
+        public String toString() {
+            return "AccessKeySet[accessKeyId=" + accessKeyId + ", secretKey=<redacted>, allow=" + allow + "]";
+        }
     }
 }
