@@ -132,9 +132,29 @@ final class MetadataProcess {
         }
     }
 
+    /** Ports handed out by this test JVM: never twice. */
+    private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * A port for a test process to listen on, free now: from 23000-31999, below Linux's ephemeral range (32768+)
+     * where outgoing connections take their local ports (a port from {@code new ServerSocket(0)} can be taken by one
+     * before the process binds it: "Address already in use"), above the cluster.sh tests' fixed ports (21xxx, 22xxx),
+     * and never the same twice in this JVM.
+     */
     static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
+        java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+        for (int attempt = 0; attempt < 1000; attempt++) {
+            int port = 23_000 + random.nextInt(9_000);
+            if (!HANDED_OUT.add(port)) {
+                continue;
+            }
+            try (ServerSocket s = new ServerSocket()) {
+                s.bind(new java.net.InetSocketAddress("127.0.0.1", port));
+                return port;
+            } catch (IOException inUse) {
+                // taken by something else: try another
+            }
         }
+        throw new IOException("no free port in 23000-31999");
     }
 }

@@ -3,7 +3,6 @@ package io.sluice.it;
 import static org.awaitility.Awaitility.await;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -166,9 +165,6 @@ public final class SluiceProcess implements AutoCloseable {
     }
 
     private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            s.setReuseAddress(true);
-            return s.getLocalPort();
-        }
+        return MetadataProcess.freePort(); // outside the ephemeral range: see there
     }
 }
