@@ -82,7 +82,8 @@ class DeployManifestsTest {
             "apps/v1/StatefulSet", V1StatefulSet.class,
             "apps/v1/Deployment", V1Deployment.class,
             "policy/v1/PodDisruptionBudget", V1PodDisruptionBudget.class,
-            "autoscaling/v2/HorizontalPodAutoscaler", V2HorizontalPodAutoscaler.class);
+            "autoscaling/v2/HorizontalPodAutoscaler", V2HorizontalPodAutoscaler.class,
+            "networking.k8s.io/v1/NetworkPolicy", io.kubernetes.client.openapi.models.V1NetworkPolicy.class);
     private static final String NAMESPACE = "sluice";
     /** Admin port flags and defaults of the roles (SluiceMain). */
     private static final Map<String, Integer> DEFAULT_ADMIN_PORT = Map.of("metadata", 9425, "backend", 9525,
@@ -151,7 +152,7 @@ class DeployManifestsTest {
         assertTrue(schemaErrors.isEmpty(), "schema errors:\n" + String.join("\n", schemaErrors));
         Set<String> kinds = manifests.stream().map(Manifest::kind).collect(Collectors.toCollection(TreeSet::new));
         assertEquals(new TreeSet<>(List.of("ConfigMap", "Deployment", "HorizontalPodAutoscaler", "Namespace",
-                "PodDisruptionBudget", "Secret", "Service", "StatefulSet")), kinds);
+                "NetworkPolicy", "PodDisruptionBudget", "Secret", "Service", "StatefulSet")), kinds);
     }
 
     /** The schema check itself: a misspelt field, a wrong type, a missing required field each fail. */
@@ -898,6 +899,55 @@ class DeployManifestsTest {
         List<Manifest> maps = ofKind("ConfigMap");
         assertEquals(1, maps.size(), "one ConfigMap");
         return maps.get(0).as(V1ConfigMap.class);
+    }
+
+    /**
+     * Every port is a door: a default policy denies all ingress, and each role's pods are selected by policies that
+     * open exactly its container ports; the Raft ports only to Sluice's own pods.
+     */
+    @Test
+    void networkPoliciesOpenEachRolesPortsAndNoOthers() {
+        List<io.kubernetes.client.openapi.models.V1NetworkPolicy> policies = ofKind("NetworkPolicy").stream()
+                .map(m -> m.as(io.kubernetes.client.openapi.models.V1NetworkPolicy.class)).toList();
+        assertTrue(policies.stream().anyMatch(p -> (p.getSpec().getPodSelector().getMatchLabels() == null
+                || p.getSpec().getPodSelector().getMatchLabels().isEmpty())
+                && (p.getSpec().getIngress() == null || p.getSpec().getIngress().isEmpty())
+                && p.getSpec().getPolicyTypes().contains("Ingress")),
+                "a default-deny ingress policy for the namespace");
+        for (Workload w : workloads()) {
+            Set<Integer> open = new TreeSet<>();
+            Set<Integer> raftFromOwnPodsOnly = new TreeSet<>();
+            for (var p : policies) {
+                Map<String, String> selector = p.getSpec().getPodSelector().getMatchLabels();
+                if (selector != null && !w.labels().entrySet().containsAll(selector.entrySet())) {
+                    continue;
+                }
+                for (var rule : Objects.requireNonNullElse(p.getSpec().getIngress(),
+                        List.<io.kubernetes.client.openapi.models.V1NetworkPolicyIngressRule>of())) {
+                    boolean ownPodsOnly = rule.getFrom() != null && !rule.getFrom().isEmpty() && rule.getFrom().stream()
+                            .allMatch(f -> f.getNamespaceSelector() == null && f.getPodSelector() != null
+                                    && "sluice".equals(f.getPodSelector().getMatchLabels().get("app.kubernetes.io/name")));
+                    for (var port : rule.getPorts()) {
+                        open.add(port.getPort().getIntValue());
+                        if (ownPodsOnly) {
+                            raftFromOwnPodsOnly.add(port.getPort().getIntValue());
+                        }
+                    }
+                }
+            }
+            Set<Integer> declared = new TreeSet<>();
+            Integer raft = null;
+            for (V1ContainerPort cp : w.container().getPorts()) {
+                declared.add(cp.getContainerPort());
+                if ("raft".equals(cp.getName())) {
+                    raft = cp.getContainerPort();
+                }
+            }
+            assertEquals(declared, open, w.name() + ": the policies open exactly its ports");
+            if (raft != null) {
+                assertEquals(Set.of(raft), raftFromOwnPodsOnly, w.name() + ": its Raft port only to Sluice's pods");
+            }
+        }
     }
 
     private static List<Workload> workloads() {
