@@ -92,7 +92,9 @@ public record RequestResources(String queue, List<String> referenced) {
             }
         }
         if (action.equals("CancelMessageMoveTask")) {
-            taskHandleSource(params.string("TaskHandle")).ifPresent(arns::add);
+            // the task must have the handle's source (MoveTasks.cancel checks), so the key is checked on its real source
+            io.sluice.frontend.service.MoveTasks.Handle.parse(params.string("TaskHandle"))
+                    .ifPresent(h -> arns.add(h.sourceArn()));
         }
         if (WITH_ATTRIBUTES.contains(action) && params.has("Attributes")) {
             Map<String, String> attributes = params.stringMap("Attributes");
@@ -117,24 +119,6 @@ public record RequestResources(String queue, List<String> referenced) {
             QueueArn.parse(arn).ifPresent(a -> names.add(a.queueName()));
         }
         return List.copyOf(names);
-    }
-
-    /**
-     * The source queue ARN a move task's handle names ({@code base64url(id|sourceArn)}), if it decodes; the task it
-     * names must have that source ({@code MoveTasks.cancel} checks), so the key is checked on the task's real source.
-     */
-    public static java.util.Optional<String> taskHandleSource(String handle) {
-        if (handle == null || handle.isEmpty()) {
-            return java.util.Optional.empty();
-        }
-        try {
-            String raw = new String(java.util.Base64.getUrlDecoder().decode(handle), java.nio.charset.StandardCharsets.UTF_8);
-            int bar = raw.indexOf('|');
-            return bar > 0 && bar < raw.length() - 1 ? java.util.Optional.of(raw.substring(bar + 1))
-                    : java.util.Optional.empty();
-        } catch (IllegalArgumentException e) {
-            return java.util.Optional.empty();
-        }
     }
 
     /**

@@ -63,7 +63,11 @@ final class SqsHttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         guard.requestStarted(ctx);
         previous = previous.thenCompose(v -> processor.process(in)).handle((out, error) -> {
             inFlight.end();
-            ctx.executor().execute(() -> guard.requestAnswered(ctx));
+            try {
+                ctx.executor().execute(() -> guard.requestAnswered(ctx)); // the guard lives on the event loop
+            } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
+                // the event loop is gone with its connections: nothing left to count, and the answer still goes out
+            }
             if (out != null) {
                 write(ctx, out, keepAlive);
             } else {

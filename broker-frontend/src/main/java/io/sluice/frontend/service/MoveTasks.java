@@ -77,11 +77,7 @@ public final class MoveTasks {
     public CompletableFuture<Task> start(String sourceArn, String destinationArn, Integer rate) {
         QueueMetadata source = services.queueByArn(sourceArn).orElseThrow(() -> new SqsException(
                 SqsError.RESOURCE_NOT_FOUND, "The resource that you specified for the SourceArn parameter doesn't exist."));
-        boolean isDeadLetterQueue = services.catalog().list("").stream().anyMatch(q -> {
-            QueueAttributes a = services.attributes(q);
-            return a.redrivePolicy() != null && sourceArn.equals(a.redrivePolicy().deadLetterTargetArn());
-        });
-        if (!isDeadLetterQueue) {
+        if (deadLetterSources(sourceArn).isEmpty()) {
             throw new SqsException(SqsError.INVALID_PARAMETER_VALUE, "Source queue must be configured as a Dead Letter"
                     + " Queue.");
         }
@@ -148,19 +144,30 @@ public final class MoveTasks {
                 .limit(max).toList();
     }
 
+    /** A task handle's parts, {@code base64url(id|sourceArn)} (what {@link Task#handle()} writes), if it decodes. */
+    public record Handle(String taskId, String sourceArn) {
+        public static java.util.Optional<Handle> parse(String handle) {
+            if (handle == null) {
+                return java.util.Optional.empty();
+            }
+            String raw;
+            try {
+                raw = new String(Base64.getUrlDecoder().decode(handle), StandardCharsets.UTF_8);
+            } catch (IllegalArgumentException e) {
+                return java.util.Optional.empty();
+            }
+            int bar = raw.indexOf('|');
+            return bar > 0 && bar < raw.length() - 1
+                    ? java.util.Optional.of(new Handle(raw.substring(0, bar), raw.substring(bar + 1)))
+                    : java.util.Optional.empty();
+        }
+    }
+
     public long cancel(String handle) {
-        String raw;
-        try {
-            raw = new String(Base64.getUrlDecoder().decode(handle), StandardCharsets.UTF_8);
-        } catch (IllegalArgumentException e) {
-            raw = "";
-        }
-        int bar = raw.indexOf('|');
-        if (bar <= 0) {
-            throw new SqsException(SqsError.INVALID_PARAMETER_VALUE, "Value for parameter TaskHandle is invalid.");
-        }
-        Task task = tasks.get(raw.substring(0, bar));
-        if (task == null || !task.sourceArn.equals(raw.substring(bar + 1))) { // authorized on the handle's source
+        Handle parsed = Handle.parse(handle).orElseThrow(() -> new SqsException(SqsError.INVALID_PARAMETER_VALUE,
+                "Value for parameter TaskHandle is invalid."));
+        Task task = tasks.get(parsed.taskId());
+        if (task == null || !task.sourceArn.equals(parsed.sourceArn())) { // authorized on the handle's source
             throw new SqsException(SqsError.RESOURCE_NOT_FOUND, "Task does not exist.");
         }
         if (task.status != Status.RUNNING) {
