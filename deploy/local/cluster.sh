@@ -10,6 +10,10 @@
 # sluice-dev-secret), SLUICE_CLUSTER_BASE_PORT (default 19000), SLUICE_SHARDS (default 6), SLUICE_JAR (default the
 # repository's broker-server/target/sluice.jar, built if missing), SLUICE_JAVA_OPTS (JVM flags of every process;
 # default -Xmx512m -XX:+UseSerialGC). This interface is a contract: keep it.
+#
+# The processes speak Raft over mutual TLS: on its first start the script makes a throwaway CA and one certificate per
+# process under DIR/tls (deploy/tls/make-certs.sh; needs openssl). SLUICE_CLUSTER_TLS=off runs plaintext Raft instead
+# (to measure what TLS costs).
 set -euo pipefail
 
 cmd=${1:-}
@@ -37,7 +41,12 @@ launch() {
     return
   fi
   mkdir -p "$dir/$role-$n"
-  SLUICE_SHARDS=$shards SLUICE_REPLICATION_FACTOR=3 SLUICE_ACCESS_LOG_LEVEL=${SLUICE_ACCESS_LOG_LEVEL:-WARN} \
+  local tls=()
+  if [ "${SLUICE_CLUSTER_TLS:-on}" != off ]; then
+    tls=(SLUICE_CLUSTER_TLS_CERT_FILE="$dir/tls/$role-$n.pem" SLUICE_CLUSTER_TLS_KEY_FILE="$dir/tls/$role-$n-key.pem"
+      SLUICE_CLUSTER_TLS_CA_FILE="$dir/tls/ca.pem")
+  fi
+  env "${tls[@]}" SLUICE_SHARDS=$shards SLUICE_REPLICATION_FACTOR=3 SLUICE_ACCESS_LOG_LEVEL=${SLUICE_ACCESS_LOG_LEVEL:-WARN} \
     nohup "$java_bin" $java_opts -jar "$jar" "$role" "$@" >"$dir/$role-$n.log" 2>&1 &
   echo $! >"$pidfile"
 }
@@ -57,6 +66,13 @@ wait_for() {
 
 start() {
   mkdir -p "$dir"
+  if [ "${SLUICE_CLUSTER_TLS:-on}" != off ]; then
+    local certs=()
+    for name in metadata-1 metadata-2 metadata-3 backend-1 backend-2 backend-3 frontend-1 frontend-2; do
+      certs+=("$name=IP:127.0.0.1,DNS:localhost")
+    done
+    "$root/deploy/tls/make-certs.sh" "$dir/tls" "${certs[@]}"
+  fi
   if [ ! -f "$jar" ]; then
     (cd "$root" && mvn -B -q -ntp -DskipTests package)
   fi
@@ -81,9 +97,8 @@ start() {
     done
     [ "${hosted:-0}" -ge "$shards" ] || { echo "backend-$n did not join its shards; see $dir/backend-$n.log" >&2; exit 1; }
   done
-  local keys=()
-  [ -n "${SLUICE_ACCESS_KEY:-}" ] && keys+=(--access-key "$SLUICE_ACCESS_KEY")
-  [ -n "${SLUICE_SECRET_KEY:-}" ] && keys+=(--secret-key "$SLUICE_SECRET_KEY")
+  # a frontend has no built-in key: it gets these (the dev credentials unless set; accepted because it binds loopback)
+  local keys=(--access-key "${SLUICE_ACCESS_KEY:-sluice}" --secret-key "${SLUICE_SECRET_KEY:-sluice-dev-secret}")
   for n in 1 2; do
     launch frontend "$n" --metadata-peers "$peers" --port $((base + 300 + n)) --admin-port $((base + 310 + n)) \
       "${keys[@]}"

@@ -9,14 +9,20 @@ import java.util.Objects;
  * @param region            region in ARNs and the SigV4 scope check
  * @param accountId         the 12-digit account in queue URLs and ARNs
  * @param publicBaseUrl     base of the queue URLs handed out (e.g. {@code https://sqs.example.com}); null means
- *                          {@code http://} plus the request's {@code Host} header
+ *                          {@code http://} (or {@code https://}) plus the request's {@code Host} header
  * @param maxRequestBytes   requests larger than this are refused before they are buffered whole
  * @param maxInflightPerPartition the in-flight limit of a queue partition
+ * @param https             whether the endpoint serves HTTPS (the scheme of queue URLs without a public base URL)
  */
 public record FrontendConfig(String region, String accountId, String publicBaseUrl, int maxRequestBytes,
-                             int maxInflightPerPartition) {
+                             int maxInflightPerPartition, boolean https) {
     public static final FrontendConfig DEFAULTS = new FrontendConfig("us-east-1", "000000000000", null,
             5 * 1024 * 1024, SqsLimits.DEFAULT_MAX_INFLIGHT_STANDARD);
+
+    public FrontendConfig(String region, String accountId, String publicBaseUrl, int maxRequestBytes,
+                          int maxInflightPerPartition) {
+        this(region, accountId, publicBaseUrl, maxRequestBytes, maxInflightPerPartition, false);
+    }
 
     public FrontendConfig {
         Objects.requireNonNull(region, "region");

@@ -76,11 +76,19 @@ final class AdminServer implements AutoCloseable {
     }
 
     InetSocketAddress start(String host, int port) throws InterruptedException {
+        return start(host, port, null);
+    }
+
+    /** @param tls HTTPS, or null for plain HTTP */
+    InetSocketAddress start(String host, int port, io.netty.handler.ssl.SslContext tls) throws InterruptedException {
         group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         channel = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        if (tls != null) {
+                            ch.pipeline().addLast(tls.newHandler(ch.alloc()));
+                        }
                         ch.pipeline().addLast(new HttpServerCodec(4096, 8192, 8192))
                                 .addLast(new HttpObjectAggregator(64 * 1024))
                                 .addLast(new Handler());

@@ -3,6 +3,7 @@ package io.sluice.server;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sluice.backend.raft.BackendServer;
+import io.sluice.common.raft.RaftTransport;
 import io.sluice.common.SystemClock;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.MetadataCommand;
@@ -48,6 +49,7 @@ public final class BackendNode implements AutoCloseable {
     private volatile boolean serving;
     private LostDiskGuard guard;
     private long lastReleaseNanos;
+    private long lastUnavailableLogNanos = System.nanoTime() - TimeUnit.MINUTES.toNanos(1);
 
     public BackendNode(ServerConfig config) {
         this.config = config;
@@ -64,12 +66,13 @@ public final class BackendNode implements AutoCloseable {
         guard = new LostDiskGuard(dataDir, !java.nio.file.Files.exists(dataDir.resolve("raft")));
         // From now on the folder is not "fresh": a restart before the first join is not mistaken for a lost disk.
         java.nio.file.Files.createDirectories(dataDir.resolve("raft"));
+        RaftTransport transport = ClusterTransport.forServer(config, "sluice backend", host);
         backend = new BackendServer(id, host, raftPort, dataDir, SystemClock.INSTANCE,
-                config.get(ServerConfigKeys.SHARD_SNAPSHOT_EVERY));
+                config.get(ServerConfigKeys.SHARD_SNAPSHOT_EVERY), transport);
         backend.start();
         MetadataPeers peers = MetadataPeers.parse(config.get(ServerConfigKeys.METADATA_PEERS));
-        client = new MetadataClient(peers);
-        catalog = new CachedCatalog(client, config.get(ServerConfigKeys.CATALOG_REFRESH_MS));
+        client = new MetadataClient(peers, transport);
+        catalog = new CachedCatalog(client, config.get(ServerConfigKeys.CATALOG_REFRESH_MS), false); // no secrets
         agent = Executors.newSingleThreadScheduledExecutor(DevServer.daemon("sluice-backend-agent"));
         long every = Math.min(1000, Math.max(250, config.get(ServerConfigKeys.BACKEND_DEAD_AFTER_MS) / 5));
         sweeper = Executors.newSingleThreadScheduledExecutor(DevServer.daemon("sluice-backend-sweeper"));
@@ -87,7 +90,8 @@ public final class BackendNode implements AutoCloseable {
                         StandardCharsets.UTF_8),
                 java.util.Map.of(), // catalog writes go through a metadata member or a frontend
                 AdminAccess.configured(config));
-        adminAddress = admin.start(config.get(ServerConfigKeys.ADMIN_HOST), config.get(ServerConfigKeys.ADMIN_PORT));
+        adminAddress = admin.start(config.get(ServerConfigKeys.ADMIN_HOST), config.get(ServerConfigKeys.ADMIN_PORT),
+                HttpTls.context(config));
         serving = true;
     }
 
@@ -241,7 +245,15 @@ public final class BackendNode implements AutoCloseable {
                 });
             }
         } catch (MetadataUnavailableException e) {
-            LOG.debug("metadata group unavailable: {}", e.getMessage());
+            // said at most every 30 s: a group that stays out of reach (down, or refusing this node's certificate)
+            // must show in the log, a leader change must not flood it
+            long now = System.nanoTime();
+            if (now - lastUnavailableLogNanos > TimeUnit.SECONDS.toNanos(30)) {
+                lastUnavailableLogNanos = now;
+                LOG.warn("metadata group unavailable (retrying): {}", e.getMessage());
+            } else {
+                LOG.debug("metadata group unavailable: {}", e.getMessage());
+            }
         } catch (RuntimeException e) {
             LOG.warn("backend agent tick failed", e);
         }

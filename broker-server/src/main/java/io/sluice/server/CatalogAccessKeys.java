@@ -11,18 +11,26 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Access keys from two places: the node's own configuration (the dev key, {@code sluice.auth.keys-file}) and the
  * replicated catalog ({@code sluice admin put-key}), so a key added once is accepted by every frontend as soon as
- * its cached catalog has it. Configured keys win on a clash. The catalog's rules are rebuilt only when the image
- * changes.
+ * its cached catalog has it. An id in both is refused at start ({@link ConfiguredKeys}); one stored in the catalog
+ * later is refused while it clashes (neither copy silently wins: rotating one would do nothing), logged once. The
+ * catalog's rules are rebuilt only when the image changes.
  */
 final class CatalogAccessKeys implements CredentialStore, Authorizer {
+    private static final Logger LOG = LoggerFactory.getLogger(CatalogAccessKeys.class);
+
     private final Map<String, String> configuredSecrets;
     private final Map<String, List<AuthorizationPolicy.Rule>> configuredRules;
     private final Supplier<ClusterImage> catalog;
+    private final Set<String> clashesLogged = ConcurrentHashMap.newKeySet();
     private volatile Compiled compiled = new Compiled(-1, new AuthorizationPolicy(Map.of()));
 
     private record Compiled(long index, AuthorizationPolicy policy) {
@@ -38,9 +46,16 @@ final class CatalogAccessKeys implements CredentialStore, Authorizer {
     @Override
     public Optional<Credentials> find(String accessKeyId) {
         String secret = configuredSecrets.get(accessKeyId);
+        MetadataRecord.AccessKeySet stored = catalog.get().accessKeys().get(accessKeyId);
+        if (secret != null && stored != null) {
+            if (clashesLogged.add(accessKeyId)) {
+                LOG.error("access key {} is configured on this node and stored in the catalog: refused until one is"
+                        + " renamed or removed", accessKeyId);
+            }
+            return Optional.empty();
+        }
         if (secret == null) {
-            MetadataRecord.AccessKeySet key = catalog.get().accessKeys().get(accessKeyId);
-            secret = key == null ? null : key.secretKey();
+            secret = stored == null ? null : stored.secretKey();
         }
         return secret == null ? Optional.empty() : Optional.of(new Credentials(accessKeyId, secret));
     }

@@ -6,6 +6,8 @@ import io.sluice.backend.engine.PartitionCommand;
 import io.sluice.backend.engine.PartitionId;
 import io.sluice.backend.local.LocalShard;
 import io.sluice.backend.storage.ShardStore;
+import io.netty.handler.ssl.SslContext;
+import io.sluice.common.raft.RaftTransport;
 import io.sluice.common.Clock;
 import io.sluice.common.SystemClock;
 import io.sluice.frontend.FrontendConfig;
@@ -17,6 +19,7 @@ import io.sluice.frontend.http.SqsRequestProcessor;
 import io.sluice.frontend.service.DeadLetterMover;
 import io.sluice.frontend.service.LongPolls;
 import io.sluice.frontend.service.MoveTasks;
+import io.sluice.frontend.service.ReceiptHandleSeal;
 import io.sluice.frontend.service.SqsServices;
 import io.sluice.metadata.image.MetadataCommand;
 import io.sluice.metadata.image.MetadataJson;
@@ -62,6 +65,8 @@ public final class DevServer implements AutoCloseable {
     private MetadataServer metadataServer;
     private MetadataClient metadataClient;
     private MetadataPeers peers;
+    /** How this process dials Raft: the cluster's mutual TLS when it joins one (a frontend). */
+    private RaftTransport transport;
     private CachedCatalog catalog;
     private ScheduledExecutorService heartbeats;
     private ScheduledExecutorService scheduler;
@@ -87,11 +92,12 @@ public final class DevServer implements AutoCloseable {
     }
 
     public void start() throws InterruptedException {
+        SslContext httpTls = HttpTls.context(config); // first: a bad file stops the start before anything runs
         Path data = Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath();
         CachedCatalog catalog = startMetadata(data);
         io.sluice.backend.PartitionService partitions;
         if (frontendOnly) {
-            sharded = new io.sluice.backend.raft.ShardedPartitionService(new CatalogRouter(catalog::image));
+            sharded = new io.sluice.backend.raft.ShardedPartitionService(new CatalogRouter(catalog::image), transport);
             partitions = sharded;
         } else {
             store = ShardStore.open(data.resolve("shard-0"), ShardStore.Durability.SYNC_WAL);
@@ -103,8 +109,10 @@ public final class DevServer implements AutoCloseable {
         String publicUrl = config.get(ServerConfigKeys.PUBLIC_URL);
         FrontendConfig frontend = new FrontendConfig(config.get(ServerConfigKeys.REGION),
                 config.get(ServerConfigKeys.ACCOUNT_ID), publicUrl.isEmpty() ? null : publicUrl,
-                config.get(ServerConfigKeys.MAX_REQUEST_BYTES), config.get(ServerConfigKeys.MAX_INFLIGHT));
-        SqsServices services = new SqsServices(catalog, partitions, clock, frontend);
+                config.get(ServerConfigKeys.MAX_REQUEST_BYTES), config.get(ServerConfigKeys.MAX_INFLIGHT),
+                httpTls != null);
+        SqsServices services = new SqsServices(catalog, partitions, clock, frontend,
+                new ReceiptHandleSeal(() -> catalog.image().receiptSecret()));
         if (shard != null) {
             for (QueueMetadata q : catalog.list("")) {
                 for (PartitionId id : services.partitionIds(q)) {
@@ -139,12 +147,23 @@ public final class DevServer implements AutoCloseable {
                     .register(registry);
         }
         Map<String, String> secrets = new java.util.LinkedHashMap<>();
-        secrets.put(config.get(ServerConfigKeys.ACCESS_KEY), config.get(ServerConfigKeys.SECRET_KEY));
         Map<String, java.util.List<AuthorizationPolicy.Rule>> rules = new java.util.HashMap<>();
+        // the built-in dev key exists only in sluice dev: a frontend has the node key only when it is configured
+        boolean nodeKey = !frontendOnly
+                || (config.isSet(ServerConfigKeys.ACCESS_KEY) && config.isSet(ServerConfigKeys.SECRET_KEY));
+        if (nodeKey) {
+            secrets.put(config.get(ServerConfigKeys.ACCESS_KEY), config.get(ServerConfigKeys.SECRET_KEY));
+            // the key of --access-key / sluice.access-key is the node's admin key
+            rules.put(config.get(ServerConfigKeys.ACCESS_KEY), java.util.List.of(AuthorizationPolicy.ADMIN));
+        }
         String keysFile = config.get(ServerConfigKeys.KEYS_FILE);
         if (!keysFile.isEmpty()) {
             AccessKeysFile keys = AccessKeysFile.read(Path.of(keysFile));
-            keys.secrets().forEach(secrets::putIfAbsent);
+            keys.secrets().forEach((id, secret) -> {
+                if (secrets.putIfAbsent(id, secret) != null) {
+                    throw new IllegalArgumentException("access key " + id + " is both the node's key and in " + keysFile);
+                }
+            });
             rules.putAll(keys.rules());
             keys.rules().forEach((key, list) -> {
                 if (list.isEmpty()) {
@@ -153,8 +172,8 @@ public final class DevServer implements AutoCloseable {
                 }
             });
         }
-        // the key of --access-key / sluice.access-key is the node's admin key
-        rules.put(config.get(ServerConfigKeys.ACCESS_KEY), java.util.List.of(AuthorizationPolicy.ADMIN));
+        ConfiguredKeys.check(secrets, frontendOnly, config.get(ServerConfigKeys.HOST),
+                config.get(ServerConfigKeys.AUTH_ENABLED), catalog.image());
         CatalogAccessKeys accessKeys = new CatalogAccessKeys(secrets, rules, catalog::image);
         SigV4Verifier verifier = config.get(ServerConfigKeys.AUTH_ENABLED)
                 ? new SigV4Verifier(accessKeys, clock, Optional.empty(),
@@ -184,7 +203,8 @@ public final class DevServer implements AutoCloseable {
         String host = config.get(ServerConfigKeys.HOST);
         sqs = new SqsHttpServer(processor, frontend.maxRequestBytes(), new io.sluice.frontend.http.ConnectionLimits(
                 config.get(ServerConfigKeys.HTTP_REQUEST_READ_TIMEOUT_MS), config.get(ServerConfigKeys.HTTP_IDLE_TIMEOUT_MS),
-                config.get(ServerConfigKeys.HTTP_MAX_CONNECTIONS), config.get(ServerConfigKeys.HTTP_MAX_PIPELINED)));
+                config.get(ServerConfigKeys.HTTP_MAX_CONNECTIONS), config.get(ServerConfigKeys.HTTP_MAX_PIPELINED)),
+                httpTls);
         sqsAddress = sqs.start(host, config.get(ServerConfigKeys.PORT));
         SqsHttpServer server = sqs;
         registry.gauge("sqs.http.connections.open", server, SqsHttpServer::openConnections);
@@ -198,16 +218,17 @@ public final class DevServer implements AutoCloseable {
                         "/admin/rebalance", AccessKeyAdmin.rebalance(metadataClient::submit)),
                 sharded == null ? AdminAccess.forDev(config, data) : AdminAccess.configured(config));
         String adminHost = config.get(ServerConfigKeys.ADMIN_HOST);
-        adminAddress = admin.start(adminHost, config.get(ServerConfigKeys.ADMIN_PORT));
+        adminAddress = admin.start(adminHost, config.get(ServerConfigKeys.ADMIN_PORT), httpTls);
+        String scheme = httpTls == null ? "http" : "https";
         serving = true;
         if (sharded == null) {
-            LOG.info("Sluice dev serving SQS on http://{}:{} (admin http://{}:{}, its token in {}), data in {}", host,
-                    sqsAddress.getPort(), adminHost, adminAddress.getPort(),
+            LOG.info("Sluice dev serving SQS on {}://{}:{} (admin {}://{}:{}, its token in {}), data in {}", scheme,
+                    host, sqsAddress.getPort(), scheme, adminHost, adminAddress.getPort(),
                     config.get(ServerConfigKeys.ADMIN_TOKEN).isEmpty() ? data.resolve(AdminAccess.TOKEN_FILE)
                             : "sluice.admin.token", data);
         } else { // a cluster frontend stores nothing
-            LOG.info("Sluice frontend serving SQS on http://{}:{} (admin http://{}:{}), shards from the metadata group",
-                    host, sqsAddress.getPort(), adminHost, adminAddress.getPort());
+            LOG.info("Sluice frontend serving SQS on {}://{}:{} (admin {}://{}:{}), shards from the metadata group",
+                    scheme, host, sqsAddress.getPort(), scheme, adminHost, adminAddress.getPort());
         }
     }
 
@@ -262,10 +283,12 @@ public final class DevServer implements AutoCloseable {
             } catch (java.io.IOException e) {
                 throw new java.io.UncheckedIOException("cannot start the metadata member", e);
             }
+            transport = RaftTransport.PLAINTEXT; // loopback, and only this process dials it
         } else {
             peers = MetadataPeers.parse(spec);
+            transport = ClusterTransport.forClient(config);
         }
-        metadataClient = new MetadataClient(peers);
+        metadataClient = new MetadataClient(peers, transport);
         CachedCatalog catalog = new CachedCatalog(metadataClient, config.get(ServerConfigKeys.CATALOG_REFRESH_MS));
         if (metadataServer != null) {
             metadataServer.addImageListener(catalog::accept);
@@ -299,17 +322,27 @@ public final class DevServer implements AutoCloseable {
                 LOG.debug("heartbeat failed", e);
             }
         }, 0, every, TimeUnit.MILLISECONDS);
+        awaitCatalog(catalog);
         this.catalog = catalog;
         return catalog;
     }
 
-    /** Waits (bounded) until the metadata group answers a read. */
+    /**
+     * Waits (bounded) until the metadata group answers a read and its leader has set the cluster's receipt secret
+     * (receipt handles are sealed under it: without it this process could not answer a receive).
+     */
     private static void awaitCatalog(CachedCatalog catalog) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while (true) {
             try {
-                catalog.refresh();
-                return;
+                if (catalog.refresh().receiptSecret() != null) {
+                    return;
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("the metadata group has not set the receipt secret in 120 s (is"
+                            + " its leader older than this frontend? upgrade the metadata members first)");
+                }
+                Thread.sleep(100);
             } catch (MetadataUnavailableException e) {
                 if (System.nanoTime() > deadline) {
                     throw e;

@@ -34,10 +34,11 @@ public final class MetadataNode implements AutoCloseable {
         }
         MetadataPeers peers = MetadataPeers.parse(peersSpec);
         // its Raft port binds the configured host, like its admin port; its peers reach it at its --peers address
-        server = new MetadataServer(id, config.get(ServerConfigKeys.HOST), peers, Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath(),
+        String host = config.get(ServerConfigKeys.HOST);
+        server = new MetadataServer(id, host, peers, Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath(),
                 SystemClock.INSTANCE, config.get(ServerConfigKeys.REPLICATION_FACTOR),
                 config.get(ServerConfigKeys.BACKEND_DEAD_AFTER_MS), config.get(ServerConfigKeys.METADATA_SNAPSHOT_EVERY),
-                config.get(ServerConfigKeys.SHARDS));
+                config.get(ServerConfigKeys.SHARDS), ClusterTransport.forServer(config, "sluice metadata", host));
         server.start();
         int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -50,7 +51,8 @@ public final class MetadataNode implements AutoCloseable {
                         java.nio.charset.StandardCharsets.UTF_8),
                 java.util.Map.of("/admin/access-keys", AccessKeyAdmin.handler(server::submit),
                         "/admin/rebalance", AccessKeyAdmin.rebalance(server::submit)), AdminAccess.configured(config));
-        adminAddress = admin.start(config.get(ServerConfigKeys.ADMIN_HOST), config.get(ServerConfigKeys.ADMIN_PORT));
+        adminAddress = admin.start(config.get(ServerConfigKeys.ADMIN_HOST), config.get(ServerConfigKeys.ADMIN_PORT),
+                HttpTls.context(config));
         serving = true;
         LOG.info("metadata member {} serving; admin on port {}", id, adminAddress.getPort());
     }

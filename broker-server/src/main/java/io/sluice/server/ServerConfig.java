@@ -52,6 +52,11 @@ public final class ServerConfig {
         return config;
     }
 
+    /** Whether {@code key} was given (config file, environment, command line, or the role's defaults). */
+    public boolean isSet(ConfigKey<?> key) {
+        return values.containsKey(key.name());
+    }
+
     public <T> T get(ConfigKey<T> key) {
         String raw = values.get(key.name());
         return raw == null ? key.defaultValue() : key.parser().apply(raw);

@@ -21,6 +21,11 @@ public final class ServerConfigKeys {
                     + " one into DATA_DIR/admin-token; the cluster roles refuse admin writes.");
     public static final ConfigKey<Boolean> ADMIN_METRICS_AUTH = ConfigKey.bool("sluice.admin.metrics-auth", false,
             "Whether GET /metrics requires the admin token too (/health and /ready never do).");
+    public static final ConfigKey<String> TLS_CERT = ConfigKey.string("sluice.tls.cert-file", "",
+            "HTTPS: certificate chain (PEM, leaf first) of the SQS and admin ports. Set with sluice.tls.key-file; both"
+                    + " ports then speak HTTPS only and queue URLs start with https://.");
+    public static final ConfigKey<String> TLS_KEY = ConfigKey.string("sluice.tls.key-file", "",
+            "HTTPS: the private key of sluice.tls.cert-file (unencrypted PKCS#8 PEM).");
     public static final ConfigKey<Integer> PORT = ConfigKey.integer("sluice.port", 9324, 0, 65535,
             "SQS endpoint port (both protocols). 0 picks a free port.");
     public static final ConfigKey<Integer> ADMIN_PORT = ConfigKey.integer("sluice.admin-port", 9325, 0, 65535,
@@ -89,6 +94,17 @@ public final class ServerConfigKeys {
     public static final ConfigKey<Integer> SHARD_SNAPSHOT_EVERY = ConfigKey.integer("sluice.backend.snapshot-every",
             10_000, 1, Integer.MAX_VALUE, "Raft entries of a shard between snapshots (RocksDB checkpoints); the log is"
                     + " purged up to each, bounding its size and the replay time after a restart.");
+    public static final ConfigKey<String> CLUSTER_TLS_CERT = ConfigKey.string("sluice.cluster.tls.cert-file", "",
+            "Raft mutual TLS: this process's certificate chain (PEM, leaf first) for every Raft server and client it"
+                    + " runs. Set with key-file and ca-file, or none of the three.");
+    public static final ConfigKey<String> CLUSTER_TLS_KEY = ConfigKey.string("sluice.cluster.tls.key-file", "",
+            "Raft mutual TLS: the private key of cert-file (unencrypted PKCS#8 PEM).");
+    public static final ConfigKey<String> CLUSTER_TLS_CA = ConfigKey.string("sluice.cluster.tls.ca-file", "",
+            "Raft mutual TLS: the cluster CA's certificate(s) (PEM): a peer is trusted only with a certificate it"
+                    + " signed, for the address it is dialled at.");
+    public static final ConfigKey<Boolean> CLUSTER_ALLOW_PLAINTEXT = ConfigKey.bool("sluice.cluster.allow-plaintext",
+            false, "Let a metadata member or backend whose Raft port binds a non-loopback address run without Raft"
+                    + " TLS (anyone who reaches the port could then submit commands and read the catalog).");
     public static final ConfigKey<Integer> CATALOG_REFRESH_MS = ConfigKey.integer("sluice.catalog.refresh-ms", 1000, 50,
             60_000, "How often a frontend refreshes its cached catalog: the bound on how stale it can be.");
     public static final ConfigKey<Integer> WORKER_THREADS = ConfigKey.integer("sluice.worker-threads", 8, 1, 512,

@@ -88,9 +88,10 @@ public final class SluiceMain implements Runnable {
                 stopped.countDown();
             }, "sluice-shutdown"));
             server.start();
-            System.out.printf("Sluice dev is running.%n  SQS endpoint: http://%s:%d%n  Admin:        http://%s:%d/health"
+            String scheme = config.get(ServerConfigKeys.TLS_CERT).isBlank() ? "http" : "https";
+            System.out.printf("Sluice dev is running.%n  SQS endpoint: %s://%s:%d%n  Admin:        %s://%s:%d/health"
                             + "%n  Credentials:  AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s (any region)%s%n",
-                    config.get(ServerConfigKeys.HOST), server.sqsAddress().getPort(),
+                    scheme, config.get(ServerConfigKeys.HOST), server.sqsAddress().getPort(), scheme,
                     config.get(ServerConfigKeys.ADMIN_HOST), server.adminAddress().getPort(), config.get(ServerConfigKeys.ACCESS_KEY),
                     config.get(ServerConfigKeys.SECRET_KEY),
                     config.get(ServerConfigKeys.AUTH_ENABLED) ? "" : "  [authentication OFF]");

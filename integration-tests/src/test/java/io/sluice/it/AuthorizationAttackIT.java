@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.common.ReceiptHandle;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -211,6 +212,44 @@ class AuthorizationAttackIT {
             assertEquals(List.of(), keyless.listQueues().queueUrls(), "a key without rules sees no queue");
         }
         assertEquals(before, state(), "the attempts changed nothing");
+    }
+
+    /**
+     * Receipt handles carry a MAC under the cluster's secret: a perfect forgery of another consumer's handle (the
+     * same queue, partition, sequence and receive count, found by decoding that consumer's own handle) is refused
+     * without a MAC, with the MAC of a handle the key did receive, and with a made-up one; the message stays in flight
+     * and its real handle still works.
+     */
+    @Test
+    void forgedReceiptHandlesAreInvalid() {
+        String url = admin.createQueue(b -> b.queueName("mine-handles")).queueUrl();
+        admin.sendMessage(b -> b.queueUrl(url).messageBody("for mine"));
+        admin.sendMessage(b -> b.queueUrl(url).messageBody("for admin"));
+        String mineHandle = mine.receiveMessage(b -> b.queueUrl(url).visibilityTimeout(600)).messages().get(0)
+                .receiptHandle();
+        String adminHandle = admin.receiveMessage(b -> b.queueUrl(url).visibilityTimeout(600)).messages().get(0)
+                .receiptHandle();
+        int inner = new ReceiptHandle(0, 0, 0, 0).encode().length();
+        ReceiptHandle target = ReceiptHandle.decode(adminHandle.substring(0, inner)).orElseThrow();
+        String forged = target.encode();
+        for (String attempt : List.of(forged, forged + mineHandle.substring(inner),
+                forged + "A".repeat(mineHandle.length() - inner),
+                adminHandle.substring(0, adminHandle.length() - 1)
+                        + (adminHandle.endsWith("A") ? "B" : "A"))) {
+            SqsException e = assertThrows(SqsException.class, () -> mine.deleteMessage(b -> b.queueUrl(url)
+                    .receiptHandle(attempt)), attempt);
+            assertEquals("ReceiptHandleIsInvalid", e.awsErrorDetails().errorCode(), e.getMessage());
+            e = assertThrows(SqsException.class, () -> mine.changeMessageVisibility(b -> b.queueUrl(url)
+                    .receiptHandle(attempt).visibilityTimeout(0)), attempt);
+            assertEquals("ReceiptHandleIsInvalid", e.awsErrorDetails().errorCode(), e.getMessage());
+        }
+        assertEquals("2", admin.getQueueAttributes(b -> b.queueUrl(url).attributeNamesWithStrings(
+                "ApproximateNumberOfMessagesNotVisible")).attributesAsStrings().get("ApproximateNumberOfMessagesNotVisible"));
+        admin.deleteMessage(b -> b.queueUrl(url).receiptHandle(adminHandle)); // the real handle works
+        mine.deleteMessage(b -> b.queueUrl(url).receiptHandle(mineHandle));
+        assertEquals("0", admin.getQueueAttributes(b -> b.queueUrl(url).attributeNamesWithStrings(
+                "ApproximateNumberOfMessagesNotVisible")).attributesAsStrings().get("ApproximateNumberOfMessagesNotVisible"));
+        admin.deleteQueue(b -> b.queueUrl(url));
     }
 
     private static Attempt json(String what, String action, String body, int status, String code) {

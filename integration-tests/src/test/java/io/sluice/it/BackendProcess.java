@@ -18,6 +18,7 @@ final class BackendProcess {
     private final Path dataDir;
     private final String metadataPeers;
     private final List<String> extraArgs;
+    private java.util.Map<String, String> env = java.util.Map.of();
     private Process process;
 
     BackendProcess(String id, String metadataPeers, String... extraArgs) throws IOException {
@@ -27,6 +28,12 @@ final class BackendProcess {
         this.dataDir = Files.createTempDirectory(SluiceProcess.itDir(), "backend-" + id + "-");
         this.raftPort = MetadataProcess.freePort();
         this.adminPort = MetadataProcess.freePort();
+    }
+
+    /** Environment (configuration keys as SLUICE_...) for its next start. */
+    BackendProcess withEnv(java.util.Map<String, String> env) {
+        this.env = java.util.Map.copyOf(env);
+        return this;
     }
 
     /** Starts backends {@code b<from>..b<to>} of the metadata group {@code peers}, adding each to {@code into}. */
@@ -44,7 +51,7 @@ final class BackendProcess {
                 metadataPeers, "--raft-port", Integer.toString(raftPort), "--data-dir", dataDir.toString(),
                 "--admin-port", Integer.toString(adminPort)));
         args.addAll(extraArgs);
-        process = ProcessFixtures.launch(List.of("-Xmx384m", "-XX:+UseSerialGC"), args, log, java.util.Map.of());
+        process = ProcessFixtures.launch(List.of("-Xmx384m", "-XX:+UseSerialGC"), args, log, env);
         ProcessFixtures.awaitHealthy(process, adminPort, log, "backend " + id);
     }
 

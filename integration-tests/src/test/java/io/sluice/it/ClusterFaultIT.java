@@ -235,7 +235,8 @@ class ClusterFaultIT {
     }
 
     private static String groupOf(String queue) throws Exception {
-        try (MetadataClient metadata = new MetadataClient(MetadataPeers.parse(PEERS))) {
+        try (MetadataClient metadata = new MetadataClient(MetadataPeers.parse(PEERS),
+                ClusterScriptIT.clusterTransport(dir))) {
             ClusterImage image = metadata.fetchImage();
             long queueId = image.queues().get(queue).queueId();
             String shardId = image.partitions().get(PartitionAssignment.key(queueId, 0)).shardId();

@@ -2,8 +2,21 @@ package io.sluice.it;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.backend.engine.CommandCodec;
+import io.sluice.backend.engine.PartitionCommand;
+import io.sluice.backend.engine.PartitionId;
+import io.sluice.common.raft.RaftTransport;
+import io.sluice.metadata.image.ClusterImage;
+import io.sluice.metadata.image.MetadataCommand;
+import io.sluice.metadata.image.PartitionAssignment;
+import io.sluice.metadata.image.ShardInfo;
+import io.sluice.metadata.raft.MetadataClient;
+import io.sluice.metadata.raft.MetadataPeers;
+import io.sluice.metadata.raft.MetadataUnavailableException;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -12,6 +25,15 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.util.TimeDuration;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.services.sqs.SqsClient;
 import software.amazon.awssdk.services.sqs.model.QueueDoesNotExistException;
@@ -58,6 +80,7 @@ class ClusterScriptIT {
                 assertEquals("through frontend one", body, "served by the other frontend");
                 metricsAreExportedOncePerPartition(one, two, 21000);
             }
+            raftPortsRequireTheClusterCertificate(dir, 21000);
             String status = run("status", dir);
             assertTrue(status.contains("backend-3 running"), status);
             assertTrue(status.lines().anyMatch(l -> l.startsWith("metadata") && l.endsWith("leader")), status);
@@ -141,6 +164,119 @@ class ClusterScriptIT {
                 base + 312)) {
             assertEquals(200, http.send(java.net.http.HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
                     + "/ready")).build(), java.net.http.HttpResponse.BodyHandlers.ofString()).statusCode(), "ready " + port);
+        }
+    }
+
+    /**
+     * cluster.sh runs Raft over mutual TLS under a CA it made in DIR/tls. A client holding one of its certificates can
+     * read and write the metadata group and a shard group; the same calls fail without a certificate (plaintext), with
+     * a certificate from another CA for the same address, and with such a certificate while trusting the cluster's
+     * CA. A backend with a foreign certificate never joins: it is never registered.
+     */
+    private static void raftPortsRequireTheClusterCertificate(Path dir, int base) throws Exception {
+        Path tls = dir.resolve("tls");
+        Path foreignDir = dir.resolve("foreign-tls");
+        Process make = new ProcessBuilder("bash", SCRIPT.resolveSibling("../tls/make-certs.sh").normalize().toString(),
+                foreignDir.toString(), "intruder=IP:127.0.0.1,DNS:localhost").redirectErrorStream(true).start();
+        String made = new String(make.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(make.waitFor(60, TimeUnit.SECONDS) && make.exitValue() == 0, "make-certs.sh: " + made);
+        RaftTransport member = clusterTransport(dir);
+        java.util.Map<String, RaftTransport> intruders = new java.util.LinkedHashMap<>();
+        intruders.put("plaintext", RaftTransport.PLAINTEXT);
+        intruders.put("foreign CA", RaftTransport.mutualTls(foreignDir.resolve("intruder.pem"),
+                foreignDir.resolve("intruder-key.pem"), foreignDir.resolve("ca.pem")));
+        intruders.put("foreign certificate, cluster CA trusted", RaftTransport.mutualTls(
+                foreignDir.resolve("intruder.pem"), foreignDir.resolve("intruder-key.pem"), tls.resolve("ca.pem")));
+        String peersSpec = "m1=127.0.0.1:" + (base + 101) + ",m2=127.0.0.1:" + (base + 102) + ",m3=127.0.0.1:"
+                + (base + 103);
+        MetadataPeers peers = MetadataPeers.parse(peersSpec);
+
+        ClusterImage image;
+        try (MetadataClient control = metadataClient(peers, member)) {
+            image = control.fetchImage();
+            control.submit(new MetadataCommand.SetAccessKey("raft-probe-member", "probe-secret", List.of()));
+        }
+        PartitionAssignment partition = image.partitions().values().stream().filter(a -> a.shardId() != null)
+                .findFirst().orElseThrow(() -> new AssertionError("a partition on a shard: " + image.partitions()));
+        ShardInfo shard = image.shards().get(partition.shardId());
+        List<RaftPeer> replicas = shard.replicas().stream().map(r -> RaftPeer.newBuilder().setId(r)
+                .setAddress(image.nodes().get(r).address()).build()).toList();
+        RaftGroup shardGroup = RaftGroup.valueOf(RaftGroupId.valueOf(java.util.UUID.fromString(shard.groupId())),
+                replicas);
+        // a harmless command (a retention sweep of one existing partition) and a read (pending dead letters)
+        Message sweep = Message.valueOf(ByteString.copyFrom(CommandCodec.encode(List.of(new CommandCodec.Addressed(
+                new PartitionId(partition.queueId(), partition.index()), new PartitionCommand.Expire(1))))));
+        Message read = Message.valueOf(ByteString.copyFrom(new byte[] {5})); // ShardQueries.PENDING_DEAD_LETTERS
+        assertTrue(shardCall(member, shardGroup, c -> c.io().send(sweep)), "a member submits to the shard");
+        assertTrue(shardCall(member, shardGroup, c -> c.io().sendReadOnly(read)), "a member reads the shard");
+
+        for (java.util.Map.Entry<String, RaftTransport> intruder : intruders.entrySet()) {
+            String who = intruder.getKey();
+            try (MetadataClient c = metadataClient(peers, intruder.getValue())) {
+                assertThrows(MetadataUnavailableException.class, c::fetchImage, who + ": reads the catalog");
+                assertThrows(MetadataUnavailableException.class, () -> c.submit(new MetadataCommand.SetAccessKey(
+                        "raft-probe-" + who.replace(' ', '-'), "probe-secret", List.of())), who + ": writes the catalog");
+            }
+            assertFalse(shardCall(intruder.getValue(), shardGroup, c -> c.io().send(sweep)), who + ": submits to a shard");
+            assertFalse(shardCall(intruder.getValue(), shardGroup, c -> c.io().sendReadOnly(read)), who + ": reads a shard");
+        }
+        try (MetadataClient control = metadataClient(peers, member)) {
+            assertEquals(java.util.Set.of("raft-probe-member"), control.fetchImage().accessKeys().keySet().stream()
+                    .filter(k -> k.startsWith("raft-probe-")).collect(java.util.stream.Collectors.toSet()),
+                    "only the member's write reached the catalog");
+        }
+
+        // a backend with a foreign certificate starts, and never registers (so never joins a shard)
+        Path intruderDir = dir.resolve("intruder-backend");
+        Files.createDirectories(intruderDir);
+        int adminPort = base + 251;
+        Process intruder = ProcessFixtures.launch(List.of("-Xmx256m", "-XX:+UseSerialGC"), List.of("backend",
+                        "--node-id", "intruder", "--metadata-peers", peersSpec,
+                        "--raft-port", Integer.toString(base + 250), "--data-dir", intruderDir.resolve("data").toString(),
+                        "--admin-port", Integer.toString(adminPort)), intruderDir.resolve("backend.log"),
+                java.util.Map.of("SLUICE_CLUSTER_TLS_CERT_FILE", foreignDir.resolve("intruder.pem").toString(),
+                        "SLUICE_CLUSTER_TLS_KEY_FILE", foreignDir.resolve("intruder-key.pem").toString(),
+                        "SLUICE_CLUSTER_TLS_CA_FILE", foreignDir.resolve("ca.pem").toString()));
+        try {
+            ProcessFixtures.awaitHealthy(intruder, adminPort, intruderDir.resolve("backend.log"), "intruder backend");
+            try (MetadataClient control = metadataClient(peers, member)) {
+                await().during(Duration.ofSeconds(10)).atMost(Duration.ofSeconds(60)).until(
+                        () -> !control.fetchImage().nodes().containsKey("intruder") && intruder.isAlive());
+            }
+            // it did try: its log says the group is out of its reach
+            await().atMost(Duration.ofSeconds(60)).until(() -> Files.readString(intruderDir.resolve("backend.log"))
+                    .contains("metadata group unavailable"));
+        } finally {
+            intruder.destroy();
+            if (!intruder.waitFor(30, TimeUnit.SECONDS)) {
+                intruder.destroyForcibly();
+            }
+        }
+    }
+
+    /** How a test reaches the Raft ports of a cluster.sh cluster in {@code dir}: as frontend-1, with its certificate. */
+    static RaftTransport clusterTransport(Path dir) {
+        Path tls = dir.resolve("tls");
+        return RaftTransport.mutualTls(tls.resolve("frontend-1.pem"), tls.resolve("frontend-1-key.pem"),
+                tls.resolve("ca.pem"));
+    }
+
+    private static MetadataClient metadataClient(MetadataPeers peers, RaftTransport transport) {
+        return new MetadataClient(peers, transport, RetryPolicies.retryUpToMaximumCountWithFixedSleep(4,
+                TimeDuration.valueOf(250, TimeUnit.MILLISECONDS)));
+    }
+
+    private interface ShardCall {
+        RaftClientReply call(RaftClient client) throws IOException;
+    }
+
+    /** Whether {@code call} succeeds through a client of {@code transport} (a few retries: a leader may move). */
+    private static boolean shardCall(RaftTransport transport, RaftGroup group, ShardCall call) {
+        try (RaftClient client = transport.client(group).setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(
+                4, TimeDuration.valueOf(250, TimeUnit.MILLISECONDS))).build()) {
+            return call.call(client).isSuccess();
+        } catch (IOException e) {
+            return false;
         }
     }
 

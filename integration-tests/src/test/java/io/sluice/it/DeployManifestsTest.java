@@ -31,6 +31,7 @@ import io.kubernetes.client.openapi.models.V1PodSpec;
 import io.kubernetes.client.openapi.models.V1PodTemplateSpec;
 import io.kubernetes.client.openapi.models.V1Probe;
 import io.kubernetes.client.openapi.models.V1Secret;
+import io.kubernetes.client.openapi.models.V1Volume;
 import io.kubernetes.client.openapi.models.V1Service;
 import io.kubernetes.client.openapi.models.V1ServicePort;
 import io.kubernetes.client.openapi.models.V1StatefulSet;
@@ -580,6 +581,45 @@ class DeployManifestsTest {
         });
     }
 
+    /**
+     * Raft mutual TLS in compose: the certs job makes, in the cluster-tls volume, a certificate for every name the
+     * Sluice services use (with their hostname as DNS name for those that are dialled); each service mounts the volume
+     * where its configuration points and starts after the job.
+     */
+    @Test
+    void composeServicesUseCertificatesTheCertsJobMakes() throws IOException {
+        Map<String, Object> compose = compose();
+        Map<String, Object> services = map(compose, "services");
+        Map<String, Object> certs = map(services, "certs");
+        assertTrue(strings(certs, "entrypoint").get(0).endsWith("make-certs.sh"), "the certs job runs make-certs.sh");
+        List<String> command = strings(certs, "command");
+        String dir = command.get(0);
+        Map<String, String> made = new HashMap<>();
+        command.subList(1, command.size()).forEach(spec -> made.put(spec.substring(0, spec.indexOf('=')),
+                spec.substring(spec.indexOf('=') + 1)));
+        String volume = strings(certs, "volumes").stream().filter(v -> v.endsWith(":" + dir)).map(v -> v.substring(0,
+                v.indexOf(':'))).findFirst().orElseThrow(() -> new AssertionError("the certs job writes a volume"));
+        for (Map.Entry<String, List<String>> role : composeRoles(compose).entrySet()) {
+            for (String name : role.getValue()) {
+                Map<String, Object> svc = map(services, name);
+                Map<String, Object> env = map(svc, "environment");
+                String cert = String.valueOf(env.get("SLUICE_CLUSTER_TLS_CERT_FILE"));
+                String certName = cert.substring(cert.lastIndexOf('/') + 1, cert.length() - ".pem".length());
+                assertEquals(dir + "/" + certName + ".pem", cert, name);
+                assertEquals(dir + "/" + certName + "-key.pem", env.get("SLUICE_CLUSTER_TLS_KEY_FILE"), name);
+                assertEquals(dir + "/ca.pem", env.get("SLUICE_CLUSTER_TLS_CA_FILE"), name);
+                assertTrue(made.containsKey(certName), name + ": the certs job makes " + certName);
+                if (!role.getKey().equals("frontend")) {
+                    assertTrue(List.of(made.get(certName).split(",")).contains("DNS:" + name),
+                            name + ": its certificate names " + name + ", the address its peers dial");
+                }
+                assertTrue(strings(svc, "volumes").contains(volume + ":" + dir + ":ro"), name + " mounts " + volume);
+                assertEquals("service_completed_successfully", map(map(svc, "depends_on"), "certs").get("condition"),
+                        name + " starts after the certs job");
+            }
+        }
+    }
+
     @Test
     void composeStartsInOrderWithHealthChecks() throws IOException {
         Map<String, Object> compose = compose();
@@ -950,6 +990,60 @@ class DeployManifestsTest {
         }
     }
 
+    /**
+     * Raft mutual TLS on Kubernetes: every role mounts the Secret sluice-cluster-tls with the CA and only its own
+     * certificate and key, at the paths the ConfigMap names; the Secret that deploy/k8s/make-tls-secret.sh prints has
+     * every key the pods mount, and its certificates name the addresses peers dial (the metadata peers, the backends'
+     * advertised host).
+     */
+    @Test
+    void everyRoleMountsItsOwnRaftCertificateFromTheSecretTheScriptMakes() throws Exception {
+        Map<String, String> config = configMap().getData();
+        Path dir = Files.createTempDirectory("sluice-k8s-tls");
+        Process p = new ProcessBuilder("bash", DeployFiles.deploy("k8s/make-tls-secret.sh").toString(), dir.toString(),
+                NAMESPACE).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        String printed = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS) && p.exitValue() == 0, printed);
+        Path printedFile = Files.writeString(dir.resolve("secret.yaml"), printed);
+        Map<String, Object> secret = DeployFiles.load(printedFile);
+        assertEquals("sluice-cluster-tls", map(secret, "metadata").get("name"));
+        assertEquals(NAMESPACE, map(secret, "metadata").get("namespace"));
+        Map<String, Object> data = map(secret, "data");
+        for (Workload w : workloads()) {
+            String role = w.role();
+            V1Volume volume = w.pod().getVolumes().stream().filter(v -> v.getSecret() != null
+                    && "sluice-cluster-tls".equals(v.getSecret().getSecretName())).findFirst()
+                    .orElseThrow(() -> new AssertionError(w.name() + " mounts Secret sluice-cluster-tls"));
+            V1VolumeMount mount = w.container().getVolumeMounts().stream().filter(m -> m.getName().equals(
+                    volume.getName())).findFirst().orElseThrow(() -> new AssertionError(w.name() + " mounts it"));
+            assertEquals(Boolean.TRUE, mount.getReadOnly(), w.name() + ": read-only");
+            Map<String, String> items = new TreeMap<>();
+            volume.getSecret().getItems().forEach(i -> items.put(i.getKey(), mount.getMountPath() + "/" + i.getPath()));
+            assertEquals(Set.of("ca.pem", role + ".pem", role + "-key.pem"), items.keySet(),
+                    w.name() + ": the CA and its own certificate only");
+            assertEquals(items.get("ca.pem"), config.get("SLUICE_CLUSTER_TLS_CA_FILE"), w.name());
+            assertEquals(items.get(role + ".pem"), config.get("SLUICE_CLUSTER_TLS_CERT_FILE"), w.name());
+            assertEquals(items.get(role + "-key.pem"), config.get("SLUICE_CLUSTER_TLS_KEY_FILE"), w.name());
+            items.keySet().forEach(k -> assertTrue(data.containsKey(k), "the Secret has " + k));
+        }
+        List<String> dialled = new ArrayList<>();
+        DeployFiles.peers(config.get("SLUICE_METADATA_PEERS")).values()
+                .forEach(a -> dialled.add("metadata " + a.substring(0, a.lastIndexOf(':'))));
+        dialled.add("backend sluice-backend-0.sluice-backend." + config.get("CLUSTER_DNS_SUFFIX"));
+        for (String d : dialled) {
+            String role = d.substring(0, d.indexOf(' '));
+            String host = d.substring(d.indexOf(' ') + 1);
+            java.security.cert.X509Certificate cert = (java.security.cert.X509Certificate)
+                    java.security.cert.CertificateFactory.getInstance("X.509").generateCertificate(
+                            new java.io.ByteArrayInputStream(java.util.Base64.getDecoder().decode(
+                                    String.valueOf(data.get(role + ".pem")))));
+            List<String> names = cert.getSubjectAlternativeNames().stream().map(n -> String.valueOf(n.get(1))).toList();
+            assertTrue(names.stream().anyMatch(n -> n.equals(host) || n.startsWith("*.")
+                    && host.endsWith(n.substring(1)) && !host.substring(0, host.length() - n.length() + 1).contains(".")),
+                    role + " certificate " + names + " covers " + host);
+        }
+    }
+
     private static List<Workload> workloads() {
         List<Workload> out = new ArrayList<>();
         for (Manifest m : ofKind("StatefulSet")) {
@@ -1059,7 +1153,8 @@ class DeployManifestsTest {
         Map<String, List<String>> out = new TreeMap<>();
         map(compose, "services").forEach((name, svc) -> {
             Map<String, Object> s = asMap(svc, name);
-            if (String.valueOf(s.get("image")).contains("sluice")) {
+            // the image's own entry point runs a role; a service that replaces it (the certs job) runs a script
+            if (String.valueOf(s.get("image")).contains("sluice") && !s.containsKey("entrypoint")) {
                 List<String> command = command(s);
                 assertFalse(command.isEmpty(), name + ": a command (the role and its flags)");
                 out.computeIfAbsent(command.get(0), k -> new ArrayList<>()).add(name);

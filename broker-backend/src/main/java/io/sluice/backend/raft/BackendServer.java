@@ -1,6 +1,7 @@
 package io.sluice.backend.raft;
 
 import io.sluice.common.Clock;
+import io.sluice.common.raft.RaftTransport;
 import io.sluice.common.raft.RatisSettings;
 import io.sluice.backend.engine.PartitionCommand;
 import io.sluice.backend.engine.PartitionId;
@@ -41,22 +42,33 @@ public final class BackendServer implements AutoCloseable {
     private final String nodeId;
     private final Path dataDir;
     private final RaftServer server;
+    private final RaftTransport transport;
     private final Set<RaftGroupId> joining = ConcurrentHashMap.newKeySet();
     private final java.util.Map<RaftGroupId, ShardStateMachine> machines = new ConcurrentHashMap<>();
     private final java.util.Map<RaftGroupId, ShardClient> sweepers = new ConcurrentHashMap<>();
     /** Replicas dropped by a committed membership change that could not be told yet (this backend led it). */
     private final java.util.Map<RaftGroupId, Set<RaftPeer>> pendingDrops = new ConcurrentHashMap<>();
+    /** Since when a shard's membership change has been refused as "in progress" with a stable configuration. */
+    private final java.util.Map<RaftGroupId, Long> stuckSince = new ConcurrentHashMap<>();
+    private static final long STUCK_STEP_DOWN_NANOS = TimeUnit.SECONDS.toNanos(30);
 
     /**
      * @param bindHost      the address its Raft server binds
      * @param snapshotEvery Raft entries of a shard between snapshots (after each, its log is purged up to it)
      */
     public BackendServer(String nodeId, String bindHost, int raftPort, Path dataDir, Clock clock, long snapshotEvery) {
+        this(nodeId, bindHost, raftPort, dataDir, clock, snapshotEvery, RaftTransport.PLAINTEXT);
+    }
+
+    /** @param transport how its Raft server and its admin clients speak (mutual TLS in a cluster) */
+    public BackendServer(String nodeId, String bindHost, int raftPort, Path dataDir, Clock clock, long snapshotEvery,
+                         RaftTransport transport) {
         this.nodeId = nodeId;
         this.dataDir = dataDir;
+        this.transport = transport;
         try {
             Files.createDirectories(dataDir);
-            this.server = RaftServer.newBuilder()
+            this.server = transport.server()
                     .setServerId(RaftPeerId.valueOf(nodeId))
                     .setStateMachineRegistry(gid -> machines.compute(gid, (g, m) -> m != null && !m.closed() ? m
                             : new ShardStateMachine(dataDir.resolve("shards").resolve(g.getUuid().toString()), clock)))
@@ -107,9 +119,8 @@ public final class BackendServer implements AutoCloseable {
             if (peer.getId().toString().equals(nodeId)) {
                 continue; // the leader stepping out: its own leave() sees the committed configuration
             }
-            try (RaftClient admin = RaftClient.newBuilder().setProperties(RatisSettings.client(5_000))
-                    .setRetryPolicy(RetryPolicies.noRetry())
-                    .setRaftGroup(RaftGroup.valueOf(id, peer)).build()) {
+            try (RaftClient admin = transport.client(RaftGroup.valueOf(id, peer), 5_000)
+                    .setRetryPolicy(RetryPolicies.noRetry()).build()) {
                 RaftClientReply reply = admin.getGroupManagementApi(peer.getId()).remove(id, true, false);
                 if (!reply.isSuccess() && !String.valueOf(reply.getException()).contains("not found")) {
                     throw new IOException(String.valueOf(reply.getException()));
@@ -233,7 +244,7 @@ public final class BackendServer implements AutoCloseable {
         if (hostedGroups().contains(group.getGroupId()) || !joining.add(group.getGroupId())) {
             return;
         }
-        try (RaftClient admin = RaftClient.newBuilder().setProperties(RatisSettings.client()).setRaftGroup(group).build()) {
+        try (RaftClient admin = transport.client(group).build()) {
             RaftClientReply reply = admin.getGroupManagementApi(RaftPeerId.valueOf(nodeId)).add(group);
             if (!reply.isSuccess() && !String.valueOf(reply.getException()).contains("already exist")) {
                 throw new IOException(String.valueOf(reply.getException()));
@@ -270,7 +281,7 @@ public final class BackendServer implements AutoCloseable {
                         return existing;
                     }
                     closeQuietly(existing);
-                    return new ShardClient(group, 512, 1, Runnable::run);
+                    return new ShardClient(group, 512, 1, Runnable::run, transport);
                 });
             } catch (IOException ex) {
                 continue; // the group went away meanwhile
@@ -312,23 +323,66 @@ public final class BackendServer implements AutoCloseable {
             if (current.equals(wanted) || !division.getRaftConf().getPreviousPeers().isEmpty()) { // unchanged, or a change under way
                 return false;
             }
-            try (RaftClient admin = RaftClient.newBuilder().setProperties(RatisSettings.client(10_000))
+            try (RaftClient admin = transport.client(target, 10_000)
                     .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(2,
                             TimeDuration.valueOf(500, TimeUnit.MILLISECONDS)))
-                    .setRaftGroup(target).build()) { // bounded: the next agent tick tries again
+                    .build()) { // bounded: the next agent tick tries again
                 RaftClientReply reply = admin.admin().setConfiguration(new java.util.ArrayList<>(target.getPeers()));
                 LOG.info("backend {} changed the members of shard group {} from {} to {}: {}", nodeId, id, current,
                         wanted, reply.isSuccess() ? "done" : reply.getException());
                 if (reply.isSuccess()) { // committed: the dropped replicas' copies are no longer needed
+                    stuckSince.remove(id);
                     java.util.Set<String> wantedIds = new java.util.HashSet<>();
                     target.getPeers().forEach(p -> wantedIds.add(p.getId().toString()));
                     tellToDrop(id, before.stream().filter(p -> !wantedIds.contains(p.getId().toString())).toList());
+                } else {
+                    unstick(id, reply.getException());
                 }
                 return reply.isSuccess();
             }
         } catch (IOException e) {
             LOG.warn("backend {} could not change the members of {} yet: {}", nodeId, id, e.getMessage());
+            unstick(id, e);
             return false;
+        }
+    }
+
+    /**
+     * Ratis (3.2) can leave a leader's membership change staged for good: when a first attempt fails because the
+     * newcomer was not running yet (NOPROGRESS), a later attempt may wait for the newcomer's snapshot attempt forever,
+     * and every further attempt is refused as "already in progress" while the configuration itself is stable. Seen
+     * under a CPU hog in ShardedBackendsIT. A new leader term starts with no staged change, so a leader that has been
+     * refused that way for {@link #STUCK_STEP_DOWN_NANOS} steps down (it may well be elected again, afresh).
+     */
+    private void unstick(RaftGroupId id, Throwable failure) {
+        boolean inProgress = false;
+        for (Throwable t = failure; t != null && !inProgress; t = t.getCause()) {
+            inProgress = t instanceof org.apache.ratis.protocol.exceptions.ReconfigurationInProgressException;
+        }
+        if (!inProgress) {
+            stuckSince.remove(id);
+            return;
+        }
+        long now = System.nanoTime();
+        long since = stuckSince.computeIfAbsent(id, g -> now);
+        if (now - since < STUCK_STEP_DOWN_NANOS) {
+            return;
+        }
+        stuckSince.remove(id);
+        try {
+            var division = server.getDivision(id);
+            if (!division.getInfo().isLeader() || !division.getRaftConf().getPreviousPeers().isEmpty()) {
+                return; // a real change under way (joint consensus), or no longer ours to fix
+            }
+            LOG.warn("backend {}: the membership change of shard group {} has been refused as 'in progress' for {} s"
+                    + " with a stable configuration: stepping down so a new leader term starts it afresh", nodeId, id,
+                    TimeUnit.NANOSECONDS.toSeconds(now - since));
+            try (RaftClient admin = transport.client(division.getGroup(), 5_000)
+                    .setRetryPolicy(RetryPolicies.noRetry()).build()) {
+                admin.admin().transferLeadership(null, RaftPeerId.valueOf(nodeId), 5_000);
+            }
+        } catch (IOException e) {
+            LOG.warn("backend {} could not step down from shard group {}: {}", nodeId, id, e.getMessage());
         }
     }
 
@@ -355,8 +409,7 @@ public final class BackendServer implements AutoCloseable {
         } catch (IOException e) {
             return;
         }
-        try (RaftClient admin = RaftClient.newBuilder().setProperties(RatisSettings.client())
-                .setRaftGroup(server.getDivision(id).getGroup()).build()) { // its members include this node
+        try (RaftClient admin = transport.client(server.getDivision(id).getGroup()).build()) { // its members include this node
             admin.getGroupManagementApi(RaftPeerId.valueOf(nodeId)).remove(id, true, false);
             ShardStateMachine machine = machines.remove(id);
             LOG.info("backend {} left shard group {} (replaced in the catalog)", nodeId, id);

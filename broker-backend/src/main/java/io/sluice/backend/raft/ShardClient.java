@@ -5,7 +5,7 @@ import io.sluice.backend.engine.OutcomeCodec;
 import io.sluice.backend.engine.PartitionCommand;
 import io.sluice.backend.engine.PartitionEngine;
 import io.sluice.backend.engine.PartitionId;
-import io.sluice.common.raft.RatisSettings;
+import io.sluice.common.raft.RaftTransport;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -42,6 +42,7 @@ public final class ShardClient implements AutoCloseable {
     }
 
     private final RaftGroup group;
+    private final RaftTransport transport;
     private volatile RaftClient client;
     private final int maxBatch;
     private final int maxInFlight;
@@ -52,9 +53,14 @@ public final class ShardClient implements AutoCloseable {
     private long commandsSent;
 
     public ShardClient(RaftGroup group, int maxBatch, int maxInFlight, Executor completions) {
+        this(group, maxBatch, maxInFlight, completions, RaftTransport.PLAINTEXT);
+    }
+
+    public ShardClient(RaftGroup group, int maxBatch, int maxInFlight, Executor completions, RaftTransport transport) {
         this.group = group;
+        this.transport = transport;
         this.completions = completions;
-        this.client = newClient(group);
+        this.client = newClient();
         this.maxBatch = maxBatch;
         this.maxInFlight = maxInFlight;
     }
@@ -107,8 +113,8 @@ public final class ShardClient implements AutoCloseable {
         return batch;
     }
 
-    private static RaftClient newClient(RaftGroup group) {
-        return RaftClient.newBuilder().setProperties(RatisSettings.client()).setRaftGroup(group)
+    private RaftClient newClient() {
+        return transport.client(group)
                 .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(40,
                         TimeDuration.valueOf(250, TimeUnit.MILLISECONDS)))
                 .build();
@@ -124,7 +130,7 @@ public final class ShardClient implements AutoCloseable {
                     || t instanceof org.apache.ratis.protocol.exceptions.GroupMismatchException) {
                 synchronized (this) {
                     if (client == used) {
-                        client = newClient(group);
+                        client = newClient();
                         try {
                             used.close();
                         } catch (IOException e) {

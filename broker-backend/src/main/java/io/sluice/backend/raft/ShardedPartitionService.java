@@ -11,7 +11,7 @@ import io.sluice.backend.engine.PartitionResponse;
 import io.sluice.backend.engine.QueueCounts;
 import io.sluice.backend.engine.StoredMessage;
 import io.sluice.common.SqsError;
-import io.sluice.common.raft.RatisSettings;
+import io.sluice.common.raft.RaftTransport;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -54,6 +54,7 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
     }
 
     private final Router router;
+    private final RaftTransport transport;
     private final Map<RaftGroupId, ShardClient> writers = new ConcurrentHashMap<>();
     private final Map<RaftGroupId, RaftClient> readers = new ConcurrentHashMap<>();
     private final Map<RaftGroupId, Boolean> watched = new ConcurrentHashMap<>();
@@ -72,7 +73,13 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
     private volatile boolean closed;
 
     public ShardedPartitionService(Router router) {
+        this(router, RaftTransport.PLAINTEXT);
+    }
+
+    /** @param transport how it reaches the shards (mutual TLS in a cluster) */
+    public ShardedPartitionService(Router router, RaftTransport transport) {
         this.router = router;
+        this.transport = transport;
         watcher.scheduleWithFixedDelay(this::watchNewShards, 0, 1, TimeUnit.SECONDS);
     }
 
@@ -83,13 +90,12 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
                 return existing;
             }
             closeQuietly(existing);
-            return new ShardClient(group, 512, 2, replies);
+            return new ShardClient(group, 512, 2, replies, transport);
         });
     }
 
     private RaftClient reader(RaftGroup group) {
-        return readers.computeIfAbsent(group.getGroupId(), id -> RaftClient.newBuilder()
-                .setProperties(RatisSettings.client(AWAIT_MILLIS + 5_000)).setRaftGroup(group)
+        return readers.computeIfAbsent(group.getGroupId(), id -> transport.client(group, AWAIT_MILLIS + 5_000)
                 .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(20,
                         TimeDuration.valueOf(250, TimeUnit.MILLISECONDS))).build());
     }

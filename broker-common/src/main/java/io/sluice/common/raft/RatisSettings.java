@@ -54,8 +54,11 @@ public final class RatisSettings {
         return p;
     }
 
+    /** Request timeout of a client that does not park: writes, admin calls, short reads. */
+    public static final long DEFAULT_CLIENT_TIMEOUT_MS = 3_000;
+
     public static RaftProperties client() {
-        return client(3_000);
+        return client(DEFAULT_CLIENT_TIMEOUT_MS);
     }
 
     /** A client whose requests may take {@code timeoutMillis}: parked reads (long polls) need more than the default. */

@@ -36,9 +36,9 @@ public final class HandleActions {
                 "The input receipt handle \"" + raw + "\" is not a valid receipt handle.");
     }
 
-    /** Decodes a handle and checks it belongs to this queue incarnation; null when it does not. */
-    static ReceiptHandle decode(QueueMetadata queue, String raw) {
-        return ReceiptHandle.decode(raw)
+    /** Opens a sealed handle and checks it belongs to this queue incarnation; null when it does not. */
+    static ReceiptHandle decode(SqsServices services, QueueMetadata queue, String raw) {
+        return services.receiptHandles().open(raw)
                 .filter(h -> h.queueId() == queue.queueId() && h.partition() >= 0 && h.partition() < queue.partitions())
                 .orElse(null);
     }
@@ -112,7 +112,7 @@ public final class HandleActions {
                 throw new SqsException(bad);
             }
         }
-        Entry e = new Entry(null, raw, decode(queue, raw), seconds);
+        Entry e = new Entry(null, raw, decode(services, queue, raw), seconds);
         if (e.handle() == null) {
             throw new SqsException(invalidHandle(raw));
         }
@@ -137,7 +137,7 @@ public final class HandleActions {
             String handle = p.string("ReceiptHandle");
             Integer seconds = visibility ? p.integer("VisibilityTimeout") : null;
             entries.add(new Entry(p.string("Id"), handle == null ? "" : handle,
-                    handle == null ? null : decode(queue, handle), seconds));
+                    handle == null ? null : decode(services, queue, handle), seconds));
         }
         return run(services, queue, entries, visibility).thenApply(failures -> {
                     ArrayNode successful = Responses.array();

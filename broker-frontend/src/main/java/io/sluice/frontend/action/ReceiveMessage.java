@@ -179,7 +179,7 @@ public final class ReceiveMessage implements SqsAction {
             StoredMessage m = d.message();
             ObjectNode node = Responses.object();
             node.put("MessageId", m.messageId());
-            node.put("ReceiptHandle", d.delivery().receiptHandle().encode());
+            node.put("ReceiptHandle", services.receiptHandles().seal(d.delivery().receiptHandle()));
             node.put("MD5OfBody", MessageDigests.md5OfBody(m.body()));
             node.put("Body", m.body());
             Map<String, String> system = r.system().select(systemAttributes(d));

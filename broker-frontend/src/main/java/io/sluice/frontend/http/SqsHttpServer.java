@@ -14,6 +14,7 @@ import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
+import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.sluice.common.SqsError;
 import java.net.InetSocketAddress;
@@ -24,7 +25,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The SQS endpoint: a short Netty pipeline, {@code IdleStateHandler -> ConnectionGuard -> HttpServerCodec ->
+ * The SQS endpoint: a short Netty pipeline, {@code [SslHandler ->] IdleStateHandler -> ConnectionGuard -> HttpServerCodec ->
  * HttpObjectAggregator(limit) -> HttpServerExpectContinueHandler -> SqsHttpHandler}. A request whose declared or
  * actual size exceeds the limit is refused with an SQS error before it is buffered whole; header and line limits
  * bound what a client can make the server hold; {@link ConnectionLimits} bound how long and how many (connection cap,
@@ -38,6 +39,7 @@ public final class SqsHttpServer implements AutoCloseable {
     private final SqsRequestProcessor processor;
     private final int maxRequestBytes;
     private final ConnectionLimits limits;
+    private final SslContext tls;
     private final InFlight inFlight = new InFlight();
     private final java.util.concurrent.atomic.AtomicInteger openConnections =
             new java.util.concurrent.atomic.AtomicInteger();
@@ -50,9 +52,15 @@ public final class SqsHttpServer implements AutoCloseable {
     }
 
     public SqsHttpServer(SqsRequestProcessor processor, int maxRequestBytes, ConnectionLimits limits) {
+        this(processor, maxRequestBytes, limits, null);
+    }
+
+    /** @param tls HTTPS (the handshake is the pipeline's first step), or null for plain HTTP */
+    public SqsHttpServer(SqsRequestProcessor processor, int maxRequestBytes, ConnectionLimits limits, SslContext tls) {
         this.processor = processor;
         this.maxRequestBytes = maxRequestBytes;
         this.limits = limits;
+        this.tls = tls;
     }
 
     public InetSocketAddress start(String host, int port) throws InterruptedException {
@@ -67,6 +75,9 @@ public final class SqsHttpServer implements AutoCloseable {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         ConnectionGuard guard = new ConnectionGuard(limits, openConnections);
+                        if (tls != null) {
+                            ch.pipeline().addLast(tls.newHandler(ch.alloc()));
+                        }
                         ch.pipeline()
                                 // idle events flow toward the tail: the guard that acts on them comes after
                                 .addLast(new IdleStateHandler(0, 0, limits.idleTimeoutMillis(), TimeUnit.MILLISECONDS))

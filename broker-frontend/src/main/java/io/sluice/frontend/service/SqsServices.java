@@ -28,17 +28,25 @@ public final class SqsServices {
     private final PartitionService partitions;
     private final Clock clock;
     private final FrontendConfig config;
+    private final ReceiptHandleSeal receiptHandles;
     /** Parsed attributes per queue incarnation and modification time: parsing on every request is waste. */
     private final Map<Long, Parsed> parsed = new ConcurrentHashMap<>();
 
     private record Parsed(long modifiedSeconds, Map<String, String> raw, QueueAttributes attributes) {
     }
 
-    public SqsServices(QueueCatalog catalog, PartitionService partitions, Clock clock, FrontendConfig config) {
+    /** @param receiptHandles seals the receipt handles handed out and opens those clients send back */
+    public SqsServices(QueueCatalog catalog, PartitionService partitions, Clock clock, FrontendConfig config,
+                       ReceiptHandleSeal receiptHandles) {
         this.catalog = catalog;
         this.partitions = partitions;
         this.clock = clock;
         this.config = config;
+        this.receiptHandles = receiptHandles;
+    }
+
+    public ReceiptHandleSeal receiptHandles() {
+        return receiptHandles;
     }
 
     public QueueCatalog catalog() {
@@ -61,7 +69,7 @@ public final class SqsServices {
 
     public String queueUrl(ActionContext ctx, String name) {
         String base = config.publicBaseUrl() != null ? config.publicBaseUrl()
-                : "http://" + (ctx.host() == null || ctx.host().isBlank() ? "localhost" : ctx.host());
+                : (config.https() ? "https://" : "http://") + (ctx.host() == null || ctx.host().isBlank() ? "localhost" : ctx.host());
         if (base.endsWith("/")) {
             base = base.substring(0, base.length() - 1);
         }

@@ -20,15 +20,17 @@ import java.util.TreeMap;
  * @param partitions       assignments by {@code queueId/index}
  * @param accessKeys       access keys by id
  * @param shards           shards (Raft groups of backends) by id; empty where partitions are not sharded
+ * @param receiptSecret    the secret frontends MAC receipt handles under (base64), null until the metadata leader
+ *                         set it
  */
 public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String, QueueMetadata> queues,
                            SortedMap<String, Long> deletedAtMillis, SortedMap<String, NodeInfo> nodes,
                            SortedMap<String, PartitionAssignment> partitions,
                            SortedMap<String, MetadataRecord.AccessKeySet> accessKeys,
-                           SortedMap<String, ShardInfo> shards) {
+                           SortedMap<String, ShardInfo> shards, String receiptSecret) {
 
     public static final ClusterImage EMPTY = new ClusterImage(0, 1, new TreeMap<>(), new TreeMap<>(), new TreeMap<>(),
-            new TreeMap<>(), new TreeMap<>(), new TreeMap<>());
+            new TreeMap<>(), new TreeMap<>(), new TreeMap<>(), null);
 
     public ClusterImage {
         queues = Collections.unmodifiableSortedMap(new TreeMap<>(queues));
@@ -48,6 +50,7 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
         TreeMap<String, MetadataRecord.AccessKeySet> keys = new TreeMap<>(accessKeys);
         TreeMap<String, ShardInfo> sh = new TreeMap<>(shards);
         long next = nextQueueId;
+        String secret = receiptSecret;
         if (record instanceof MetadataRecord.QueueCreated c) {
             q.put(c.queue().name(), c.queue());
             deleted.remove(c.queue().name());
@@ -86,8 +89,10 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
                     ? new PartitionAssignment(pa.queueId(), pa.index(), a.replicas(), a.epoch(), pa.shardId()) : pa);
         } else if (record instanceof MetadataRecord.AccessKeySet k) {
             keys.put(k.accessKeyId(), k);
+        } else if (record instanceof MetadataRecord.ReceiptSecretSet r && secret == null) {
+            secret = r.secret();
         }
-        return new ClusterImage(appliedIndex, next, q, deleted, n, p, keys, sh);
+        return new ClusterImage(appliedIndex, next, q, deleted, n, p, keys, sh, secret);
     }
 
     public ClusterImage replayAll(List<MetadataRecord> records) {
@@ -98,8 +103,24 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
         return image;
     }
 
+    /** This image without its secrets (access keys, the receipt secret), for roles that verify no signature. */
+    public ClusterImage withoutSecrets() {
+        return new ClusterImage(appliedIndex, nextQueueId, queues, deletedAtMillis, nodes, partitions,
+                new TreeMap<>(), shards, null);
+    }
+
+    /** Every component but the receipt secret (access keys redact their own secrets). */
+    @Override
+    public String toString() {
+        return "ClusterImage[appliedIndex=" + appliedIndex + ", nextQueueId=" + nextQueueId + ", queues=" + queues
+                + ", deletedAtMillis=" + deletedAtMillis + ", nodes=" + nodes + ", partitions=" + partitions
+                + ", accessKeys=" + accessKeys + ", shards=" + shards + ", receiptSecret="
+                + (receiptSecret == null ? "unset" : "<redacted>") + "]";
+    }
+
     public ClusterImage withAppliedIndex(long index) {
-        return new ClusterImage(index, nextQueueId, queues, deletedAtMillis, nodes, partitions, accessKeys, shards);
+        return new ClusterImage(index, nextQueueId, queues, deletedAtMillis, nodes, partitions, accessKeys, shards,
+                receiptSecret);
     }
 
     /** Number of partition replicas each node holds (every registered node listed, zero included). */

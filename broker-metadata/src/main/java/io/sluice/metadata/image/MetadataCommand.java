@@ -23,6 +23,7 @@ import java.util.Map;
     @JsonSubTypes.Type(value = MetadataCommand.RaisePartitions.class, name = "RaisePartitions"),
     @JsonSubTypes.Type(value = MetadataCommand.Rebalance.class, name = "Rebalance"),
     @JsonSubTypes.Type(value = MetadataCommand.ReleaseReplicas.class, name = "ReleaseReplicas"),
+    @JsonSubTypes.Type(value = MetadataCommand.InitReceiptSecret.class, name = "InitReceiptSecret"),
 })
 public sealed interface MetadataCommand {
 
@@ -48,6 +49,17 @@ public sealed interface MetadataCommand {
 
     /** Move every partition replica off a node that has been dead past the grace period. */
     record ReplaceDeadNode(String nodeId) implements MetadataCommand {
+    }
+
+    /**
+     * Sets the cluster's receipt-handle secret (random bytes, base64, chosen by the proposer) unless it has one: the
+     * first proposal wins, later ones change nothing, so every frontend seals handles under the same secret.
+     */
+    record InitReceiptSecret(String secret) implements MetadataCommand {
+        @Override
+        public String toString() {
+            return "InitReceiptSecret[secret=<redacted>]";
+        }
     }
 
     record SetAccessKey(String accessKeyId, String secretKey, List<List<String>> allow) implements MetadataCommand {

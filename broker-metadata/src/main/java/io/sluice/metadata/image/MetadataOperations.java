@@ -64,6 +64,9 @@ public final class MetadataOperations {
             return rebalance(image, rebalance.maxMoves(), stamped.liveNodes());
         } else if (c instanceof MetadataCommand.EnsureShards ensure) {
             return ensureShards(image, ensure.count(), stamped);
+        } else if (c instanceof MetadataCommand.InitReceiptSecret init) {
+            return new Outcome(image.receiptSecret() != null ? List.of()
+                    : List.of(new MetadataRecord.ReceiptSecretSet(init.secret())), MetadataResult.ok(null));
         } else if (c instanceof MetadataCommand.SetAccessKey key) {
             return new Outcome(List.of(new MetadataRecord.AccessKeySet(key.accessKeyId(), key.secretKey(), key.allow())),
                     MetadataResult.ok(null));

@@ -22,6 +22,7 @@ import java.util.Map;
     @JsonSubTypes.Type(value = MetadataRecord.AccessKeySet.class, name = "AccessKeySet"),
     @JsonSubTypes.Type(value = MetadataRecord.ShardAssigned.class, name = "ShardAssigned"),
     @JsonSubTypes.Type(value = MetadataRecord.QueuePartitionsRaised.class, name = "QueuePartitionsRaised"),
+    @JsonSubTypes.Type(value = MetadataRecord.ReceiptSecretSet.class, name = "ReceiptSecretSet"),
 })
 public sealed interface MetadataRecord {
 
@@ -65,6 +66,14 @@ public sealed interface MetadataRecord {
         @Override
         public String toString() {
             return "AccessKeySet[accessKeyId=" + accessKeyId + ", secretKey=<redacted>, allow=" + allow + "]";
+        }
+    }
+
+    /** The cluster's receipt-handle secret (base64): frontends MAC every receipt handle under it. */
+    record ReceiptSecretSet(String secret) implements MetadataRecord {
+        @Override
+        public String toString() {
+            return "ReceiptSecretSet[secret=<redacted>]";
         }
     }
 }

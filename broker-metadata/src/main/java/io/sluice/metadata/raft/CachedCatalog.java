@@ -34,6 +34,7 @@ public final class CachedCatalog implements QueueCatalog, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(CachedCatalog.class);
 
     private final MetadataClient client;
+    private final boolean withSecrets;
     private final ScheduledExecutorService refresher;
     private final Object missLock = new Object();
     private volatile ClusterImage image = ClusterImage.EMPTY;
@@ -42,7 +43,16 @@ public final class CachedCatalog implements QueueCatalog, AutoCloseable {
     private volatile long lastFetchNanos = System.nanoTime() - TimeUnit.SECONDS.toNanos(1);
 
     public CachedCatalog(MetadataClient client, long refreshMillis) {
+        this(client, refreshMillis, true);
+    }
+
+    /**
+     * @param withSecrets whether the cached image holds the access keys: only roles that verify signatures
+     *                    (frontends) ask for them; a backend's copy has none
+     */
+    public CachedCatalog(MetadataClient client, long refreshMillis, boolean withSecrets) {
         this.client = client;
+        this.withSecrets = withSecrets;
         this.refresher = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "sluice-catalog-refresh");
             t.setDaemon(true);
@@ -54,7 +64,7 @@ public final class CachedCatalog implements QueueCatalog, AutoCloseable {
     /** Fetches the image now; throws if the group cannot answer. */
     public ClusterImage refresh() {
         lastFetchNanos = System.nanoTime();
-        ClusterImage fetched = client.fetchImage();
+        ClusterImage fetched = withSecrets ? client.fetchImage() : client.fetchImageWithoutSecrets();
         accept(fetched);
         return image;
     }

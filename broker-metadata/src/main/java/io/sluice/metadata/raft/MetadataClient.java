@@ -1,6 +1,6 @@
 package io.sluice.metadata.raft;
 
-import io.sluice.common.raft.RatisSettings;
+import io.sluice.common.raft.RaftTransport;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.MetadataCommand;
 import io.sluice.metadata.image.MetadataJson;
@@ -11,6 +11,7 @@ import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.retry.RetryPolicy;
 import org.apache.ratis.util.TimeDuration;
 
 /**
@@ -22,12 +23,18 @@ public final class MetadataClient implements AutoCloseable {
     private final RaftClient client;
 
     public MetadataClient(MetadataPeers peers) {
-        this.client = RaftClient.newBuilder()
-                .setProperties(RatisSettings.client())
-                .setRaftGroup(peers.group())
-                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(40,
-                        TimeDuration.valueOf(250, TimeUnit.MILLISECONDS)))
-                .build();
+        this(peers, RaftTransport.PLAINTEXT);
+    }
+
+    /** @param transport how it reaches the members (mutual TLS in a cluster) */
+    public MetadataClient(MetadataPeers peers, RaftTransport transport) {
+        this(peers, transport, RetryPolicies.retryUpToMaximumCountWithFixedSleep(40,
+                TimeDuration.valueOf(250, TimeUnit.MILLISECONDS)));
+    }
+
+    /** @param retry how often a failed call is retried (the default: 40 times, 250 ms apart) */
+    public MetadataClient(MetadataPeers peers, RaftTransport transport, RetryPolicy retry) {
+        this.client = transport.client(peers.group()).setRetryPolicy(retry).build();
     }
 
     public MetadataResult submit(MetadataCommand command) {
@@ -47,6 +54,11 @@ public final class MetadataClient implements AutoCloseable {
     /** The leader's current image. */
     public ClusterImage fetchImage() {
         return MetadataJson.read(query(MetadataStateMachine.QUERY_IMAGE), ClusterImage.class);
+    }
+
+    /** The leader's current image without access keys: what a role that verifies no signature reads. */
+    public ClusterImage fetchImageWithoutSecrets() {
+        return MetadataJson.read(query(MetadataStateMachine.QUERY_IMAGE_WITHOUT_SECRETS), ClusterImage.class);
     }
 
     /** Tells the leader that backend {@code nodeId} is alive. */

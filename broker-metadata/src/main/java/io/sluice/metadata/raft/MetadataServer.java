@@ -1,5 +1,6 @@
 package io.sluice.metadata.raft;
 
+import io.sluice.common.raft.RaftTransport;
 import io.sluice.common.raft.RatisSettings;
 import io.sluice.common.Clock;
 import io.sluice.metadata.image.ClusterImage;
@@ -32,6 +33,7 @@ public final class MetadataServer implements AutoCloseable {
     private final MetadataPeers peers;
     private final MetadataStateMachine stateMachine;
     private final RaftServer server;
+    private final RaftTransport transport;
     private final ScheduledExecutorService leaderTasks;
     private final long deadAfterMillis;
     private final int shardCount;
@@ -55,7 +57,16 @@ public final class MetadataServer implements AutoCloseable {
     /** @param bindHost the address its Raft server binds (its port is its entry's in {@code peers}) */
     public MetadataServer(String nodeId, String bindHost, MetadataPeers peers, Path dataDir, Clock clock,
                           int replicationFactor, long deadAfterMillis, long snapshotEvery, int shardCount) {
+        this(nodeId, bindHost, peers, dataDir, clock, replicationFactor, deadAfterMillis, snapshotEvery, shardCount,
+                RaftTransport.PLAINTEXT);
+    }
+
+    /** @param transport how its Raft server and its own client speak (mutual TLS in a cluster) */
+    public MetadataServer(String nodeId, String bindHost, MetadataPeers peers, Path dataDir, Clock clock,
+                          int replicationFactor, long deadAfterMillis, long snapshotEvery, int shardCount,
+                          RaftTransport transport) {
         this.nodeId = nodeId;
+        this.transport = transport;
         this.shardCount = shardCount;
         this.replicationFactor = replicationFactor;
         this.peers = peers;
@@ -63,7 +74,7 @@ public final class MetadataServer implements AutoCloseable {
         this.stateMachine = new MetadataStateMachine(clock, new LivenessTracker(clock, deadAfterMillis), replicationFactor);
         try {
             Files.createDirectories(dataDir);
-            this.server = RaftServer.newBuilder()
+            this.server = transport.server()
                     .setServerId(RaftPeerId.valueOf(nodeId))
                     .setGroup(peers.group())
                     .setStateMachine(stateMachine)
@@ -82,10 +93,29 @@ public final class MetadataServer implements AutoCloseable {
 
     public void start() throws IOException {
         server.start();
-        selfClient = new MetadataClient(peers);
+        selfClient = new MetadataClient(peers, transport);
         long every = Math.max(100, deadAfterMillis / 4);
         leaderTasks.scheduleWithFixedDelay(this::replaceDeadNodes, every, every, TimeUnit.MILLISECONDS);
+        leaderTasks.scheduleWithFixedDelay(this::initReceiptSecret, 0, 200, TimeUnit.MILLISECONDS);
         LOG.info("metadata node {} started, group {}", nodeId, peers.addresses());
+    }
+
+    /**
+     * Leader only, until done: give the cluster its receipt secret (32 random bytes). The first committed proposal
+     * wins; a repeat after a leader change is a no-op.
+     */
+    private void initReceiptSecret() {
+        try {
+            if (stateMachine.image().receiptSecret() != null || !isLeader()) {
+                return;
+            }
+            byte[] secret = new byte[32];
+            new java.security.SecureRandom().nextBytes(secret);
+            selfClient.submit(new MetadataCommand.InitReceiptSecret(java.util.Base64.getEncoder().encodeToString(secret)));
+            LOG.info("the cluster's receipt secret is set");
+        } catch (RuntimeException e) {
+            LOG.warn("could not set the receipt secret yet: {}", e.getMessage());
+        }
     }
 
     /** Leader only: create the configured shards, and move replicas off nodes that stopped heartbeating. */

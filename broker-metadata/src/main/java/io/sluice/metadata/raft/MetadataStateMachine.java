@@ -51,6 +51,8 @@ import org.apache.ratis.util.MD5FileUtil;
  */
 final class MetadataStateMachine extends BaseStateMachine {
     static final String QUERY_IMAGE = "image";
+    /** The image without access keys: for roles that never verify a signature (backends). */
+    static final String QUERY_IMAGE_WITHOUT_SECRETS = "image-without-secrets";
     static final String QUERY_HEARTBEAT = "heartbeat ";
 
     private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
@@ -165,6 +167,10 @@ final class MetadataStateMachine extends BaseStateMachine {
         String q = request.getContent().toString(StandardCharsets.UTF_8);
         if (q.equals(QUERY_IMAGE)) {
             return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MetadataJson.write(image))));
+        }
+        if (q.equals(QUERY_IMAGE_WITHOUT_SECRETS)) {
+            return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(
+                    MetadataJson.write(image.withoutSecrets()))));
         }
         if (q.startsWith(QUERY_HEARTBEAT)) {
             liveness.beat(q.substring(QUERY_HEARTBEAT.length()));

@@ -33,7 +33,8 @@ class ClusterImageTest {
             new MetadataRecord.ShardAssigned("s1", "g-1", List.of("b3", "b1"), 4),
             new MetadataRecord.AccessKeySet("app", "s3cret", List.of(List.of("SendMessage", "orders-*"))),
             new MetadataRecord.QueueCreated(new QueueMetadata("jobs", 2, true, Map.of(), Map.of(), 202, 202, 1)),
-            new MetadataRecord.QueueDeleted("jobs", 203_000));
+            new MetadataRecord.QueueDeleted("jobs", 203_000),
+            new MetadataRecord.ReceiptSecretSet("c2VjcmV0"));
     static final ClusterImage IMAGE2 = new ClusterImage(0, 3,
             new java.util.TreeMap<>(Map.of("orders", ORDERS.withAttributes(Map.of("VisibilityTimeout", "60"), 200)
                     .withTags(Map.of()).withPartitions(3))),
@@ -45,7 +46,7 @@ class ClusterImageTest {
                     "1/2", new PartitionAssignment(1, 2, List.of("b3", "b1"), 4, "s1"))),
             new java.util.TreeMap<>(Map.of("app", new MetadataRecord.AccessKeySet("app", "s3cret",
                     List.of(List.of("SendMessage", "orders-*"))))),
-            new java.util.TreeMap<>(Map.of("s1", new ShardInfo("s1", "g-1", List.of("b3", "b1"), 4))));
+            new java.util.TreeMap<>(Map.of("s1", new ShardInfo("s1", "g-1", List.of("b3", "b1"), 4))), "c2VjcmV0");
 
     @Test
     void image1PlusDelta1IsImage2() {
@@ -90,5 +91,18 @@ class ClusterImageTest {
         assertTrue(after.partitionsOf(1).isEmpty());
         assertEquals(1_000L, after.deletedAtMillis().get("orders"));
         assertEquals(2, after.nextQueueId(), "ids are never reused");
+    }
+
+    @Test
+    void theFirstReceiptSecretStaysAndNoRoleWithoutSecretsSeesIt() {
+        ClusterImage image = ClusterImage.EMPTY.replay(new MetadataRecord.ReceiptSecretSet("first"))
+                .replay(new MetadataRecord.ReceiptSecretSet("second"))
+                .replay(new MetadataRecord.AccessKeySet("app", "s3cret", List.of()));
+        org.junit.jupiter.api.Assertions.assertEquals("first", image.receiptSecret());
+        ClusterImage without = image.withoutSecrets();
+        org.junit.jupiter.api.Assertions.assertNull(without.receiptSecret());
+        org.junit.jupiter.api.Assertions.assertTrue(without.accessKeys().isEmpty());
+        org.junit.jupiter.api.Assertions.assertFalse(image.toString().contains("first"), image.toString());
+        org.junit.jupiter.api.Assertions.assertFalse(image.toString().contains("s3cret"), image.toString());
     }
 }
