@@ -19,7 +19,8 @@ public record ReceiptHandle(long queueId, int partition, long seq, int receiveCo
     private static final byte VERSION = 1;
     private static final int PAYLOAD_BYTES = 1 + 8 + 4 + 8 + 4;
     private static final int TOTAL_BYTES = PAYLOAD_BYTES + 4;
-    private static final int ENCODED_LENGTH = (TOTAL_BYTES * 8 + 5) / 6;
+    /** Characters of {@link #encode()}: every handle has this length. */
+    public static final int ENCODED_LENGTH = (TOTAL_BYTES * 8 + 5) / 6;
 
     public String encode() {
         ByteBuffer buf = ByteBuffer.allocate(TOTAL_BYTES);

@@ -75,10 +75,6 @@ final class AdminServer implements AutoCloseable {
         this.posts = posts;
     }
 
-    InetSocketAddress start(String host, int port) throws InterruptedException {
-        return start(host, port, null);
-    }
-
     /** @param tls HTTPS, or null for plain HTTP */
     InetSocketAddress start(String host, int port, io.netty.handler.ssl.SslContext tls) throws InterruptedException {
         group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());

@@ -229,7 +229,7 @@ class AuthorizationAttackIT {
                 .receiptHandle();
         String adminHandle = admin.receiveMessage(b -> b.queueUrl(url).visibilityTimeout(600)).messages().get(0)
                 .receiptHandle();
-        int inner = new ReceiptHandle(0, 0, 0, 0).encode().length();
+        int inner = ReceiptHandle.ENCODED_LENGTH;
         ReceiptHandle target = ReceiptHandle.decode(adminHandle.substring(0, inner)).orElseThrow();
         String forged = target.encode();
         for (String attempt : List.of(forged, forged + mineHandle.substring(inner),

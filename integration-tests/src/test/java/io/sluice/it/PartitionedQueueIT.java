@@ -143,7 +143,7 @@ class PartitionedQueueIT extends SharedServer {
                 received.add(m.messageId());
                 // the handle's own encoding comes first, its MAC after it
                 partitions.add(ReceiptHandle.decode(m.receiptHandle().substring(0,
-                        new ReceiptHandle(0, 0, 0, 0).encode().length())).orElseThrow().partition());
+                        ReceiptHandle.ENCODED_LENGTH)).orElseThrow().partition());
                 sqs.deleteMessage(b -> b.queueUrl(url).receiptHandle(m.receiptHandle()));
             }
         }

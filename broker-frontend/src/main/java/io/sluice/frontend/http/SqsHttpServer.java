@@ -48,11 +48,7 @@ public final class SqsHttpServer implements AutoCloseable {
     private Channel channel;
 
     public SqsHttpServer(SqsRequestProcessor processor, int maxRequestBytes) {
-        this(processor, maxRequestBytes, ConnectionLimits.DEFAULTS);
-    }
-
-    public SqsHttpServer(SqsRequestProcessor processor, int maxRequestBytes, ConnectionLimits limits) {
-        this(processor, maxRequestBytes, limits, null);
+        this(processor, maxRequestBytes, ConnectionLimits.DEFAULTS, null);
     }
 
     /** @param tls HTTPS (the handshake is the pipeline's first step), or null for plain HTTP */

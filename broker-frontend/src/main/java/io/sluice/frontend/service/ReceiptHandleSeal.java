@@ -21,7 +21,7 @@ import javax.crypto.spec.SecretKeySpec;
 public final class ReceiptHandleSeal {
     private static final int MAC_BYTES = 16;
     private static final int MAC_CHARS = (MAC_BYTES * 8 + 5) / 6;
-    private static final int HANDLE_CHARS = new ReceiptHandle(0, 0, 0, 0).encode().length();
+    private static final int HANDLE_CHARS = ReceiptHandle.ENCODED_LENGTH;
 
     private final Supplier<String> secret;
     /** One Mac per thread, rebuilt when the secret differs from the one it was made with. */

@@ -112,7 +112,7 @@ public final class MetadataServer implements AutoCloseable {
             byte[] secret = new byte[32];
             new java.security.SecureRandom().nextBytes(secret);
             selfClient.submit(new MetadataCommand.InitReceiptSecret(java.util.Base64.getEncoder().encodeToString(secret)));
-            LOG.info("the cluster's receipt secret is set");
+            LOG.info("proposed the cluster's receipt secret (the first committed proposal wins)");
         } catch (RuntimeException e) {
             LOG.warn("could not set the receipt secret yet: {}", e.getMessage());
         }
