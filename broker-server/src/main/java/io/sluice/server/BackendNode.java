@@ -3,6 +3,7 @@ package io.sluice.server;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sluice.backend.raft.BackendServer;
+import io.sluice.backend.raft.LeaderClock;
 import io.sluice.common.raft.RaftTransport;
 import io.sluice.common.SystemClock;
 import io.sluice.metadata.image.ClusterImage;
@@ -67,7 +68,8 @@ public final class BackendNode implements AutoCloseable {
         // From now on the folder is not "fresh": a restart before the first join is not mistaken for a lost disk.
         java.nio.file.Files.createDirectories(dataDir.resolve("raft"));
         RaftTransport transport = ClusterTransport.forServer(config, "sluice backend", host);
-        backend = new BackendServer(id, host, raftPort, dataDir, SystemClock.INSTANCE,
+        backend = new BackendServer(id, host, raftPort, dataDir, new LeaderClock(SystemClock.INSTANCE,
+                System::nanoTime, config.get(ServerConfigKeys.BACKEND_MAX_CLOCK_SKEW_MS)),
                 config.get(ServerConfigKeys.SHARD_SNAPSHOT_EVERY), transport);
         backend.start();
         MetadataPeers peers = MetadataPeers.parse(config.get(ServerConfigKeys.METADATA_PEERS));
@@ -81,6 +83,7 @@ public final class BackendNode implements AutoCloseable {
         int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         DevServer.bindJvmMetrics(registry);
+        registry.gauge("sluice.clock.offset.seconds", backend.clock(), c -> c.offsetMillis() / 1000.0);
         registry.getPrometheusRegistry().register(new ShardMetrics(backend, this::shardName, this::catalogReplicas));
         registry.getPrometheusRegistry().register(new QueueMetrics(this::primaryPartitions, SystemClock.INSTANCE));
         admin = new AdminServer(registry, () -> serving, () -> ready(id),
@@ -197,7 +200,8 @@ public final class BackendNode implements AutoCloseable {
     /** Retention sweeps of the shards this backend leads (frontends of a cluster do not sweep). */
     private void sweep() {
         try {
-            backend.sweep(SystemClock.INSTANCE.nowMillis());
+            backend.stepDownIfSkewed();
+            backend.sweep(backend.clock().now());
         } catch (RuntimeException e) {
             LOG.warn("retention sweep failed", e);
         }
@@ -222,7 +226,9 @@ public final class BackendNode implements AutoCloseable {
                 client.submit(new MetadataCommand.RegisterNode(id, address));
                 image = catalog.refresh();
             }
-            client.heartbeat(id);
+            long sent = System.nanoTime();
+            long reference = client.heartbeat(id);
+            backend.clock().observeReference(reference, sent, System.nanoTime());
             if (image.shards().isEmpty() || !image.shardsOf(id).stream().allMatch(
                     sh -> backend.hostedGroups().contains(RaftGroupId.valueOf(UUID.fromString(sh.groupId()))))) {
                 image = catalog.refresh(); // shards may have been assigned since the last periodic refresh

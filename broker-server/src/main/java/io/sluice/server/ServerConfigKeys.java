@@ -91,6 +91,10 @@ public final class ServerConfigKeys {
     public static final ConfigKey<String> BACKEND_ADVERTISE_HOST = ConfigKey.string("sluice.backend.advertise-host", "",
             "sluice backend: the address the cluster reaches its Raft port at (blank: its --host). Set it when the"
                     + " backend binds a wildcard or a private address, e.g. its DNS name in Kubernetes.");
+    public static final ConfigKey<Integer> BACKEND_MAX_CLOCK_SKEW_MS = ConfigKey.integer(
+            "sluice.backend.max-clock-skew-ms", 1_000, 50, 60_000, "How far the time a backend's shard leaders stamp"
+                    + " may stray from the metadata leader's clock (read on each heartbeat). A backend whose clock is"
+                    + " further off stamps the reference's time instead and steps down from the shards it leads.");
     public static final ConfigKey<Integer> SHARD_SNAPSHOT_EVERY = ConfigKey.integer("sluice.backend.snapshot-every",
             10_000, 1, Integer.MAX_VALUE, "Raft entries of a shard between snapshots (RocksDB checkpoints); the log is"
                     + " purged up to each, bounding its size and the replay time after a restart.");

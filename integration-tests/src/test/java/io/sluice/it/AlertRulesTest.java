@@ -51,7 +51,8 @@ class AlertRulesTest {
             "sluice_shard_leader", "sluice_shard_leader_known", "sluice_shard_replicas",
             "sluice_shard_replicas_in_sync", "sluice_shard_follower_lag_entries", "sluice_storage_bytes",
             "sluice_queue_empty_receives_total", "sluice_queue_throttled_total",
-            "sqs_requests_seconds", "sqs_usage_requests_total", "sqs_usage_bytes_total");
+            "sqs_requests_seconds", "sqs_usage_requests_total", "sqs_usage_bytes_total",
+            "sluice_clock_offset_seconds");
     private static final Pattern METRIC = Pattern.compile("\\b(?:sluice|sqs)_[a-z_]+");
     private static final Pattern HEADING = Pattern.compile("(?m)^#{1,6}\\s+(.+?)\\s*#*\\s*$");
 

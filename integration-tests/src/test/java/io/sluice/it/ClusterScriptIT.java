@@ -155,7 +155,7 @@ class ClusterScriptIT {
         }
         for (String used : AlertRulesTest.referencedMetrics()) {
             if (used.startsWith("sluice_shard_") || used.startsWith("sluice_storage_")
-                    || used.startsWith("sluice_metadata_")) {
+                    || used.startsWith("sluice_metadata_") || used.startsWith("sluice_clock_")) {
                 assertTrue(exported.contains(used), "alerts or dashboard use " + used + ", not exported by the cluster");
             }
         }

@@ -114,6 +114,66 @@ class FifoAndDeadLetterIT extends SharedServer {
         assertEquals("InvalidParameterValue", badHandle.awsErrorDetails().errorCode());
     }
 
+    /** A queue some redrive policy targets, holding {@code n} messages sent to it directly; returns its ARN. */
+    private static String deadLetterQueueWith(int n) {
+        String dlq = createQueue("dlq");
+        String dlqArn = arnOf(dlq);
+        sqs.createQueue(b -> b.queueName(unique("src")).attributes(Map.of(QueueAttributeName.REDRIVE_POLICY,
+                "{\"deadLetterTargetArn\":\"" + dlqArn + "\",\"maxReceiveCount\":\"2\"}")));
+        for (int i = 0; i < n; i++) {
+            int k = i;
+            sqs.sendMessage(b -> b.queueUrl(dlq).messageBody("dead " + k));
+        }
+        return dlqArn;
+    }
+
+    private static String arnOf(String url) {
+        return sqs.getQueueAttributes(b -> b.queueUrl(url).attributeNames(QueueAttributeName.QUEUE_ARN))
+                .attributes().get(QueueAttributeName.QUEUE_ARN);
+    }
+
+    /** Stored messages, visible or not. */
+    private static int stored(String url) {
+        Map<QueueAttributeName, String> a = sqs.getQueueAttributes(b -> b.queueUrl(url).attributeNames(
+                QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES,
+                QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE)).attributes();
+        return Integer.parseInt(a.get(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES))
+                + Integer.parseInt(a.get(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE));
+    }
+
+    private static String urlOf(String arn) {
+        return sqs.getQueueUrl(b -> b.queueName(arn.substring(arn.lastIndexOf(':') + 1))).queueUrl();
+    }
+
+    @Test
+    void aMoveToAQueueOfTheOtherTypeIsRefusedAndKeepsEveryMessage() {
+        String dlqArn = deadLetterQueueWith(5);
+        String fifoArn = arnOf(createFifo("dest", Map.of()));
+        SqsException e = assertThrows(SqsException.class, () -> sqs.startMessageMoveTask(b -> b.sourceArn(dlqArn)
+                .destinationArn(fifoArn)));
+        assertEquals("InvalidParameterValue", e.awsErrorDetails().errorCode());
+        assertEquals(5, stored(urlOf(dlqArn)));
+    }
+
+    @Test
+    void aMoveTheDestinationRefusesFailsAndKeepsEveryMessage() {
+        String dlqArn = deadLetterQueueWith(5);
+        String full = sqs.createQueue(b -> b.queueName(unique("full")).attributesWithStrings(
+                Map.of("SluiceMaxBacklog", "2"))).queueUrl();
+        String fullArn = arnOf(full);
+        sqs.startMessageMoveTask(b -> b.sourceArn(dlqArn).destinationArn(fullArn));
+        await().atMost(Duration.ofSeconds(60)).until(() -> "FAILED".equals(
+                sqs.listMessageMoveTasks(b -> b.sourceArn(dlqArn)).results().get(0).status()));
+        ListMessageMoveTasksResultEntry failed = sqs.listMessageMoveTasks(b -> b.sourceArn(dlqArn)).results().get(0);
+        assertEquals("RequestThrottled", failed.failureReason());
+        assertEquals(2, stored(full), "the destination took what its limit allows");
+        assertEquals(2L, failed.approximateNumberOfMessagesMoved());
+        String dlqUrl = urlOf(dlqArn);
+        assertEquals(3, stored(dlqUrl), "every refused message is still in the dead-letter queue");
+        await().atMost(Duration.ofSeconds(10)).until(() -> MessagingIT.approximate(dlqUrl,
+                QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES).equals("3")); // released, not left leased
+    }
+
     @Test
     void redrivePolicyTargetMustExist() {
         SqsException e = assertThrows(SqsException.class, () -> sqs.createQueue(b -> b.queueName(unique("src"))

@@ -165,7 +165,7 @@ public final class PartitionQueueState {
         }
         int limit = config.maxBacklog();
         if (limit > 0 && index.size() - index.deadLetterPending().size() + newMessages(command, now) > limit
-                && command.messages().stream().anyMatch(m -> m.provenance() == null)) {
+                && command.messages().stream().anyMatch(m -> !isDeadLetterHandOff(m))) {
             return new Rejected(SqsError.REQUEST_THROTTLED.withMessage("The queue's backlog limit (SluiceMaxBacklog,"
                     + " " + limit + " messages per partition) is reached; retry later."));
         }
@@ -174,6 +174,15 @@ public final class PartitionQueueState {
             sent.add(sendOne(m, now));
         }
         return new Sent(sent);
+    }
+
+    /**
+     * A dead-letter queue's copy of an exhausted message: never refused by the backlog limit (the source has
+     * already given it up). A redrive's copy is an ordinary send as far as the limit goes: the task fails and the
+     * message stays where it was.
+     */
+    private static boolean isDeadLetterHandOff(NewMessage m) {
+        return m.provenance() != null && m.provenance().deadLetterSourceArn() != null;
     }
 
     /** Messages of a send that would be stored (FIFO duplicates inside the window are answered, not stored). */

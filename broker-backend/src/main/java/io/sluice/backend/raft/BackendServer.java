@@ -46,6 +46,7 @@ public final class BackendServer implements AutoCloseable {
     private final Set<RaftGroupId> joining = ConcurrentHashMap.newKeySet();
     private final java.util.Map<RaftGroupId, ShardStateMachine> machines = new ConcurrentHashMap<>();
     private final java.util.Map<RaftGroupId, ShardClient> sweepers = new ConcurrentHashMap<>();
+    private final LeaderClock clock;
     /** Replicas dropped by a committed membership change that could not be told yet (this backend led it). */
     private final java.util.Map<RaftGroupId, Set<RaftPeer>> pendingDrops = new ConcurrentHashMap<>();
     /** Since when a shard's membership change has been refused as "in progress" with a stable configuration. */
@@ -63,7 +64,14 @@ public final class BackendServer implements AutoCloseable {
     /** @param transport how its Raft server and its admin clients speak (mutual TLS in a cluster) */
     public BackendServer(String nodeId, String bindHost, int raftPort, Path dataDir, Clock clock, long snapshotEvery,
                          RaftTransport transport) {
+        this(nodeId, bindHost, raftPort, dataDir, new LeaderClock(clock), snapshotEvery, transport);
+    }
+
+    /** @param clock the time this backend's shard leaders stamp, shared by all its shards */
+    public BackendServer(String nodeId, String bindHost, int raftPort, Path dataDir, LeaderClock clock,
+                         long snapshotEvery, RaftTransport transport) {
         this.nodeId = nodeId;
+        this.clock = clock;
         this.dataDir = dataDir;
         this.transport = transport;
         try {
@@ -87,6 +95,11 @@ public final class BackendServer implements AutoCloseable {
 
     public String nodeId() {
         return nodeId;
+    }
+
+    /** The time this backend's shard leaders stamp, and its offset from the reference. */
+    public LeaderClock clock() {
+        return clock;
     }
 
     public Set<RaftGroupId> hostedGroups() {
@@ -377,13 +390,54 @@ public final class BackendServer implements AutoCloseable {
             LOG.warn("backend {}: the membership change of shard group {} has been refused as 'in progress' for {} s"
                     + " with a stable configuration: stepping down so a new leader term starts it afresh", nodeId, id,
                     TimeUnit.NANOSECONDS.toSeconds(now - since));
-            try (RaftClient admin = transport.client(division.getGroup(), 5_000)
-                    .setRetryPolicy(RetryPolicies.noRetry()).build()) {
-                admin.admin().transferLeadership(null, RaftPeerId.valueOf(nodeId), 5_000);
-            }
+            stepDown(division);
         } catch (IOException e) {
             LOG.warn("backend {} could not step down from shard group {}: {}", nodeId, id, e.getMessage());
         }
+    }
+
+    /** Hands the leadership of a shard this backend leads to any other replica. */
+    private void stepDown(RaftServer.Division division) throws IOException {
+        try (RaftClient admin = transport.client(division.getGroup(), 5_000)
+                .setRetryPolicy(RetryPolicies.noRetry()).build()) {
+            admin.admin().transferLeadership(null, RaftPeerId.valueOf(nodeId), 5_000);
+        }
+    }
+
+    private final java.util.Map<RaftGroupId, Long> skewStepDowns = new ConcurrentHashMap<>();
+    /** A skewed backend steps down from a shard at most this often (its stamps are corrected meanwhile). */
+    static final long SKEW_STEP_DOWN_EVERY_NANOS = TimeUnit.SECONDS.toNanos(60);
+
+    /**
+     * While this machine's clock is further from the reference than the bound, steps down from every shard it leads,
+     * each at most once a minute: the time it stamps is already held to the reference ({@link LeaderClock}), so this
+     * only prefers a replica whose clock is sound, and if every clock disagrees with the reference (the reference is
+     * the one that is off) leadership does not flap. Called by the backend's agent on each tick.
+     *
+     * @return the shards it stepped down from
+     */
+    public int stepDownIfSkewed() {
+        if (!clock.skewed()) {
+            return 0;
+        }
+        int steppedDown = 0;
+        long now = System.nanoTime();
+        for (RaftGroupId id : hostedGroups()) {
+            Long last = skewStepDowns.get(id);
+            if (!isLeader(id) || (last != null && now - last < SKEW_STEP_DOWN_EVERY_NANOS)) {
+                continue;
+            }
+            skewStepDowns.put(id, now);
+            try {
+                LOG.warn("backend {}: its clock is {} ms off the reference (bound {} ms): stepping down from shard"
+                        + " group {}", nodeId, clock.offsetMillis(), clock.maxSkewMillis(), id);
+                stepDown(server.getDivision(id));
+                steppedDown++;
+            } catch (IOException e) {
+                LOG.warn("backend {} could not step down from shard group {}: {}", nodeId, id, e.getMessage());
+            }
+        }
+        return steppedDown;
     }
 
     /**

@@ -45,8 +45,9 @@ import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
  *
  * <ul>
  *   <li>A log entry is a batch of {@code (partition, command)} pairs (group commit, {@link CommandCodec}).
- *       {@link #startTransaction} (leader) prefixes the client's batch with the leader's clock, so every replica
- *       applies it at the same time.</li>
+ *       {@link #startTransaction} (leader) prefixes the client's batch with the leader's time, so every replica
+ *       applies it at the same time; that time is the wall clock bounded against a reference
+ *       ({@link LeaderClock}): a leader whose clock is wrong cannot jump the partitions' time.</li>
  *   <li>{@link #applyTransaction} applies every command of the entry to its partition's engine, writes all their
  *       mutations and the entry's index in <em>one</em> WriteBatch, and answers the outcomes in order
  *       ({@link OutcomeCodec}). An entry at or below the stored applied index (already durable before a restart)
@@ -66,7 +67,10 @@ public final class ShardStateMachine extends BaseStateMachine {
     private final Path storeDir;
     private final List<PartitionService.EffectListener> listeners = new CopyOnWriteArrayList<>();
     private final Map<PartitionId, PartitionEngine> engines = new HashMap<>();
-    private final Clock clock;
+    private final LeaderClock clock;
+    /** The leader time of the last entry applied here, and this process's monotonic clock when it was applied. */
+    private volatile long lastStampMillis = Long.MIN_VALUE;
+    private volatile long lastStampNanos;
     /** Parked AWAIT queries (leader only), completed by the next MessagesAvailable effect or their timeout. */
     private final java.util.Set<CompletableFuture<Message>> awaiting = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final java.util.concurrent.ScheduledExecutorService awaitTimer =
@@ -80,6 +84,11 @@ public final class ShardStateMachine extends BaseStateMachine {
 
     /** @param storeDir where this replica's RocksDB lives (outside Ratis' own folders: a snapshot install replaces those) */
     public ShardStateMachine(Path storeDir, Clock clock) {
+        this(storeDir, new LeaderClock(clock));
+    }
+
+    /** @param clock the time this replica stamps when it leads (bounded against a reference, {@link LeaderClock}) */
+    public ShardStateMachine(Path storeDir, LeaderClock clock) {
         this.storeDir = storeDir;
         this.clock = clock;
     }
@@ -223,7 +232,8 @@ public final class ShardStateMachine extends BaseStateMachine {
         } catch (RuntimeException e) {
             throw new IOException("not a command batch: " + e.getMessage(), e);
         }
-        ByteString stamped = ByteString.copyFrom(ByteBuffer.allocate(8).putLong(0, clock.nowMillis())).concat(batch);
+        long stamp = clock.stamp(lastStampMillis, lastStampNanos);
+        ByteString stamped = ByteString.copyFrom(ByteBuffer.allocate(8).putLong(0, stamp)).concat(batch);
         return TransactionContext.newBuilder().setStateMachine(this).setClientRequest(request).setLogData(stamped)
                 .build();
     }
@@ -239,6 +249,8 @@ public final class ShardStateMachine extends BaseStateMachine {
                 return CompletableFuture.completedFuture(Message.EMPTY);
             }
             long leaderTime = data.substring(0, 8).asReadOnlyByteBuffer().getLong();
+            lastStampNanos = clock.monotonicNanos();
+            lastStampMillis = leaderTime;
             List<CommandCodec.Addressed> batch = CommandCodec.decode(data.substring(8).toByteArray());
             List<Mutation> mutations = new ArrayList<>();
             Map<ByteBuffer, byte[]> pendingBodies = new HashMap<>();
@@ -325,11 +337,11 @@ public final class ShardStateMachine extends BaseStateMachine {
                 answer = switch (type) {
                     case ShardQueries.COUNTS -> ShardQueries.encodeCounts(engine == null
                             ? new io.sluice.backend.engine.QueueCounts(0, 0, 0, 0, -1)
-                            : engine.state().countsAt(Math.max(arg, clock.nowMillis())));
+                            : engine.state().countsAt(Math.max(arg, clock.now())));
                     case ShardQueries.NEXT_DEADLINE -> ShardQueries.encodeLong(engine == null ? -1
                             : engine.state().nextDeadlineMillis());
                     case ShardQueries.VISIBLE_AT -> ShardQueries.encodeLong(engine == null ? 0
-                            : engine.state().visibleCountAt(Math.max(arg, clock.nowMillis())));
+                            : engine.state().visibleCountAt(Math.max(arg, clock.now())));
                     case ShardQueries.READ_MESSAGE -> readMessageOrEmpty(engine, arg);
                     default -> null;
                 };
@@ -394,7 +406,7 @@ public final class ShardStateMachine extends BaseStateMachine {
                 }
                 if (engine != null && !engine.state().retired()) {
                     out.add(new io.sluice.backend.engine.PartitionStats(id,
-                            engine.state().countsAt(clock.nowMillis()), engine.state().totals()));
+                            engine.state().countsAt(clock.now()), engine.state().totals()));
                 }
             }
         }

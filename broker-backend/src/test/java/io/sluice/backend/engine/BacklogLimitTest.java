@@ -36,13 +36,17 @@ class BacklogLimitTest {
     }
 
     @Test
-    void movedMessagesAreNeverRefused() {
+    void deadLetterHandOffsAreNeverRefusedButRedrivesAre() {
         try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS.withMaxBacklog(1))) {
             q.send("a");
             NewMessage moved = new NewMessage("m", "dead", Map.of(), Map.of(), -1, null, null, null,
                     new NewMessage.Provenance(q.clock.nowMillis(), 3, q.clock.nowMillis(), "arn:source"));
             assertInstanceOf(PartitionResponse.Sent.class,
                     q.apply(new PartitionCommand.Send(List.of(moved))).response());
+            assertEquals(2, q.counts().visible());
+            NewMessage redriven = new NewMessage("r", "back", Map.of(), Map.of(), 0, null, null, null,
+                    new NewMessage.Provenance(q.clock.nowMillis(), 0, 0, null));
+            assertThrottled(q.apply(new PartitionCommand.Send(List.of(redriven))).response());
             assertEquals(2, q.counts().visible());
         }
     }

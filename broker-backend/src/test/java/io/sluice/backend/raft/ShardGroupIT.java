@@ -58,6 +58,7 @@ class ShardGroupIT {
     RaftGroup group;
     long snapshotEvery = 1_000_000;
     io.sluice.common.Clock clock = SystemClock.INSTANCE;
+    java.util.function.Function<String, LeaderClock> leaderClocks = id -> new LeaderClock(clock);
     final Map<String, RaftServer> servers = new LinkedHashMap<>();
     final Map<String, ShardStateMachine> machines = new LinkedHashMap<>();
     final List<RaftClient> clients = new ArrayList<>();
@@ -89,7 +90,7 @@ class ShardGroupIT {
     void start(String id) throws IOException {
         RaftPeer peer = group.getPeer(RaftPeerId.valueOf(id));
         int port = Integer.parseInt(peer.getAddress().substring(peer.getAddress().lastIndexOf(':') + 1));
-        ShardStateMachine sm = new ShardStateMachine(dir.resolve(id).resolve("store"), clock);
+        ShardStateMachine sm = new ShardStateMachine(dir.resolve(id).resolve("store"), leaderClocks.apply(id));
         org.apache.ratis.conf.RaftProperties properties = RatisSettings.server(dir.resolve(id).resolve("raft"), "127.0.0.1", port,
                 snapshotEvery);
         org.apache.ratis.server.RaftServerConfigKeys.Log.setPurgeGap(properties, 10);
@@ -168,6 +169,45 @@ class ShardGroupIT {
         assertNotNull(machines.get(first).describe(P));
     }
 
+    /**
+     * A leader whose wall clock jumps two hours ahead: neither before it has read the reference (its stamps are bound
+     * to the last stamp plus monotonic time) nor after (bound to the reference) does an in-flight message become
+     * visible; the message's lease ends when the reference's time says so.
+     */
+    @Test
+    void aLeaderWhoseClockJumpsAheadCannotEndLeasesEarly() throws Exception {
+        io.sluice.common.ManualClock wall = new io.sluice.common.ManualClock(1_700_000_000_000L);
+        java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong();
+        Map<String, LeaderClock> clocks = new java.util.concurrent.ConcurrentHashMap<>();
+        leaderClocks = id -> clocks.computeIfAbsent(id, k -> new LeaderClock(wall, nanos::get, 1_000));
+        startGroup();
+        RaftClient client = client(40);
+        List<PartitionEngine.Outcome> first = submit(client, List.of(
+                at(P, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS)),
+                at(P, new PartitionCommand.Send(List.of(NewMessage.of("m1", "one")))),
+                at(P, new PartitionCommand.Receive(1, 30, null))));
+        assertEquals(1, first.get(2).delivered().size());
+
+        wall.advance(Duration.ofHours(2));
+        assertEquals(0, submit(client, List.of(at(P, new PartitionCommand.Receive(10, 30, null)))).get(0)
+                .delivered().size(), "no reference yet: the stamp is bound to the last one, the lease holds");
+
+        long referenceNow = wall.nowMillis() - Duration.ofHours(2).toMillis();
+        clocks.values().forEach(c -> assertTrue(c.observeReference(referenceNow, nanos.get(), nanos.get())));
+        LeaderClock leaderClock = clocks.get(Objects.requireNonNull(leader()));
+        assertTrue(leaderClock.skewed());
+        assertEquals(Duration.ofHours(2).toMillis(), leaderClock.offsetMillis());
+        assertEquals(0, submit(client, List.of(at(P, new PartitionCommand.Receive(10, 30, null)))).get(0)
+                .delivered().size(), "with the reference: still held");
+
+        wall.advance(Duration.ofSeconds(32));
+        nanos.addAndGet(Duration.ofSeconds(32).toNanos());
+        List<PartitionEngine.DeliveredMessage> again = submit(client, List.of(
+                at(P, new PartitionCommand.Receive(10, 30, null)))).get(0).delivered();
+        assertEquals(1, again.size(), "the lease ends by the reference's time");
+        assertEquals(2, again.get(0).delivery().receiveCount());
+    }
+
     @Test
     void withoutAMajorityNothingIsAcknowledged() throws Exception {
         startGroup();
@@ -219,7 +259,8 @@ class ShardGroupIT {
     @Test
     void theLeaderFindsThePartitionsDueForASweepAndTheSweepExpiresThemEverywhere() throws Exception {
         io.sluice.common.ManualClock manual = new io.sluice.common.ManualClock(1_000_000);
-        clock = manual;
+        // time passes (the manual clock's) on the wall and monotonic clocks alike: a sound clock, not a jump
+        leaderClocks = id -> new LeaderClock(manual, () -> manual.nowMillis() * 1_000_000, 1_000);
         startGroup();
         RaftClient client = client(40);
         submit(client, List.of(at(P, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS

@@ -5,9 +5,11 @@ import io.sluice.backend.engine.NewMessage;
 import io.sluice.backend.engine.PartitionCommand;
 import io.sluice.backend.engine.PartitionEngine;
 import io.sluice.backend.engine.PartitionId;
+import io.sluice.backend.engine.PartitionResponse;
 import io.sluice.backend.engine.StoredMessage;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsException;
+import io.sluice.common.SqsFailure;
 import io.sluice.common.validation.QueueAttributes;
 import io.sluice.metadata.QueueMetadata;
 import java.nio.charset.StandardCharsets;
@@ -81,9 +83,14 @@ public final class MoveTasks {
             throw new SqsException(SqsError.INVALID_PARAMETER_VALUE, "Source queue must be configured as a Dead Letter"
                     + " Queue.");
         }
-        if (destinationArn != null && services.queueByArn(destinationArn).isEmpty()) {
-            throw new SqsException(SqsError.RESOURCE_NOT_FOUND,
-                    "The resource that you specified for the DestinationArn parameter doesn't exist.");
+        if (destinationArn != null) {
+            QueueMetadata destination = services.queueByArn(destinationArn).orElseThrow(() -> new SqsException(
+                    SqsError.RESOURCE_NOT_FOUND, "The resource that you specified for the DestinationArn parameter"
+                    + " doesn't exist."));
+            if (destination.fifo() != source.fifo()) { // the destination would refuse every copy
+                throw new SqsException(SqsError.INVALID_PARAMETER_VALUE, "The source queue and the destination queue"
+                        + " must be of the same queue type.");
+            }
         }
         if (rate != null && (rate < 1 || rate > 500)) {
             throw new SqsException(SqsError.INVALID_PARAMETER_VALUE, "Value " + rate + " for parameter"
@@ -215,11 +222,12 @@ public final class MoveTasks {
         List<PartitionId> sourcePartitions = services.partitionIds(source.get());
         PartitionId from = sourcePartitions.get((int) (task.steps.getAndIncrement() % sourcePartitions.size()));
         services.partitions().submit(from, new PartitionCommand.Receive(batch, 60, null))
-                .thenCompose(o -> moveAll(task, from, o.delivered()).thenApply(v -> o.delivered().size()))
+                .thenCompose(o -> moveAll(task, from, o.delivered()))
                 .whenComplete((moved, e) -> {
                     if (e != null) {
                         task.status = Status.FAILED;
-                        task.failureReason = e.getCause() instanceof SqsException s
+                        Throwable cause = e instanceof java.util.concurrent.CompletionException ? e.getCause() : e;
+                        task.failureReason = cause instanceof SqsException s
                                 ? s.failure().error().queryCode() : "AWS.SimpleQueueService.InternalError";
                     } else if (moved == 0 && task.emptySteps.incrementAndGet() >= sourcePartitions.size()) {
                         task.status = task.status == Status.CANCELLING ? Status.CANCELLED : Status.COMPLETED;
@@ -233,26 +241,65 @@ public final class MoveTasks {
                 });
     }
 
-    private CompletableFuture<Void> moveAll(Task task, PartitionId from, List<PartitionEngine.DeliveredMessage> batch) {
-        List<CompletableFuture<?>> moves = new ArrayList<>();
+    /**
+     * Copies each leased message to its destination and deletes the source copy only once the destination has
+     * stored it. A copy the destination refuses (it is gone, full, or of the other type) fails the task: the messages
+     * not moved are released at once (visibility 0) and stay in the source, none is deleted without its copy.
+     *
+     * @return how many messages were moved
+     */
+    private CompletableFuture<Integer> moveAll(Task task, PartitionId from, List<PartitionEngine.DeliveredMessage> batch) {
+        List<CompletableFuture<Void>> moves = new ArrayList<>();
         for (PartitionEngine.DeliveredMessage d : batch) {
-            StoredMessage m = d.message();
-            String destArn = task.destinationArn != null ? task.destinationArn : m.deadLetterSourceArn();
-            QueueMetadata dest = destArn == null ? null : services.queueByArn(destArn).orElse(null);
-            if (dest == null) {
-                throw new SqsException(SqsError.QUEUE_DOES_NOT_EXIST, "destination " + destArn + " does not exist");
-            }
-            NewMessage copy = new NewMessage(m.messageId(), m.body(), m.attributes(), m.systemAttributes(), 0,
-                    m.groupId(), m.deduplicationId(), m.senderId(), new NewMessage.Provenance(m.sentTimestampMillis(),
-                    0, 0, null)); // a redriven message starts its receive count afresh, or it would bounce straight back
-            int partition = dest.fifo() && m.groupId() != null && dest.partitions() > 1
-                    ? Math.floorMod(m.groupId().hashCode(), dest.partitions()) : 0;
-            moves.add(services.partitions().submit(new PartitionId(dest.queueId(), partition),
-                            new PartitionCommand.Send(List.of(copy)))
-                    .thenCompose(o -> services.partitions().submit(from,
-                            new PartitionCommand.Delete(List.of(d.delivery().receiptHandle()))))
-                    .thenRun(task.moved::incrementAndGet));
+            moves.add(moveOne(task, from, d));
         }
-        return CompletableFuture.allOf(moves.toArray(CompletableFuture[]::new));
+        return CompletableFuture.allOf(moves.toArray(CompletableFuture[]::new)).handle((v, e) -> {
+            List<PartitionCommand.VisibilityChange> release = new ArrayList<>();
+            java.util.concurrent.CompletionException failure = null;
+            int moved = 0;
+            for (int i = 0; i < moves.size(); i++) {
+                try {
+                    moves.get(i).join();
+                    moved++;
+                } catch (java.util.concurrent.CompletionException refused) {
+                    release.add(new PartitionCommand.VisibilityChange(batch.get(i).delivery().receiptHandle(), 0));
+                    failure = failure == null ? refused : failure;
+                }
+            }
+            if (!release.isEmpty()) { // best effort: a lost release only keeps them leased to the end of the 60 s
+                services.partitions().submit(from, new PartitionCommand.ChangeVisibility(release));
+            }
+            if (failure != null) {
+                throw failure;
+            }
+            return moved;
+        });
+    }
+
+    private CompletableFuture<Void> moveOne(Task task, PartitionId from, PartitionEngine.DeliveredMessage d) {
+        StoredMessage m = d.message();
+        String destArn = task.destinationArn != null ? task.destinationArn : m.deadLetterSourceArn();
+        QueueMetadata dest = destArn == null ? null : services.queueByArn(destArn).orElse(null);
+        if (dest == null) {
+            return CompletableFuture.failedFuture(new SqsException(SqsError.QUEUE_DOES_NOT_EXIST,
+                    "destination " + destArn + " does not exist"));
+        }
+        NewMessage copy = new NewMessage(m.messageId(), m.body(), m.attributes(), m.systemAttributes(), 0,
+                m.groupId(), m.deduplicationId(), m.senderId(), new NewMessage.Provenance(m.sentTimestampMillis(),
+                0, 0, null)); // a redriven message starts its receive count afresh, or it would bounce straight back
+        int partition = dest.fifo() && m.groupId() != null && dest.partitions() > 1
+                ? Math.floorMod(m.groupId().hashCode(), dest.partitions()) : 0;
+        return services.partitions().submit(new PartitionId(dest.queueId(), partition),
+                        new PartitionCommand.Send(List.of(copy)))
+                .thenCompose(o -> {
+                    if (!(o.response() instanceof PartitionResponse.Sent)) {
+                        SqsFailure refused = o.response() instanceof PartitionResponse.Rejected r ? r.failure()
+                                : SqsError.INTERNAL_FAILURE.failure();
+                        throw new SqsException(refused);
+                    }
+                    return services.partitions().submit(from,
+                            new PartitionCommand.Delete(List.of(d.delivery().receiptHandle())));
+                })
+                .thenRun(task.moved::incrementAndGet);
     }
 }

@@ -6,6 +6,7 @@ import io.sluice.metadata.image.MetadataCommand;
 import io.sluice.metadata.image.MetadataJson;
 import io.sluice.metadata.image.MetadataResult;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
@@ -62,8 +63,17 @@ public final class MetadataClient implements AutoCloseable {
     }
 
     /** Tells the leader that backend {@code nodeId} is alive. */
-    public void heartbeat(String nodeId) {
-        query(MetadataStateMachine.QUERY_HEARTBEAT + nodeId);
+    /**
+     * Records a backend's heartbeat with the metadata leader.
+     *
+     * @return the leader's clock when it answered (epoch milliseconds)
+     */
+    public long heartbeat(String nodeId) {
+        String answer = new String(query(MetadataStateMachine.QUERY_HEARTBEAT + nodeId), StandardCharsets.UTF_8);
+        if (!answer.startsWith("ok ")) {
+            throw new MetadataUnavailableException("unexpected heartbeat answer: " + answer, null);
+        }
+        return Long.parseLong(answer.substring(3));
     }
 
     private byte[] query(String q) {

@@ -45,7 +45,8 @@ import org.apache.ratis.util.MD5FileUtil;
  *   <li>{@link #applyTransaction} (every replica) runs {@link MetadataOperations} on the current image and replays
  *       the records: the same pure path on leader, followers and restart.</li>
  *   <li>Reads ({@link #query}): {@code image} returns the image; {@code heartbeat <node>} records a backend's
- *       heartbeat (it reaches the leader, which alone tracks liveness).</li>
+ *       heartbeat (it reaches the leader, which alone tracks liveness) and answers the leader's clock, the
+ *       reference backends keep their shard leaders' time near.</li>
  *   <li>Snapshots are the image as JSON, named by term and index, with an MD5 file.</li>
  * </ul>
  */
@@ -174,7 +175,8 @@ final class MetadataStateMachine extends BaseStateMachine {
         }
         if (q.startsWith(QUERY_HEARTBEAT)) {
             liveness.beat(q.substring(QUERY_HEARTBEAT.length()));
-            return CompletableFuture.completedFuture(Message.valueOf("ok"));
+            // the answer is this leader's clock: backends keep the time they stamp within a bound of it
+            return CompletableFuture.completedFuture(Message.valueOf("ok " + clock.nowMillis()));
         }
         return CompletableFuture.failedFuture(new IllegalArgumentException("unknown query"));
     }
