@@ -19,16 +19,32 @@ public final class CommandCodec {
     }
 
     public static byte[] encode(List<Addressed> batch) {
-        Bytes.Writer w = new Bytes.Writer(256);
-        w.u8(Bytes.V1);
-        w.i32(batch.size());
-        for (Addressed a : batch) {
-            w.i64(a.partition().queueId());
-            w.i32(a.partition().index());
-            w.u8(a.command().typeId());
-            writeCommand(w, a.command());
-        }
+        return join(batch.stream().map(CommandCodec::encodeOne).toList());
+    }
+
+    /** One pair of a batch, encoded: {@link #join} makes a batch of such pieces without encoding them again. */
+    public static byte[] encodeOne(Addressed a) {
+        Bytes.Writer w = new Bytes.Writer(64);
+        w.i64(a.partition().queueId());
+        w.i32(a.partition().index());
+        w.u8(a.command().typeId());
+        writeCommand(w, a.command());
         return w.toBytes();
+    }
+
+    /** Bytes a batch adds to its pieces: the version and the count. */
+    public static final int BATCH_HEADER_BYTES = 5;
+
+    /** A batch of pairs encoded by {@link #encodeOne}. */
+    public static byte[] join(List<byte[]> pieces) {
+        int size = BATCH_HEADER_BYTES;
+        for (byte[] p : pieces) {
+            size += p.length;
+        }
+        java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate(size);
+        out.put((byte) Bytes.V1).putInt(pieces.size());
+        pieces.forEach(out::put);
+        return out.array();
     }
 
     public static List<Addressed> decode(byte[] bytes) {

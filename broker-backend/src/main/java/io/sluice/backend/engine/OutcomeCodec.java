@@ -7,8 +7,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The binary form of command outcomes in a shard's replies: the response of each command of a batch, in order,
- * with the bodies of leased messages. Effects are not sent: only the primary executes them. Format
+ * The binary form of command outcomes in a shard's replies: the response of each command of a batch, in order; a
+ * receive's leases without their bodies (read after the commit, {@link #encodeMessages}). Effects are not sent: only the primary executes them. Format
  * {@code version(1) count(4)} then per outcome a response type byte and its fields; add, never renumber.
  */
 public final class OutcomeCodec {
@@ -59,11 +59,10 @@ public final class OutcomeCodec {
                 w.str(m.sequenceNumber());
                 w.u8(m.duplicate() ? 1 : 0);
             }
-        } else if (response instanceof PartitionResponse.Received) {
-            w.u8(RECEIVED);
-            w.i32(o.delivered().size());
-            for (PartitionEngine.DeliveredMessage d : o.delivered()) {
-                PartitionResponse.Delivery del = d.delivery();
+        } else if (response instanceof PartitionResponse.Received received) {
+            w.u8(RECEIVED); // the leases only: bodies are read after the commit
+            w.i32(received.deliveries().size());
+            for (PartitionResponse.Delivery del : received.deliveries()) {
                 w.i64(del.seq());
                 ReceiptHandle h = del.receiptHandle();
                 w.i64(h.queueId());
@@ -72,7 +71,6 @@ public final class OutcomeCodec {
                 w.i32(h.receiveCount());
                 w.i32(del.receiveCount());
                 w.i64(del.firstReceiveTimestampMillis());
-                w.bytes(RecordCodec.encodeMessage(d.message()));
             }
         } else if (response instanceof PartitionResponse.EntryOutcomes entries) {
             w.u8(ENTRY_OUTCOMES);
@@ -107,14 +105,11 @@ public final class OutcomeCodec {
             case RECEIVED -> {
                 int n = r.i32();
                 List<PartitionResponse.Delivery> deliveries = new ArrayList<>(n);
-                List<PartitionEngine.DeliveredMessage> delivered = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
-                    PartitionResponse.Delivery d = new PartitionResponse.Delivery(r.i64(),
-                            new ReceiptHandle(r.i64(), r.i32(), r.i64(), r.i32()), r.i32(), r.i64());
-                    deliveries.add(d);
-                    delivered.add(new PartitionEngine.DeliveredMessage(d, RecordCodec.decodeMessage(r.bytes())));
+                    deliveries.add(new PartitionResponse.Delivery(r.i64(),
+                            new ReceiptHandle(r.i64(), r.i32(), r.i64(), r.i32()), r.i32(), r.i64()));
                 }
-                yield new PartitionEngine.Outcome(new PartitionResponse.Received(deliveries), List.of(), delivered);
+                yield outcome(new PartitionResponse.Received(deliveries));
             }
             case ENTRY_OUTCOMES -> {
                 int n = r.i32();
@@ -140,6 +135,31 @@ public final class OutcomeCodec {
 
     public static StoredMessage decodeMessage(byte[] bytes) {
         return RecordCodec.decodeMessage(bytes);
+    }
+
+    /** Several stored messages, in order; a null (a message that is gone) stays null. */
+    public static byte[] encodeMessages(List<StoredMessage> messages) {
+        Bytes.Writer w = new Bytes.Writer(1024);
+        w.u8(Bytes.V1);
+        w.i32(messages.size());
+        for (StoredMessage m : messages) {
+            w.u8(m == null ? 0 : 1);
+            if (m != null) {
+                w.bytes(RecordCodec.encodeMessage(m));
+            }
+        }
+        return w.toBytes();
+    }
+
+    public static List<StoredMessage> decodeMessages(byte[] bytes) {
+        Bytes.Reader r = new Bytes.Reader(bytes);
+        r.version();
+        int n = r.i32();
+        List<StoredMessage> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            out.add(r.u8() == 0 ? null : RecordCodec.decodeMessage(r.bytes()));
+        }
+        return out;
     }
 
     private static void writeFailure(Bytes.Writer w, SqsFailure f) {

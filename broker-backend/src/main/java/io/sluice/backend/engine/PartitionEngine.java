@@ -90,30 +90,14 @@ public final class PartitionEngine {
 
     /**
      * Applies a command without writing: its mutations are appended to {@code mutations}, to be written with the
-     * other commands of the same log entry in one batch. Bodies put by earlier commands of that batch are in
-     * {@code pendingBodies} (key → value) and are read from there, since they are not in the store yet.
+     * other commands of the same log entry in one batch. A receive's outcome carries its leases only, no bodies:
+     * a replicated shard's reply is cached by Ratis on every replica for a minute, so the bodies are read after the
+     * commit, from the primary ({@code ShardClient#withBodies}).
      */
-    public Outcome applyBuffered(PartitionCommand command, long leaderTimeMillis, List<Mutation> mutations,
-                                 java.util.Map<java.nio.ByteBuffer, byte[]> pendingBodies) {
+    public Outcome applyBuffered(PartitionCommand command, long leaderTimeMillis, List<Mutation> mutations) {
         ApplyResult result = state.apply(command, leaderTimeMillis);
-        for (Mutation m : result.mutations()) {
-            mutations.add(m);
-            if (m instanceof Mutation.Put put && put.key().length > PartitionKeys.PREFIX_LENGTH
-                    && put.key()[PartitionKeys.PREFIX_LENGTH] == PartitionKeys.BODY) {
-                pendingBodies.put(java.nio.ByteBuffer.wrap(put.key()), put.value());
-            }
-        }
-        List<DeliveredMessage> delivered = List.of();
-        if (result.response() instanceof PartitionResponse.Received received && !received.deliveries().isEmpty()) {
-            delivered = new ArrayList<>(received.deliveries().size());
-            for (PartitionResponse.Delivery d : received.deliveries()) {
-                byte[] key = state.keys().body(d.seq());
-                byte[] pending = pendingBodies.get(java.nio.ByteBuffer.wrap(key));
-                delivered.add(new DeliveredMessage(d, pending != null ? RecordCodec.decodeMessage(pending)
-                        : readMessage(d.seq())));
-            }
-        }
-        return new Outcome(result.response(), result.effects(), delivered);
+        mutations.addAll(result.mutations());
+        return new Outcome(result.response(), result.effects(), List.of());
     }
 
     /** The stored body and attributes of a message (for deliveries and dead-letter copies). */

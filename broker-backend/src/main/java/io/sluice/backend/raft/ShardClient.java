@@ -5,7 +5,10 @@ import io.sluice.backend.engine.OutcomeCodec;
 import io.sluice.backend.engine.PartitionCommand;
 import io.sluice.backend.engine.PartitionEngine;
 import io.sluice.backend.engine.PartitionId;
+import io.sluice.backend.engine.PartitionResponse;
+import io.sluice.backend.engine.StoredMessage;
 import io.sluice.common.raft.RaftTransport;
+import io.sluice.common.raft.RatisSettings;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -27,7 +30,8 @@ import org.apache.ratis.util.TimeDuration;
  *
  * <p>Adaptive, no timer: at most {@code maxInFlight} entries are outstanding; a command that arrives while they are
  * waits in the queue and leaves with the next entry, together with everything else that queued meanwhile (up to
- * {@code maxBatch}). An idle shard therefore adds no linger to a lone request, and a busy one fills its entries.
+ * {@code maxBatch} commands and {@code maxEntryBytes} bytes). An idle shard therefore adds no linger to a lone
+ * request, and a busy one fills its entries.
  *
  * <p>Outcomes are released when the entry is committed (on disk on a majority) and applied. A failed entry fails
  * every command in it; whether to retry is the caller's decision (a send retried after an unknown outcome may be
@@ -38,13 +42,14 @@ import org.apache.ratis.util.TimeDuration;
  * reverse. Every outcome is completed on the {@code completions} executor instead.
  */
 public final class ShardClient implements AutoCloseable {
-    private record Pending(CommandCodec.Addressed command, CompletableFuture<PartitionEngine.Outcome> done) {
+    private record Pending(PartitionId partition, byte[] encoded, CompletableFuture<PartitionEngine.Outcome> done) {
     }
 
     private final RaftGroup group;
     private final RaftTransport transport;
     private volatile RaftClient client;
     private final int maxBatch;
+    private final int maxEntryBytes;
     private final int maxInFlight;
     private final Executor completions;
     private final ArrayDeque<Pending> queue = new ArrayDeque<>();
@@ -57,6 +62,17 @@ public final class ShardClient implements AutoCloseable {
     }
 
     public ShardClient(RaftGroup group, int maxBatch, int maxInFlight, Executor completions, RaftTransport transport) {
+        this(group, maxBatch, RatisSettings.MAX_ENTRY_PAYLOAD_BYTES, maxInFlight, completions, transport);
+    }
+
+    /**
+     * @param maxEntryBytes the most command bytes one entry carries: a batch closes before it would pass this, so
+     *                      no entry reaches Ratis' own limit ({@link RatisSettings#MAX_LOG_ENTRY_BYTES}) and fails
+     *                      every command batched in it
+     */
+    public ShardClient(RaftGroup group, int maxBatch, int maxEntryBytes, int maxInFlight, Executor completions,
+                       RaftTransport transport) {
+        this.maxEntryBytes = maxEntryBytes;
         this.group = group;
         this.transport = transport;
         this.completions = completions;
@@ -87,9 +103,15 @@ public final class ShardClient implements AutoCloseable {
 
     public CompletableFuture<PartitionEngine.Outcome> submit(PartitionId partition, PartitionCommand command) {
         CompletableFuture<PartitionEngine.Outcome> done = new CompletableFuture<>();
+        byte[] encoded = CommandCodec.encodeOne(new CommandCodec.Addressed(partition, command));
+        if (encoded.length + CommandCodec.BATCH_HEADER_BYTES > maxEntryBytes) { // Ratis would refuse its entry
+            done.completeExceptionally(new IllegalArgumentException("a command of " + encoded.length
+                    + " bytes does not fit a shard log entry (" + maxEntryBytes + " bytes)"));
+            return done;
+        }
         List<Pending> batch;
         synchronized (this) {
-            queue.add(new Pending(new CommandCodec.Addressed(partition, command), done));
+            queue.add(new Pending(partition, encoded, done));
             batch = takeBatchIfAllowed();
         }
         if (batch != null) {
@@ -104,8 +126,12 @@ public final class ShardClient implements AutoCloseable {
             return null;
         }
         List<Pending> batch = new ArrayList<>(Math.min(queue.size(), maxBatch));
-        while (!queue.isEmpty() && batch.size() < maxBatch) {
-            batch.add(queue.poll());
+        long bytes = CommandCodec.BATCH_HEADER_BYTES;
+        while (!queue.isEmpty() && batch.size() < maxBatch
+                && (batch.isEmpty() || bytes + queue.peek().encoded().length <= maxEntryBytes)) {
+            Pending next = queue.poll();
+            bytes += next.encoded().length;
+            batch.add(next);
         }
         inFlight++;
         entriesSent++;
@@ -147,7 +173,7 @@ public final class ShardClient implements AutoCloseable {
         RaftClient used = client;
         CompletableFuture<RaftClientReply> reply;
         try {
-            byte[] encoded = CommandCodec.encode(batch.stream().map(Pending::command).toList());
+            byte[] encoded = CommandCodec.join(batch.stream().map(Pending::encoded).toList());
             reply = used.async().send(Message.valueOf(ByteString.copyFrom(encoded)));
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e); // never leak an in-flight slot
@@ -156,7 +182,7 @@ public final class ShardClient implements AutoCloseable {
             if (error != null) {
                 replaceIfClosed(used, error);
             }
-            complete(batch, r, error);
+            complete(used, batch, r, error);
             List<Pending> next;
             synchronized (this) {
                 inFlight--;
@@ -168,7 +194,7 @@ public final class ShardClient implements AutoCloseable {
         }, completions);
     }
 
-    private static void complete(List<Pending> batch, RaftClientReply reply, Throwable error) {
+    private void complete(RaftClient used, List<Pending> batch, RaftClientReply reply, Throwable error) {
         if (error == null && reply != null && !reply.isSuccess()) {
             error = reply.getException();
         }
@@ -191,8 +217,49 @@ public final class ShardClient implements AutoCloseable {
             return;
         }
         for (int i = 0; i < batch.size(); i++) {
-            batch.get(i).done().complete(outcomes.get(i));
+            Pending p = batch.get(i);
+            PartitionEngine.Outcome o = outcomes.get(i);
+            if (o.response() instanceof PartitionResponse.Received r && !r.deliveries().isEmpty()) {
+                withBodies(used, p.partition(), r).whenComplete((full, e) -> {
+                    if (e != null) {
+                        p.done().completeExceptionally(e);
+                    } else {
+                        p.done().complete(full);
+                    }
+                });
+            } else {
+                p.done().complete(o);
+            }
         }
+    }
+
+    /**
+     * A receive's outcome with the bodies of its leased messages, read from the shard's leader once the receive is
+     * committed (a reply carries leases only: Ratis caches replies on every replica). A message gone meanwhile
+     * (purged, expired, or not yet applied on a leader elected in between) is left out: its lease ends on its own and
+     * it is delivered again.
+     */
+    private CompletableFuture<PartitionEngine.Outcome> withBodies(RaftClient used, PartitionId partition,
+                                                                 PartitionResponse.Received received) {
+        List<Long> seqs = received.deliveries().stream().map(PartitionResponse.Delivery::seq).toList();
+        return used.async().sendReadOnlyUnordered(Message.valueOf(ByteString.copyFrom(
+                ShardQueries.readMessages(partition, seqs)))).thenApplyAsync(reply -> {
+                    if (!reply.isSuccess()) {
+                        throw new java.util.concurrent.CompletionException(reply.getException());
+                    }
+                    List<StoredMessage> messages = OutcomeCodec.decodeMessages(
+                            reply.getMessage().getContent().toByteArray());
+                    List<PartitionResponse.Delivery> kept = new ArrayList<>();
+                    List<PartitionEngine.DeliveredMessage> delivered = new ArrayList<>();
+                    for (int i = 0; i < seqs.size(); i++) {
+                        if (messages.get(i) != null) {
+                            kept.add(received.deliveries().get(i));
+                            delivered.add(new PartitionEngine.DeliveredMessage(received.deliveries().get(i),
+                                    messages.get(i)));
+                        }
+                    }
+                    return new PartitionEngine.Outcome(new PartitionResponse.Received(kept), List.of(), delivered);
+                }, completions);
     }
 
     /** Entries sent so far and the commands they carried: their ratio is the batching factor. */

@@ -10,7 +10,7 @@ import java.util.List;
 
 /**
  * The read-only queries a shard answers (Raft read requests, served by the leader): partition counts, the next
- * deadline, visible count, a stored message, pending dead-letter hand-offs, and {@code AWAIT}: a parked query that
+ * deadline, visible count, a stored message or several (a receive's bodies), pending dead-letter hand-offs, and {@code AWAIT}: a parked query that
  * completes when messages become available in any of the shard's partitions (or at its timeout), which is how a
  * frontend learns of arrivals without polling. Requests and answers are small fixed binary layouts.
  */
@@ -21,6 +21,7 @@ public final class ShardQueries {
     static final byte READ_MESSAGE = 4;
     static final byte PENDING_DEAD_LETTERS = 5;
     static final byte AWAIT = 6;
+    static final byte READ_MESSAGES = 7;
 
     private ShardQueries() {
     }
@@ -31,6 +32,26 @@ public final class ShardQueries {
 
     static byte[] simple(byte type, long arg) {
         return ByteBuffer.allocate(1 + 8).put(type).putLong(arg).array();
+    }
+
+    /** The stored copies of several messages of a partition (a receive's bodies, read after its commit). */
+    static byte[] readMessages(PartitionId p, List<Long> seqs) {
+        ByteBuffer b = ByteBuffer.allocate(1 + 8 + 4 + 4 + 8 * seqs.size()).put(READ_MESSAGES).putLong(p.queueId())
+                .putInt(p.index()).putInt(seqs.size());
+        seqs.forEach(b::putLong);
+        return b.array();
+    }
+
+    static List<Long> seqsOf(ByteBuffer q) {
+        int n = q.getInt(13);
+        if (n < 0 || n > 1_000 || q.limit() != 17 + 8 * n) {
+            throw new IllegalArgumentException("malformed read of " + n + " messages");
+        }
+        List<Long> seqs = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            seqs.add(q.getLong(17 + 8 * i));
+        }
+        return seqs;
     }
 
     static PartitionId partitionOf(ByteBuffer q) {

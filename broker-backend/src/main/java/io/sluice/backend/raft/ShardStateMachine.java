@@ -253,17 +253,17 @@ public final class ShardStateMachine extends BaseStateMachine {
             lastStampMillis = leaderTime;
             List<CommandCodec.Addressed> batch = CommandCodec.decode(data.substring(8).toByteArray());
             List<Mutation> mutations = new ArrayList<>();
-            Map<ByteBuffer, byte[]> pendingBodies = new HashMap<>();
             List<PartitionEngine.Outcome> outcomes = new ArrayList<>(batch.size());
             List<Effect> effects = new ArrayList<>();
-            // Every replica computes the full answer, bodies included: Ratis keeps each replica's reply in its retry
-            // cache, and a client that retries a committed request on a new leader gets the reply cached there.
+            // Every replica computes the answer: Ratis keeps each replica's reply in its retry cache, and a client
+            // that retries a committed request on a new leader gets the reply cached there. Answers carry no message
+            // bodies (a receive's leases only): that cache holds every reply for a minute on every replica.
             for (CommandCodec.Addressed a : batch) {
                 PartitionEngine engine = engine(a.partition(), a.command());
                 PartitionEngine.Outcome o = engine == null
                         ? new PartitionEngine.Outcome(new PartitionResponse.Rejected(
                         SqsError.QUEUE_DOES_NOT_EXIST.failure()), List.of(), List.of())
-                        : engine.applyBuffered(a.command(), leaderTime, mutations, pendingBodies);
+                        : engine.applyBuffered(a.command(), leaderTime, mutations);
                 outcomes.add(o);
                 effects.addAll(o.effects());
             }
@@ -330,6 +330,13 @@ public final class ShardStateMachine extends BaseStateMachine {
                 List<Effect.DeadLetter> pending = new ArrayList<>();
                 engines.values().forEach(e -> pending.addAll(e.state().pendingDeadLetters()));
                 answer = ShardQueries.encodeDeadLetters(pending);
+            } else if (type == ShardQueries.READ_MESSAGES) {
+                PartitionEngine engine = engine(ShardQueries.partitionOf(q), null);
+                List<io.sluice.backend.engine.StoredMessage> found = new ArrayList<>();
+                for (long seq : ShardQueries.seqsOf(q)) {
+                    found.add(engine == null ? null : readMessageOrNull(engine, seq));
+                }
+                answer = OutcomeCodec.encodeMessages(found);
             } else {
                 PartitionId id = ShardQueries.partitionOf(q);
                 PartitionEngine engine = engine(id, null);
@@ -349,6 +356,14 @@ public final class ShardStateMachine extends BaseStateMachine {
         }
         return answer == null ? CompletableFuture.failedFuture(new IllegalArgumentException("unknown query " + type))
                 : CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(answer)));
+    }
+
+    private static io.sluice.backend.engine.StoredMessage readMessageOrNull(PartitionEngine engine, long seq) {
+        try {
+            return engine.readMessage(seq);
+        } catch (IllegalStateException e) {
+            return null; // deleted, purged or expired since
+        }
     }
 
     private static byte[] readMessageOrEmpty(PartitionEngine engine, long seq) {

@@ -120,7 +120,25 @@ class ShardGroupIT {
         if (!reply.isSuccess()) {
             throw new IOException("not committed", reply.getException());
         }
-        return OutcomeCodec.decode(reply.getMessage().getContent().toByteArray());
+        List<PartitionEngine.Outcome> outcomes = OutcomeCodec.decode(reply.getMessage().getContent().toByteArray());
+        List<PartitionEngine.Outcome> withBodies = new ArrayList<>();
+        for (int i = 0; i < outcomes.size(); i++) { // replies carry leases only: read the bodies as ShardClient does
+            PartitionEngine.Outcome o = outcomes.get(i);
+            if (o.response() instanceof PartitionResponse.Received r && !r.deliveries().isEmpty()) {
+                List<Long> seqs = r.deliveries().stream().map(PartitionResponse.Delivery::seq).toList();
+                RaftClientReply read = client.io().sendReadOnly(Message.valueOf(ByteString.copyFrom(
+                        ShardQueries.readMessages(batch.get(i).partition(), seqs))));
+                List<io.sluice.backend.engine.StoredMessage> bodies = OutcomeCodec.decodeMessages(
+                        read.getMessage().getContent().toByteArray());
+                List<PartitionEngine.DeliveredMessage> delivered = new ArrayList<>();
+                for (int k = 0; k < seqs.size(); k++) {
+                    delivered.add(new PartitionEngine.DeliveredMessage(r.deliveries().get(k), bodies.get(k)));
+                }
+                o = new PartitionEngine.Outcome(r, List.of(), delivered);
+            }
+            withBodies.add(o);
+        }
+        return withBodies;
     }
 
     static CommandCodec.Addressed at(PartitionId p, PartitionCommand c) {
@@ -248,6 +266,58 @@ class ShardGroupIT {
                         .delivered().size();
             }
             assertEquals(2_000, received, "every acknowledged send is there");
+        }
+    }
+
+    /**
+     * Ratis refuses a log entry over its appender buffer limit, and with it every command batched in it; the client
+     * therefore closes a batch before it would pass the limit. Twelve 1 MiB sends queued behind one in flight: all
+     * are stored intact, several to an entry; the same with the cap lifted fails (proof that the cap is needed).
+     */
+    @Test
+    void concurrentOneMebibyteSendsShareEntriesUnderRatisLimit() throws Exception {
+        startGroup();
+        String mebibyte = "x".repeat(1024 * 1024 - 16);
+        try (ShardClient shard = new ShardClient(group, 512, 1, replies)) {
+            shard.submit(P, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS))
+                    .get(30, TimeUnit.SECONDS);
+            List<java.util.concurrent.CompletableFuture<PartitionEngine.Outcome>> sends = new ArrayList<>();
+            for (int i = 0; i < 12; i++) {
+                sends.add(shard.submit(P, new PartitionCommand.Send(List.of(NewMessage.of("big" + i,
+                        String.format("%02d", i) + mebibyte)))));
+            }
+            for (var f : sends) {
+                assertInstanceOf(PartitionResponse.Sent.class, f.get(60, TimeUnit.SECONDS).response());
+            }
+            long[] stats = shard.stats();
+            assertTrue(stats[0] < stats[1], "several sends shared an entry: " + stats[0] + " entries for " + stats[1]);
+            java.util.Set<String> bodies = new java.util.TreeSet<>();
+            for (int round = 0; round < 20 && bodies.size() < 12; round++) {
+                for (PartitionEngine.DeliveredMessage d : shard.submit(P, new PartitionCommand.Receive(2, 600, null))
+                        .get(30, TimeUnit.SECONDS).delivered()) {
+                    assertEquals(mebibyte, d.message().body().substring(2), "intact");
+                    bodies.add(d.message().body().substring(0, 2));
+                }
+            }
+            assertEquals(12, bodies.size(), "every send came back");
+            // Ratis caches every reply on every replica for a minute: a receive's reply holds leases, not bodies
+            shard.submit(P, new PartitionCommand.ChangeVisibility(List.of())).get(30, TimeUnit.SECONDS);
+            shard.submit(P, new PartitionCommand.Send(List.of(NewMessage.of("last", mebibyte)))).get(30, TimeUnit.SECONDS);
+            RaftClientReply raw = client(3).io().send(Message.valueOf(ByteString.copyFrom(CommandCodec.encode(
+                    List.of(at(P, new PartitionCommand.Receive(10, 600, null)))))));
+            assertTrue(raw.isSuccess());
+            assertTrue(raw.getMessage().getContent().size() < 1_024, "a lease, not a 1 MiB body: "
+                    + raw.getMessage().getContent().size() + " bytes");
+        }
+        try (ShardClient uncapped = new ShardClient(group, 512, 64 * 1024 * 1024, 1, replies,
+                io.sluice.common.raft.RaftTransport.PLAINTEXT)) {
+            List<java.util.concurrent.CompletableFuture<PartitionEngine.Outcome>> sends = new ArrayList<>();
+            for (int i = 0; i < 6; i++) {
+                sends.add(uncapped.submit(P, new PartitionCommand.Send(List.of(NewMessage.of("over" + i, mebibyte)))));
+            }
+            sends.get(0).get(60, TimeUnit.SECONDS); // alone in its entry
+            // five 1 MiB sends in one entry pass Ratis' limit: refused (the client retries it, then gives up)
+            assertThrows(java.util.concurrent.ExecutionException.class, () -> sends.get(5).get(60, TimeUnit.SECONDS));
         }
     }
 

@@ -51,8 +51,24 @@ public final class RatisSettings {
         RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf("8MB"));
         RaftServerConfigKeys.Log.setSegmentCacheNumMax(p, 2);
         RaftServerConfigKeys.Log.setSegmentCacheSizeMax(p, SizeInBytes.valueOf("32MB"));
+        RaftServerConfigKeys.Log.Appender.setBufferByteLimit(p, SizeInBytes.valueOf(MAX_LOG_ENTRY_BYTES));
+        RaftServerConfigKeys.Log.setWriteBufferSize(p, SizeInBytes.valueOf(2L * MAX_LOG_ENTRY_BYTES));
         return p;
     }
+
+    /**
+     * The largest log entry a Ratis server accepts (its appender buffer limit; Ratis' default, set explicitly so the
+     * client's cap below follows it). An entry over it is refused whole, with every command batched in it. The log's
+     * write buffer must hold an entry plus 8 bytes: it is twice this. gRPC's message limit (64 MB) is far above.
+     */
+    public static final int MAX_LOG_ENTRY_BYTES = 4 * 1024 * 1024;
+
+    /**
+     * The most command bytes a client puts in one entry: the limit less room for what the leader adds (its 8-byte
+     * time, the entry's protobuf framing and client ids). A single command always fits: a send carries at most
+     * 1 MiB of messages plus their attributes.
+     */
+    public static final int MAX_ENTRY_PAYLOAD_BYTES = MAX_LOG_ENTRY_BYTES - 256 * 1024;
 
     /** Request timeout of a client that does not park: writes, admin calls, short reads. */
     public static final long DEFAULT_CLIENT_TIMEOUT_MS = 3_000;
