@@ -220,7 +220,7 @@ public final class PartitionQueueState {
         }
         long seq = nextSeq++;
         totals.sent++;
-        String sequenceNumber = config.fifo() ? String.format("%020d", seq) : null;
+        String sequenceNumber = config.fifo() ? String.format(java.util.Locale.ROOT, "%020d", seq) : null; // every replica alike
         MessageEntry e = new MessageEntry(seq);
         NewMessage.Provenance p = m.provenance();
         long sentTimestamp = now;

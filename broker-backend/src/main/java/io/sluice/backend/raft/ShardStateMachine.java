@@ -52,7 +52,8 @@ import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
  *       mutations and the entry's index in <em>one</em> WriteBatch, and answers the outcomes in order
  *       ({@link OutcomeCodec}). An entry at or below the stored applied index (already durable before a restart)
  *       is skipped: replay after a crash re-applies exactly the entries the store lost.</li>
- *   <li>Domain errors are answers; a storage failure throws, which stops this replica rather than let it diverge.</li>
+ *   <li>Domain errors are answers; a command that throws anyway is answered InternalError on every replica alike;
+ *       a storage failure stops the process (fail-stop) rather than let this replica diverge.</li>
  *   <li>Effects reach listeners only on the leader (only the primary executes them).</li>
  * </ul>
  *
@@ -64,6 +65,7 @@ import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
  * skipped.
  */
 public final class ShardStateMachine extends BaseStateMachine {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ShardStateMachine.class);
     private final Path storeDir;
     private final List<PartitionService.EffectListener> listeners = new CopyOnWriteArrayList<>();
     private final Map<PartitionId, PartitionEngine> engines = new HashMap<>();
@@ -255,19 +257,20 @@ public final class ShardStateMachine extends BaseStateMachine {
             List<Mutation> mutations = new ArrayList<>();
             List<PartitionEngine.Outcome> outcomes = new ArrayList<>(batch.size());
             List<Effect> effects = new ArrayList<>();
+            java.util.Set<PartitionId> broken = new java.util.HashSet<>();
             // Every replica computes the answer: Ratis keeps each replica's reply in its retry cache, and a client
             // that retries a committed request on a new leader gets the reply cached there. Answers carry no message
             // bodies (a receive's leases only): that cache holds every reply for a minute on every replica.
             for (CommandCodec.Addressed a : batch) {
-                PartitionEngine engine = engine(a.partition(), a.command());
-                PartitionEngine.Outcome o = engine == null
-                        ? new PartitionEngine.Outcome(new PartitionResponse.Rejected(
-                        SqsError.QUEUE_DOES_NOT_EXIST.failure()), List.of(), List.of())
-                        : engine.applyBuffered(a.command(), leaderTime, mutations);
-                outcomes.add(o);
-                effects.addAll(o.effects());
+                outcomes.add(applyOne(a, leaderTime, mutations, broken, termIndex));
+                effects.addAll(outcomes.get(outcomes.size() - 1).effects());
             }
-            store.write(mutations, termIndex.getIndex());
+            try {
+                store.write(mutations, termIndex.getIndex());
+            } catch (io.sluice.backend.storage.StorageException e) {
+                throw storageFailed(e);
+            }
+            broken.forEach(engines::remove); // reloaded from the store when next addressed
             updateLastAppliedTermIndex(termIndex);
             if (trx.getServerRole() == RaftPeerRole.LEADER && !effects.isEmpty()) {
                 listeners.forEach(l -> l.onEffects(effects));
@@ -275,6 +278,63 @@ public final class ShardStateMachine extends BaseStateMachine {
             }
             return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(OutcomeCodec.encode(outcomes))));
         }
+    }
+
+    /**
+     * One command of an entry. A command that throws (a bug: the engine answers domain errors as values) gets an
+     * InternalError answer instead, on every replica alike, and its partition is reloaded from the store after the
+     * entry (its in-memory state may be half-changed; the rest of the entry's commands for it are refused too). A
+     * storage failure stops the process instead ({@link #storageFailed}).
+     */
+    private PartitionEngine.Outcome applyOne(CommandCodec.Addressed a, long leaderTime, List<Mutation> mutations,
+                                             java.util.Set<PartitionId> broken, TermIndex at) {
+        if (broken.contains(a.partition())) {
+            return failed();
+        }
+        int before = mutations.size();
+        try {
+            applyFault.accept(a);
+            PartitionEngine engine = engine(a.partition(), a.command());
+            return engine == null ? new PartitionEngine.Outcome(new PartitionResponse.Rejected(
+                    SqsError.QUEUE_DOES_NOT_EXIST.failure()), List.of(), List.of())
+                    : engine.applyBuffered(a.command(), leaderTime, mutations);
+        } catch (io.sluice.backend.storage.StorageException e) {
+            throw storageFailed(e);
+        } catch (RuntimeException e) {
+            LOG.error("shard {}: entry {}: {} on partition {} could not be applied; answered InternalError",
+                    getGroupId(), at, a.command().getClass().getSimpleName(), a.partition(), e);
+            mutations.subList(before, mutations.size()).clear();
+            broken.add(a.partition());
+            return failed();
+        }
+    }
+
+    private static PartitionEngine.Outcome failed() {
+        return new PartitionEngine.Outcome(new PartitionResponse.Rejected(SqsError.INTERNAL_FAILURE.failure()),
+                List.of(), List.of());
+    }
+
+    /**
+     * The store failed under an apply: this replica can neither go on nor skip the entry (it would diverge), so the
+     * process stops (fail-stop); restarted, it replays the entry from its log, or is replaced if its disk is gone.
+     */
+    private RuntimeException storageFailed(RuntimeException e) {
+        LOG.error("shard {}: storage failed while applying: stopping the process", getGroupId(), e);
+        onStorageFailure.accept(e);
+        return e;
+    }
+
+    /** What a storage failure does: halt the JVM (tests record it instead). */
+    private volatile java.util.function.Consumer<Throwable> onStorageFailure = e -> Runtime.getRuntime().halt(74);
+    /** A test's stand-in for a bug in the engine: throws for the commands it chooses. */
+    private volatile java.util.function.Consumer<CommandCodec.Addressed> applyFault = a -> { };
+
+    void onStorageFailure(java.util.function.Consumer<Throwable> handler) {
+        this.onStorageFailure = handler;
+    }
+
+    void applyFault(java.util.function.Consumer<CommandCodec.Addressed> fault) {
+        this.applyFault = fault;
     }
 
     /** The partition's engine, opened from the store or created by its first {@code Configure}; null if neither. */

@@ -146,6 +146,19 @@ class FifoRulesTest {
         assertEquals(20, a.sequenceNumber().length());
     }
 
+    /** Applied on every replica: the number must not depend on the JVM's default locale (Thai digits here). */
+    @Test
+    void sequenceNumbersAreAsciiDigitsWhateverTheDefaultLocale() {
+        java.util.Locale saved = java.util.Locale.getDefault();
+        try {
+            java.util.Locale.setDefault(java.util.Locale.forLanguageTag("th-TH-u-nu-thai"));
+            SentMessage a = q.send(NewMessage.fifo("1", "x", "g", "d1"));
+            assertTrue(a.sequenceNumber().matches("[0-9]{20}"), a.sequenceNumber());
+        } finally {
+            java.util.Locale.setDefault(saved);
+        }
+    }
+
     @Test
     void sendWithoutGroupOrDeduplicationIdIsRejectedWhole() {
         var noGroup = assertInstanceOf(PartitionResponse.Rejected.class, q.apply(new PartitionCommand.Send(List.of(

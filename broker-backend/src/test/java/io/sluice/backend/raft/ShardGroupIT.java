@@ -226,6 +226,54 @@ class ShardGroupIT {
         assertEquals(2, again.get(0).delivery().receiveCount());
     }
 
+    /**
+     * A command that throws while applied (a bug: the engine answers domain errors as values) is answered InternalError
+     * on every replica alike, the rest of its entry applies, and the group goes on; a storage failure stops the
+     * process instead (recorded here rather than halting the test's JVM).
+     */
+    @Test
+    void aCommandThatCannotBeAppliedIsAnsweredAndAStorageFailureStopsTheReplica() throws Exception {
+        startGroup();
+        java.util.List<Throwable> halted = new java.util.concurrent.CopyOnWriteArrayList<>();
+        machines.values().forEach(m -> {
+            m.applyFault(a -> {
+                if (a.command() instanceof PartitionCommand.Send s && s.messages().get(0).messageId().equals("bug")) {
+                    throw new IllegalStateException("a deterministic bug");
+                }
+                if (a.command() instanceof PartitionCommand.Send s && s.messages().get(0).messageId().equals("disk")) {
+                    throw new io.sluice.backend.storage.StorageException("disk gone", new java.io.IOException());
+                }
+            });
+            m.onStorageFailure(halted::add);
+        });
+        RaftClient client = client(40);
+        List<PartitionEngine.Outcome> outcomes = submit(client, List.of(
+                at(P, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS)),
+                at(Q, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS)),
+                at(P, new PartitionCommand.Send(List.of(NewMessage.of("ok1", "before")))),
+                at(P, new PartitionCommand.Send(List.of(NewMessage.of("bug", "throws")))),
+                at(P, new PartitionCommand.Send(List.of(NewMessage.of("ok2", "after, same partition")))),
+                at(Q, new PartitionCommand.Send(List.of(NewMessage.of("ok3", "other partition"))))));
+        assertInstanceOf(PartitionResponse.Sent.class, outcomes.get(2).response());
+        PartitionResponse.Rejected bug = assertInstanceOf(PartitionResponse.Rejected.class, outcomes.get(3).response());
+        assertEquals(io.sluice.common.SqsError.INTERNAL_FAILURE, bug.failure().error());
+        assertInstanceOf(PartitionResponse.Rejected.class, outcomes.get(4).response(), "the partition is reloaded first");
+        assertInstanceOf(PartitionResponse.Sent.class, outcomes.get(5).response());
+
+        submit(client, List.of(at(P, new PartitionCommand.Send(List.of(NewMessage.of("ok4", "next entry"))))));
+        List<PartitionEngine.DeliveredMessage> got = submit(client, List.of(
+                at(P, new PartitionCommand.Receive(10, 60, null)))).get(0).delivered();
+        assertEquals(java.util.Set.of("before", "next entry"),
+                got.stream().map(d -> d.message().body()).collect(java.util.stream.Collectors.toSet()));
+        awaitSameState(List.of("r1", "r2", "r3"));
+        assertEquals(List.of(), halted);
+
+        RaftClient impatient = client(2);
+        assertThrows(Exception.class, () -> submit(impatient, List.of(at(P, new PartitionCommand.Send(
+                List.of(NewMessage.of("disk", "storage fails")))))));
+        await().atMost(Duration.ofSeconds(30)).until(() -> !halted.isEmpty());
+    }
+
     @Test
     void withoutAMajorityNothingIsAcknowledged() throws Exception {
         startGroup();
@@ -301,7 +349,6 @@ class ShardGroupIT {
             }
             assertEquals(12, bodies.size(), "every send came back");
             // Ratis caches every reply on every replica for a minute: a receive's reply holds leases, not bodies
-            shard.submit(P, new PartitionCommand.ChangeVisibility(List.of())).get(30, TimeUnit.SECONDS);
             shard.submit(P, new PartitionCommand.Send(List.of(NewMessage.of("last", mebibyte)))).get(30, TimeUnit.SECONDS);
             RaftClientReply raw = client(3).io().send(Message.valueOf(ByteString.copyFrom(CommandCodec.encode(
                     List.of(at(P, new PartitionCommand.Receive(10, 600, null)))))));
