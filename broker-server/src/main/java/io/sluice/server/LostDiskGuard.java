@@ -5,11 +5,8 @@ import io.sluice.metadata.image.ShardInfo;
 import io.sluice.metadata.raft.CachedCatalog;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -108,16 +105,9 @@ final class LostDiskGuard {
     private void writeMarker(Set<String> groups) {
         try {
             Files.createDirectories(marker.getParent());
-            Path tmp = marker.resolveSibling(MARKER + ".tmp");
-            Files.writeString(tmp, "# This backend started on an empty data folder while a replica of these shard"
-                    + " groups;\n# it never joins them again under its node id.\n" + String.join("\n", groups) + "\n");
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
-                ch.force(true);
-            }
-            Files.move(tmp, marker, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            try (FileChannel dir = FileChannel.open(marker.getParent(), StandardOpenOption.READ)) {
-                dir.force(true);
-            }
+            io.sluice.common.Fsync.writeAtomically(marker, ("# This backend started on an empty data folder while a"
+                    + " replica of these shard groups;\n# it never joins them again under its node id.\n"
+                    + String.join("\n", groups) + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + marker, e);
         }

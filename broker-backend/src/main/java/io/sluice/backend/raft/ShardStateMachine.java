@@ -219,11 +219,7 @@ public final class ShardStateMachine extends BaseStateMachine {
     }
 
     private static void fsync(Path path) throws IOException {
-        try (java.nio.channels.FileChannel ch = Files.isDirectory(path)
-                ? java.nio.channels.FileChannel.open(path, java.nio.file.StandardOpenOption.READ)
-                : java.nio.channels.FileChannel.open(path, java.nio.file.StandardOpenOption.WRITE)) {
-            ch.force(true);
-        }
+        io.sluice.common.Fsync.force(path);
     }
 
     @Override

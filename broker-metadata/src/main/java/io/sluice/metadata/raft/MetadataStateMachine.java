@@ -200,9 +200,8 @@ final class MetadataStateMachine extends BaseStateMachine {
             return RaftLog.INVALID_LOG_INDEX;
         }
         File file = storage.getSnapshotFile(applied.getTerm(), applied.getIndex());
-        Path tmp = file.toPath().resolveSibling(file.getName() + ".tmp");
-        Files.write(tmp, MetadataJson.write(current));
-        Files.move(tmp, file.toPath(), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        // durable before Ratis purges the log up to it: file content and rename both forced
+        io.sluice.common.Fsync.writeAtomically(file.toPath(), MetadataJson.write(current));
         MD5Hash md5 = MD5FileUtil.computeAndSaveMd5ForFile(file);
         storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file.toPath(), md5), applied));
         return applied.getIndex();
