@@ -10,6 +10,9 @@ import java.util.Objects;
  *                    to a re-created one
  * @param attributes  the settable attributes (section 4 names), defaults applied, as SQS renders them
  * @param partitions  number of partitions (1 unless the queue asks for more)
+ * @param configVersion 1 at creation, one more with each change of its attributes: partitions are configured with
+ *                    it and ignore an older version than the one they have, and a shard's leader repairs those that
+ *                    lag the catalog
  */
 public record QueueMetadata(
         String name,
@@ -19,7 +22,8 @@ public record QueueMetadata(
         Map<String, String> tags,
         long createdTimestampSeconds,
         long lastModifiedTimestampSeconds,
-        int partitions) {
+        int partitions,
+        long configVersion) {
 
     public QueueMetadata {
         Objects.requireNonNull(name, "name");
@@ -31,16 +35,17 @@ public record QueueMetadata(
     }
 
     public QueueMetadata withAttributes(Map<String, String> next, long nowSeconds) {
-        return new QueueMetadata(name, queueId, fifo, next, tags, createdTimestampSeconds, nowSeconds, partitions);
+        return new QueueMetadata(name, queueId, fifo, next, tags, createdTimestampSeconds, nowSeconds, partitions,
+                configVersion + 1);
     }
 
     public QueueMetadata withPartitions(int count) {
         return new QueueMetadata(name, queueId, fifo, attributes, tags, createdTimestampSeconds,
-                lastModifiedTimestampSeconds, count);
+                lastModifiedTimestampSeconds, count, configVersion);
     }
 
     public QueueMetadata withTags(Map<String, String> next) {
         return new QueueMetadata(name, queueId, fifo, attributes, next, createdTimestampSeconds,
-                lastModifiedTimestampSeconds, partitions);
+                lastModifiedTimestampSeconds, partitions, configVersion);
     }
 }

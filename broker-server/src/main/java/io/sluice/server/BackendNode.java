@@ -197,13 +197,52 @@ public final class BackendNode implements AutoCloseable {
         return rows;
     }
 
-    /** Retention sweeps of the shards this backend leads (frontends of a cluster do not sweep). */
+    /**
+     * Housekeeping of the shards this backend leads, every second (frontends of a cluster do none): step down if its
+     * clock is off, open partitions idle since a restart, sweep retention, and every {@link #RECONCILE_EVERY} ticks
+     * reconcile the shards' partitions with the catalog ({@link PartitionReconciler}).
+     */
     private void sweep() {
         try {
             backend.stepDownIfSkewed();
+            for (RaftGroupId gid : backend.hostedGroups()) {
+                var machine = backend.shard(gid);
+                if (machine != null && backend.isLeaderReady(gid)) {
+                    machine.openStored(64);
+                }
+            }
             backend.sweep(backend.clock().now());
+            if (++sweeps % RECONCILE_EVERY == 0) {
+                reconcile();
+            }
         } catch (RuntimeException e) {
             LOG.warn("retention sweep failed", e);
+        }
+    }
+
+    static final int RECONCILE_EVERY = 10;
+    private long sweeps;
+
+    private void reconcile() {
+        ClusterImage image = catalog.image();
+        Map<String, List<io.sluice.backend.engine.PartitionId>> assigned = new java.util.HashMap<>();
+        for (var q : image.queues().values()) {
+            for (var p : image.partitionsOf(q.queueId())) {
+                if (p.shardId() != null) {
+                    assigned.computeIfAbsent(p.shardId(), k -> new ArrayList<>())
+                            .add(new io.sluice.backend.engine.PartitionId(q.queueId(), p.index()));
+                }
+            }
+        }
+        for (ShardInfo shard : image.shards().values()) {
+            RaftGroupId gid = groupId(shard);
+            var machine = backend.shard(gid);
+            if (machine == null || !backend.isLeaderReady(gid)) {
+                continue;
+            }
+            PartitionReconciler.run(shard.shardId(), image, assigned.getOrDefault(shard.shardId(), List.of()),
+                    machine.storedPartitions(), config.get(ServerConfigKeys.MAX_INFLIGHT),
+                    (id, command) -> backend.submit(gid, id, command));
         }
     }
 
@@ -211,7 +250,10 @@ public final class BackendNode implements AutoCloseable {
     private com.fasterxml.jackson.databind.node.ArrayNode hostedShards() {
         var out = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.arrayNode();
         for (RaftGroupId gid : backend.hostedGroups()) {
-            out.addObject().put("groupId", gid.getUuid().toString()).put("leader", backend.isLeader(gid));
+            var machine = backend.shard(gid);
+            out.addObject().put("groupId", gid.getUuid().toString()).put("leader", backend.isLeader(gid))
+                    .put("livePartitions", machine == null ? 0
+                            : machine.storedPartitions().stream().filter(p -> !p.retired()).count());
         }
         return out;
     }

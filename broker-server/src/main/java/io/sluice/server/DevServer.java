@@ -26,6 +26,7 @@ import io.sluice.metadata.image.MetadataJson;
 import io.sluice.metadata.raft.CachedCatalog;
 import io.sluice.metadata.raft.MetadataClient;
 import io.sluice.metadata.raft.MetadataPeers;
+import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.raft.MetadataServer;
 import io.sluice.metadata.raft.MetadataUnavailableException;
 import io.sluice.metadata.QueueMetadata;
@@ -33,6 +34,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import io.sluice.frontend.http.AccessKeyRateLimiter;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
@@ -116,11 +118,10 @@ public final class DevServer implements AutoCloseable {
         if (shard != null) {
             for (QueueMetadata q : catalog.list("")) {
                 for (PartitionId id : services.partitionIds(q)) {
-                    if (!shard.openPartition(id).join()) {
-                        services.applyPartitionConfig(q).join(); // created in the catalog, not yet on disk: finish it
-                    }
+                    shard.openPartition(id).join(); // swept and their hand-offs resumed from the start
                 }
             }
+            reconcile(shard, catalog, services).join(); // e.g. created in the catalog, not yet on disk: finish it
         }
 
         workers = Executors.newFixedThreadPool(config.get(ServerConfigKeys.WORKER_THREADS), daemon("sluice-worker"));
@@ -191,6 +192,13 @@ public final class DevServer implements AutoCloseable {
                     TimeUnit.MILLISECONDS);
         }
         scheduler.scheduleWithFixedDelay(mover::resumePending, 0, 10, TimeUnit.SECONDS);
+        if (shard != null) { // in a cluster each shard's leader reconciles its own partitions (BackendNode)
+            LocalShard local = shard;
+            scheduler.scheduleWithFixedDelay(() -> reconcile(local, catalog, services).exceptionally(e -> {
+                LOG.warn("reconciling partitions with the catalog failed", e);
+                return null;
+            }), 10, 10, TimeUnit.SECONDS);
+        }
         scheduler.scheduleWithFixedDelay(processor::forgetDeletedQueues, 60, 60, TimeUnit.SECONDS);
         scheduler.scheduleWithFixedDelay(() -> {
             try {
@@ -233,6 +241,15 @@ public final class DevServer implements AutoCloseable {
     }
 
     /** Every partition of the local shard, named from the catalog, for the queue metrics. */
+    /** The local shard's partitions made to agree with the catalog ({@link PartitionReconciler}). */
+    private CompletableFuture<Void> reconcile(LocalShard local, CachedCatalog catalog, SqsServices services) {
+        ClusterImage image = catalog.image();
+        List<PartitionId> all = new java.util.ArrayList<>();
+        image.queues().values().forEach(q -> all.addAll(services.partitionIds(q)));
+        return local.storedPartitions().thenAccept(stored -> PartitionReconciler.run("local", image, all, stored,
+                config.get(ServerConfigKeys.MAX_INFLIGHT), local::submit));
+    }
+
     private static List<QueueMetrics.Row> localPartitions(LocalShard local, CachedCatalog catalog) {
         Map<Long, String> names = new java.util.HashMap<>();
         catalog.image().queues().values().forEach(q -> names.put(q.queueId(), q.name()));

@@ -68,17 +68,27 @@ final class BackendProcess {
 
     /** Whether this backend leads the shard group {@code groupId} now. */
     boolean leads(String groupId) {
+        return hostedShard(groupId).path("leader").asBoolean();
+    }
+
+    /** Partitions of the shard group this replica stores that are not retired (-1 if it has none of the group). */
+    int livePartitions(String groupId) {
+        return hostedShard(groupId).path("livePartitions").asInt(-1);
+    }
+
+    /** This backend's status line of a hosted shard group (missing if it does not host it, or is unreachable). */
+    private com.fasterxml.jackson.databind.JsonNode hostedShard(String groupId) {
         try {
             var r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminPort
                     + "/admin/status")).build(), HttpResponse.BodyHandlers.ofString());
             for (var shard : new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.body()).path("hostedShards")) {
                 if (shard.path("groupId").asText().equals(groupId)) {
-                    return shard.path("leader").asBoolean();
+                    return shard;
                 }
             }
-            return false;
+            return com.fasterxml.jackson.databind.node.MissingNode.getInstance();
         } catch (Exception e) {
-            return false;
+            return com.fasterxml.jackson.databind.node.MissingNode.getInstance();
         }
     }
 

@@ -97,6 +97,23 @@ class ClusterEndToEndIT {
                     lost.removeAll(received);
                     assertEquals(Set.of(), lost, "no acknowledged message lost");
                     assertEquals(71, copiesPerBody.size(), "every body sent arrived, nothing else");
+
+                    // DeleteQueue drops the queue's routes from the catalog first: its shard's leader then retires the
+                    // orphaned partition (messages and all) on every replica
+                    String doomed = sqs.createQueue(b -> b.queueName("doomed")).queueUrl();
+                    sqs.sendMessage(b -> b.queueUrl(doomed).messageBody("left behind?"));
+                    ClusterImage withDoomed = metadata.fetchImage();
+                    long doomedId = withDoomed.queues().get("doomed").queueId();
+                    String doomedGroup = withDoomed.shards().get(withDoomed.partitions()
+                            .get(PartitionAssignment.key(doomedId, 0)).shardId()).groupId();
+                    List<BackendProcess> replicas = backends.stream().filter(b -> b.livePartitions(doomedGroup) > 0)
+                            .toList();
+                    Map<BackendProcess, Integer> before = new java.util.HashMap<>();
+                    replicas.forEach(b -> before.put(b, b.livePartitions(doomedGroup)));
+                    assertTrue(replicas.size() >= 2, "the doomed queue's shard is replicated: " + before);
+                    sqs.deleteQueue(b -> b.queueUrl(doomed));
+                    await().atMost(Duration.ofSeconds(60)).until(() -> replicas.stream()
+                            .allMatch(b -> b.livePartitions(doomedGroup) == before.get(b) - 1));
                 }
             } finally {
                 for (BackendProcess b : backends) {

@@ -19,7 +19,11 @@ import io.sluice.common.SqsLimits;
  * @param maxInflight                in-flight limit; standard queues answer OverLimit, FIFO queues return none
  * @param maxBacklog                 Sluice extension (load shedding): 0 = none; otherwise a send that would take the
  *                                   partition past this many stored messages is refused with the retryable
- *                                   {@code RequestThrottled} (dead-letter hand-offs and moves are never refused)
+ *                                   {@code RequestThrottled} (dead-letter hand-offs are never refused)
+ * @param version                    the catalog's version of the queue's attributes this config was made from
+ *                                   ({@code QueueMetadata.configVersion}); a partition ignores a {@code Configure}
+ *                                   older than the one it has (two racing SetQueueAttributes cannot leave it on
+ *                                   the older); 0 = unversioned
  */
 public record PartitionConfig(
         boolean fifo,
@@ -31,7 +35,8 @@ public record PartitionConfig(
         int maxReceiveCount,
         boolean deadLetterOnExpiry,
         int maxInflight,
-        int maxBacklog) {
+        int maxBacklog,
+        long version) {
 
     public static final PartitionConfig STANDARD_DEFAULTS = new PartitionConfig(false, false, false, 0,
             SqsLimits.DEFAULT_VISIBILITY_TIMEOUT_SECONDS, SqsLimits.DEFAULT_RETENTION_SECONDS, 0, false,
@@ -48,6 +53,17 @@ public record PartitionConfig(
         requireRange("maxReceiveCount", maxReceiveCount, 0, SqsLimits.MAX_MAX_RECEIVE_COUNT);
         requireRange("maxInflight", maxInflight, 1, Integer.MAX_VALUE);
         requireRange("maxBacklog", maxBacklog, 0, Integer.MAX_VALUE);
+        if (version < 0) {
+            throw new IllegalArgumentException("version must not be negative: " + version);
+        }
+    }
+
+    /** Unversioned. */
+    public PartitionConfig(boolean fifo, boolean contentBasedDeduplication, boolean deduplicationPerGroup,
+                           int delaySeconds, int visibilityTimeoutSeconds, int retentionSeconds, int maxReceiveCount,
+                           boolean deadLetterOnExpiry, int maxInflight, int maxBacklog) {
+        this(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds, visibilityTimeoutSeconds,
+                retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog, 0);
     }
 
     /** Without a backlog limit. */
@@ -60,7 +76,14 @@ public record PartitionConfig(
 
     public PartitionConfig withMaxBacklog(int limit) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
-                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, limit);
+                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, limit,
+                version);
+    }
+
+    public PartitionConfig withVersion(long v) {
+        return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
+                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog,
+                v);
     }
 
     public boolean hasDeadLetterQueue() {
@@ -69,37 +92,43 @@ public record PartitionConfig(
 
     public PartitionConfig withDelaySeconds(int seconds) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, seconds,
-                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog);
+                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog,
+                version);
     }
 
     public PartitionConfig withRetentionSeconds(int seconds) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
-                visibilityTimeoutSeconds, seconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog);
+                visibilityTimeoutSeconds, seconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog,
+                version);
     }
 
     public PartitionConfig withMaxReceiveCount(int count) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
-                visibilityTimeoutSeconds, retentionSeconds, count, deadLetterOnExpiry, maxInflight, maxBacklog);
+                visibilityTimeoutSeconds, retentionSeconds, count, deadLetterOnExpiry, maxInflight, maxBacklog,
+                version);
     }
 
     public PartitionConfig withDeadLetterOnExpiry(boolean enabled) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
-                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, enabled, maxInflight, maxBacklog);
+                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, enabled, maxInflight, maxBacklog, version);
     }
 
     public PartitionConfig withMaxInflight(int limit) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
-                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, limit, maxBacklog);
+                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, limit, maxBacklog,
+                version);
     }
 
     public PartitionConfig withContentBasedDeduplication(boolean enabled) {
         return new PartitionConfig(fifo, enabled, deduplicationPerGroup, delaySeconds,
-                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog);
+                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog,
+                version);
     }
 
     public PartitionConfig withDeduplicationPerGroup(boolean perGroup) {
         return new PartitionConfig(fifo, contentBasedDeduplication, perGroup, delaySeconds,
-                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog);
+                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog,
+                version);
     }
 
     private static void requireRange(String name, int value, int min, int max) {

@@ -33,6 +33,34 @@ public final class PartitionEngine {
         return engine;
     }
 
+    /** A partition as stored: its configuration and whether it was retired (its queue deleted). */
+    public record Stored(PartitionId id, PartitionConfig config, boolean retired) {
+    }
+
+    /**
+     * Every partition the store holds, read from their config and meta records only (cheap: no index is rebuilt):
+     * what a shard's leader reconciles with the catalog, including partitions idle since a restart.
+     */
+    public static List<Stored> storedPartitions(ShardStore store) {
+        List<Stored> out = new ArrayList<>();
+        for (byte[] prefix : store.prefixes(PartitionKeys.PREFIX_LENGTH)) {
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(prefix);
+            long queueId = b.getLong();
+            int index = b.getInt();
+            if (queueId <= 0 || index < 0) {
+                continue; // shard-level keys (the applied index)
+            }
+            PartitionId id = new PartitionId(queueId, index);
+            PartitionKeys keys = new PartitionKeys(id);
+            byte[] configBytes = store.get(keys.config());
+            byte[] metaBytes = store.get(keys.meta());
+            if (configBytes != null && metaBytes != null) {
+                out.add(new Stored(id, RecordCodec.decodeConfig(configBytes), RecordCodec.decodeMeta(metaBytes).retired()));
+            }
+        }
+        return out;
+    }
+
     /**
      * Rebuilds a partition's in-memory index from the store: reads its config, meta, message states (not bodies),
      * deduplication entries and receive attempts. Empty when the store has no such partition.

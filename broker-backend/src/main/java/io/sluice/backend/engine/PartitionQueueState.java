@@ -129,6 +129,9 @@ public final class PartitionQueueState {
     // ---- Configure ------------------------------------------------------------------------------------------
 
     private PartitionResponse configure(PartitionConfig next, long now) {
+        if (next.version() != 0 && next.version() < config.version()) {
+            return new Done(); // an older catalog version than the one applied: a racing write that lost
+        }
         if (next.fifo() != config.fifo() && index.size() > 0) {
             return new Rejected(SqsError.INVALID_ATTRIBUTE_VALUE.withMessage(
                     "Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported."));

@@ -119,6 +119,7 @@ final class RecordCodec {
         w.u8(c.deadLetterOnExpiry() ? 1 : 0);
         w.i32(c.maxInflight());
         w.i32(c.maxBacklog()); // appended later: older records end before it
+        w.i64(c.version()); // likewise
         return w.toBytes();
     }
 
@@ -127,7 +128,8 @@ final class RecordCodec {
         r.version();
         PartitionConfig c = new PartitionConfig(r.u8() != 0, r.u8() != 0, r.u8() != 0, r.i32(), r.i32(), r.i32(),
                 r.i32(), r.u8() != 0, r.i32());
-        return r.hasRemaining() ? c.withMaxBacklog(r.i32()) : c;
+        c = r.hasRemaining() ? c.withMaxBacklog(r.i32()) : c;
+        return r.hasRemaining() ? c.withVersion(r.i64()) : c;
     }
 
     // ---- deduplication and receive attempts ----------------------------------------------------------------

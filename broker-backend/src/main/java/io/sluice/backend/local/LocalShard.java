@@ -73,6 +73,11 @@ public final class LocalShard implements PartitionService, AutoCloseable {
         this.thread.start();
     }
 
+    /** Every partition the store holds, with its config and retired flag (read on the shard thread). */
+    public CompletableFuture<List<PartitionEngine.Stored>> storedPartitions() {
+        return call(shard -> PartitionEngine.storedPartitions(store));
+    }
+
     /** Reopens a partition stored here (at start-up). */
     public CompletableFuture<Boolean> openPartition(PartitionId id) {
         return call(shard -> {
@@ -90,7 +95,7 @@ public final class LocalShard implements PartitionService, AutoCloseable {
     public CompletableFuture<Void> createPartition(PartitionId id, PartitionConfig config) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         enqueue(shard -> {
-            PartitionEngine existing = partitions.get(id);
+            PartitionEngine existing = engine(id);
             List<Effect> effects = List.of();
             if (existing == null) {
                 partitions.put(id, PartitionEngine.create(store, id, config, clock.nowMillis(), ++logIndex));
@@ -116,15 +121,35 @@ public final class LocalShard implements PartitionService, AutoCloseable {
         });
     }
 
+    /**
+     * The partition's engine (shard thread only): opened, or read from the store; null if neither (a
+     * {@code Configure} then creates it, as a replicated shard does).
+     */
+    private PartitionEngine engine(PartitionId id) {
+        PartitionEngine engine = partitions.get(id);
+        if (engine == null) {
+            engine = PartitionEngine.open(store, id).orElse(null);
+            if (engine != null) {
+                partitions.put(id, engine);
+            }
+        }
+        return engine;
+    }
+
     @Override
     public CompletableFuture<PartitionEngine.Outcome> submit(PartitionId id, PartitionCommand command) {
         CompletableFuture<PartitionEngine.Outcome> done = new CompletableFuture<>();
         enqueue(shard -> {
-            PartitionEngine engine = partitions.get(id);
-            PartitionEngine.Outcome outcome = engine == null
-                    ? new PartitionEngine.Outcome(new PartitionResponse.Rejected(SqsError.QUEUE_DOES_NOT_EXIST.failure()),
-                    List.of(), List.of())
-                    : engine.apply(command, clock.nowMillis(), ++logIndex, false);
+            PartitionEngine engine = engine(id);
+            PartitionEngine.Outcome outcome;
+            if (engine == null && command instanceof PartitionCommand.Configure c) {
+                partitions.put(id, PartitionEngine.create(store, id, c.config(), clock.nowMillis(), ++logIndex));
+                outcome = new PartitionEngine.Outcome(new PartitionResponse.Done(), List.of(), List.of());
+            } else {
+                outcome = engine == null ? new PartitionEngine.Outcome(new PartitionResponse.Rejected(
+                        SqsError.QUEUE_DOES_NOT_EXIST.failure()), List.of(), List.of())
+                        : engine.apply(command, clock.nowMillis(), ++logIndex, false);
+            }
             return () -> {
                 publish(outcome.effects());
                 done.complete(outcome);

@@ -286,17 +286,8 @@ public final class BackendServer implements AutoCloseable {
             if (due.isEmpty()) {
                 continue;
             }
-            ShardClient client;
-            try {
-                RaftGroup group = server.getDivision(e.getKey()).getGroup();
-                client = sweepers.compute(e.getKey(), (id, existing) -> {
-                    if (existing != null && existing.boundTo(group)) {
-                        return existing;
-                    }
-                    closeQuietly(existing);
-                    return new ShardClient(group, 512, 1, Runnable::run, transport);
-                });
-            } catch (IOException ex) {
+            ShardClient client = ownClient(e.getKey());
+            if (client == null) {
                 continue; // the group went away meanwhile
             }
             for (PartitionId id : due) {
@@ -305,6 +296,30 @@ public final class BackendServer implements AutoCloseable {
             }
         }
         return submitted;
+    }
+
+    /** A client of a hosted shard for this backend's own commands as its leader (sweeps, repairs), or null. */
+    private ShardClient ownClient(RaftGroupId gid) {
+        try {
+            RaftGroup group = server.getDivision(gid).getGroup();
+            return sweepers.compute(gid, (id, existing) -> {
+                if (existing != null && existing.boundTo(group)) {
+                    return existing;
+                }
+                closeQuietly(existing);
+                return new ShardClient(group, 512, 1, Runnable::run, transport);
+            });
+        } catch (IOException ex) {
+            return null;
+        }
+    }
+
+    /** Submits a command to a hosted shard as its leader does for its own housekeeping (the reconciler's repairs). */
+    public java.util.concurrent.CompletableFuture<io.sluice.backend.engine.PartitionEngine.Outcome> submit(
+            RaftGroupId gid, PartitionId partition, PartitionCommand command) {
+        ShardClient client = ownClient(gid);
+        return client == null ? java.util.concurrent.CompletableFuture.failedFuture(new IllegalStateException(
+                "shard group " + gid + " is not hosted here")) : client.submit(partition, command);
     }
 
     private static void closeQuietly(AutoCloseable c) {

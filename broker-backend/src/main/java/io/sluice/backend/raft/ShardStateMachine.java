@@ -183,6 +183,7 @@ public final class ShardStateMachine extends BaseStateMachine {
                 store = null;
             }
             engines.clear();
+            allStoredOpen = false;
             replaceStoreWith(snapshots.dirOf(latest.getTermIndex()));
             store = ShardStore.open(storeDir, ShardStore.Durability.NO_WAL);
             updateLastAppliedTermIndex(latest.getTermIndex());
@@ -482,6 +483,39 @@ public final class ShardStateMachine extends BaseStateMachine {
             }
         }
         return out;
+    }
+
+    /**
+     * Opens up to {@code max} partitions of the store not opened since start (retired ones are skipped): a partition
+     * idle since a restart must still be swept and have its pending dead-letter hand-offs executed, which only
+     * happens to opened partitions. The shard's leader calls this on each sweep until all are open.
+     *
+     * @return how many it opened
+     */
+    public int openStored(int max) {
+        if (allStoredOpen) {
+            return 0;
+        }
+        int opened = 0;
+        for (PartitionEngine.Stored p : storedPartitions()) {
+            if (opened >= max) {
+                return opened;
+            }
+            synchronized (this) {
+                if (store != null && !p.retired() && !engines.containsKey(p.id()) && engine(p.id(), null) != null) {
+                    opened++;
+                }
+            }
+        }
+        allStoredOpen = true; // from now on every partition is opened by the command that creates it
+        return opened;
+    }
+
+    private volatile boolean allStoredOpen;
+
+    /** Every partition this replica's store holds (opened since start or not), with its config and retired flag. */
+    public synchronized List<PartitionEngine.Stored> storedPartitions() {
+        return store == null ? List.of() : PartitionEngine.storedPartitions(store);
     }
 
     /** Partitions {@link #stats} loads from the store per call at most. */

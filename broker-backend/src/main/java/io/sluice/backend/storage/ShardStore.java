@@ -149,6 +149,48 @@ public final class ShardStore implements AutoCloseable {
     }
 
     /**
+     * The distinct key prefixes of {@code length} bytes in the store, in order: one seek per prefix (after each, the
+     * next seek starts past that prefix's range), not a scan of every key. How a shard lists its partitions.
+     */
+    public List<byte[]> prefixes(int length) {
+        List<byte[]> out = new java.util.ArrayList<>();
+        try (ReadOptions read = new ReadOptions(); RocksIterator it = db.newIterator(read)) {
+            it.seekToFirst();
+            while (it.isValid()) {
+                byte[] key = it.key();
+                if (key.length < length) {
+                    it.next();
+                    continue;
+                }
+                byte[] prefix = java.util.Arrays.copyOf(key, length);
+                out.add(prefix);
+                byte[] next = successor(prefix);
+                if (next == null) {
+                    break;
+                }
+                it.seek(next);
+            }
+            it.status();
+        } catch (RocksDBException e) {
+            throw new StorageException("scan failed in " + dir, e);
+        }
+        return out;
+    }
+
+    /** The smallest key of the same length greater than {@code prefix}, or null if it is all 0xFF. */
+    private static byte[] successor(byte[] prefix) {
+        byte[] next = prefix.clone();
+        for (int i = next.length - 1; i >= 0; i--) {
+            if (next[i] != (byte) 0xFF) {
+                next[i]++;
+                return next;
+            }
+            next[i] = 0;
+        }
+        return null;
+    }
+
+    /**
      * Forces every write so far to disk. With {@link Durability#SYNC_WAL} a caller may write a group of commands
      * unsynced ({@link #write(List, long, boolean)}) and then sync once: RocksDB's WAL is sequential, so one
      * fsync makes the whole group durable (group commit).

@@ -56,7 +56,7 @@ class BacklogLimitTest {
         PartitionConfig limited = PartitionConfig.STANDARD_DEFAULTS.withMaxBacklog(500);
         byte[] bytes = RecordCodec.encodeConfig(limited);
         assertEquals(limited, RecordCodec.decodeConfig(bytes));
-        byte[] old = java.util.Arrays.copyOf(bytes, bytes.length - 4);
+        byte[] old = java.util.Arrays.copyOf(bytes, bytes.length - 4 - 8); // before the backlog and the version
         assertEquals(PartitionConfig.STANDARD_DEFAULTS, RecordCodec.decodeConfig(old));
     }
 

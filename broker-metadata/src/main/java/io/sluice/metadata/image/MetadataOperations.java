@@ -92,7 +92,7 @@ public final class MetadataOperations {
         }
         long seconds = s.leaderTimeMillis() / 1000;
         QueueMetadata queue = new QueueMetadata(c.name(), image.nextQueueId(), c.fifo(), c.attributes(), c.tags(),
-                seconds, seconds, c.partitions());
+                seconds, seconds, c.partitions(), 1);
         List<MetadataRecord> records = new ArrayList<>();
         records.add(new MetadataRecord.QueueCreated(queue));
         assignPartitions(image, queue.queueId(), 0, c.partitions(), s, records);

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 /** Fixtures as Kafka's image tests have them: IMAGE1 + DELTA1 == IMAGE2, and every record survives its JSON. */
 class ClusterImageTest {
     static final QueueMetadata ORDERS = new QueueMetadata("orders", 1, false, Map.of("VisibilityTimeout", "30"),
-            Map.of("team", "core"), 100, 100, 2);
+            Map.of("team", "core"), 100, 100, 2, 1);
     static final List<MetadataRecord> IMAGE1_RECORDS = List.of(
             new MetadataRecord.NodeRegistered("b1", "127.0.0.1:7001", 10),
             new MetadataRecord.NodeRegistered("b2", "127.0.0.1:7002", 11),
@@ -32,7 +32,7 @@ class ClusterImageTest {
             new MetadataRecord.PartitionAssigned(1, 0, List.of("b2", "b3"), 2, null),
             new MetadataRecord.ShardAssigned("s1", "g-1", List.of("b3", "b1"), 4),
             new MetadataRecord.AccessKeySet("app", "s3cret", List.of(List.of("SendMessage", "orders-*"))),
-            new MetadataRecord.QueueCreated(new QueueMetadata("jobs", 2, true, Map.of(), Map.of(), 202, 202, 1)),
+            new MetadataRecord.QueueCreated(new QueueMetadata("jobs", 2, true, Map.of(), Map.of(), 202, 202, 1, 1)),
             new MetadataRecord.QueueDeleted("jobs", 203_000),
             new MetadataRecord.ReceiptSecretSet("c2VjcmV0"));
     static final ClusterImage IMAGE2 = new ClusterImage(0, 3,
