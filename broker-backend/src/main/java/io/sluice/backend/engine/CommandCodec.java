@@ -155,12 +155,15 @@ public final class CommandCodec {
         w.str(m.deduplicationId());
         w.str(m.senderId());
         NewMessage.Provenance p = m.provenance();
-        w.u8(p == null ? 0 : 1);
+        w.u8(p == null ? 0 : p.handOffKey() == null ? 1 : 2); // 2: with a hand-off key (added later)
         if (p != null) {
             w.i64(p.sentTimestampMillis());
             w.i32(p.receiveCount());
             w.i64(p.firstReceiveTimestampMillis());
             w.str(p.deadLetterSourceArn());
+            if (p.handOffKey() != null) {
+                w.str(p.handOffKey());
+            }
         }
     }
 
@@ -173,8 +176,9 @@ public final class CommandCodec {
         String group = r.str();
         String dedup = r.str();
         String sender = r.str();
-        NewMessage.Provenance p = r.u8() == 0 ? null
-                : new NewMessage.Provenance(r.i64(), r.i32(), r.i64(), r.str());
+        int provenance = r.u8();
+        NewMessage.Provenance p = provenance == 0 ? null
+                : new NewMessage.Provenance(r.i64(), r.i32(), r.i64(), r.str(), provenance == 2 ? r.str() : null);
         return new NewMessage(id, body, attributes, system, delay, group, dedup, sender, p);
     }
 

@@ -4,8 +4,10 @@ import java.util.ArrayDeque;
 
 /**
  * One FIFO message group: its undelivered messages in send order, and how many of them are in flight.
- * Invariant: in-flight messages are always a prefix of {@link #messages}, because a group is only offered to a
- * receive when nothing in it is in flight, and a receive leases from the head.
+ * In-flight messages are a prefix of {@link #messages}, because a group is only offered to a receive when nothing
+ * in it is in flight, and a receive leases from the head; with one exception: a dead-letter hand-off that returns
+ * (its redrive policy was removed) takes its place by send order, possibly before messages in flight, and is next
+ * once they are done.
  */
 final class FifoGroup {
     final String id;

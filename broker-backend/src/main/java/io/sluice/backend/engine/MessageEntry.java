@@ -8,7 +8,8 @@ import java.util.Comparator;
  *
  * <p>Classification at time {@code now} (derived, never stored):
  * <ul>
- *   <li>dead-letter pending: {@code deadLetterReason != null} (in no index but the pending map);</li>
+ *   <li>dead-letter pending: {@code deadLetterReason != null} (in the pending indexes only;
+ *       {@code visibleAtMillis} is then when it was handed off);</li>
  *   <li>visible: {@code visibleAtMillis <= now};</li>
  *   <li>in flight: not visible and leased in this queue ({@code receivedAtMillis > 0});</li>
  *   <li>delayed: not visible and never leased here.</li>
@@ -30,8 +31,10 @@ final class MessageEntry {
     long firstReceiveMillis;
     int receiveCount;
     DeadLetterReason deadLetterReason;
-    /** FIFO only: the message group this message belongs to. */
+    /** FIFO only: the message group this message belongs to (null while a dead-letter hand-off is pending). */
     FifoGroup group;
+    /** FIFO only: its group's id, kept while a hand-off is pending (the message left the group) and stored. */
+    String fifoGroupId;
 
     MessageEntry(long seq) {
         this.seq = seq;
@@ -45,7 +48,7 @@ final class MessageEntry {
     }
 
     String groupId() {
-        return group == null ? null : group.id;
+        return fifoGroupId;
     }
 
     boolean isDeadLetterPending() {

@@ -29,6 +29,8 @@ final class MessageIndex {
     private final TreeSet<MessageEntry> byVisibleAt = new TreeSet<>(MessageEntry.BY_VISIBLE_AT);
     private final TreeSet<MessageEntry> byRetention = new TreeSet<>(MessageEntry.BY_RETENTION);
     private final TreeMap<Long, MessageEntry> deadLetterPending = new TreeMap<>();
+    /** Pending hand-offs by (handed off at, seq): the oldest first, dropped a retention period after. */
+    private final TreeSet<MessageEntry> pendingBySince = new TreeSet<>(MessageEntry.BY_VISIBLE_AT);
     private final Map<String, FifoGroup> groups = new HashMap<>();
     private final TreeMap<Long, FifoGroup> readyGroups = new TreeMap<>();
     private int visible;
@@ -100,15 +102,54 @@ final class MessageIndex {
     /** Adds a new message; for FIFO it joins the tail of its group. */
     void add(MessageEntry e, String fifoGroupId) {
         bySeq.put(e.seq, e);
+        e.fifoGroupId = fifoGroupId;
         if (fifoGroupId != null && e.deadLetterReason == null) {
-            FifoGroup g = groups.computeIfAbsent(fifoGroupId, FifoGroup::new);
-            g.messages.addLast(e);
-            e.group = g;
+            joinGroup(e);
         }
         attach(e);
         if (e.group != null) {
             refreshReady(e.group);
         }
+    }
+
+    /** Joins its group in send (seq) order: the tail for a new message; its place for a returning hand-off. */
+    private void joinGroup(MessageEntry e) {
+        FifoGroup g = groups.computeIfAbsent(e.fifoGroupId, FifoGroup::new);
+        if (g.messages.isEmpty() || g.messages.peekLast().seq < e.seq) {
+            g.messages.addLast(e);
+        } else {
+            List<MessageEntry> ordered = new ArrayList<>(g.messages);
+            int at = 0;
+            while (at < ordered.size() && ordered.get(at).seq < e.seq) {
+                at++;
+            }
+            ordered.add(at, e);
+            g.messages.clear();
+            g.messages.addAll(ordered);
+        }
+        e.group = g;
+    }
+
+    /**
+     * A pending hand-off goes back to the queue, visible at {@code now}; FIFO: in its group at its place by send
+     * order (as a restart reads it back), so it is next once nothing of the group is in flight.
+     */
+    void returnFromDeadLetter(MessageEntry e, long now) {
+        detach(e);
+        e.deadLetterReason = null;
+        e.visibleAtMillis = now;
+        if (e.fifoGroupId != null) {
+            joinGroup(e);
+        }
+        attach(e);
+        if (e.group != null) {
+            refreshReady(e.group);
+        }
+    }
+
+    /** The pending hand-off handed off longest ago, or null. */
+    MessageEntry oldestPending() {
+        return pendingBySince.isEmpty() ? null : pendingBySince.first();
     }
 
     /** Takes an entry out of the sorted sets and counters; call before changing its deadline or status. */
@@ -123,7 +164,10 @@ final class MessageIndex {
                 }
             }
             case DELAYED -> delayed--;
-            case DEAD_LETTER_PENDING -> deadLetterPending.remove(e.seq);
+            case DEAD_LETTER_PENDING -> {
+                deadLetterPending.remove(e.seq);
+                pendingBySince.remove(e);
+            }
         }
         if (s != Status.DEAD_LETTER_PENDING) {
             byVisibleAt.remove(e);
@@ -143,7 +187,10 @@ final class MessageIndex {
                 }
             }
             case DELAYED -> delayed++;
-            case DEAD_LETTER_PENDING -> deadLetterPending.put(e.seq, e);
+            case DEAD_LETTER_PENDING -> {
+                deadLetterPending.put(e.seq, e);
+                pendingBySince.add(e);
+            }
         }
         if (s != Status.DEAD_LETTER_PENDING) {
             byVisibleAt.add(e);
@@ -173,6 +220,7 @@ final class MessageIndex {
         detach(e);
         leaveGroup(e);
         e.deadLetterReason = reason;
+        e.visibleAtMillis = nowMillis; // not deliverable: from now on, when it was handed off
         attach(e);
     }
 
@@ -274,6 +322,7 @@ final class MessageIndex {
         byVisibleAt.clear();
         byRetention.clear();
         deadLetterPending.clear();
+        pendingBySince.clear();
         groups.clear();
         readyGroups.clear();
         visible = 0;

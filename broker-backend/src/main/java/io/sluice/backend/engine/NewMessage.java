@@ -53,8 +53,22 @@ public record NewMessage(
      * @param receiveCount              receives so far; the count carries on in the new queue
      * @param firstReceiveTimestampMillis 0 if never received
      * @param deadLetterSourceArn       ARN of the queue it was dead-lettered from, or null on redrive
+     * @param handOffKey                a dead-letter hand-off's identity ({@code sourceQueueId/partition/seq}), or
+     *                                  null: the dead-letter queue stores one copy per key within the deduplication
+     *                                  window, however many movers execute the hand-off
      */
     public record Provenance(long sentTimestampMillis, int receiveCount, long firstReceiveTimestampMillis,
-                             String deadLetterSourceArn) {
+                             String deadLetterSourceArn, String handOffKey) {
+
+        /** Without a hand-off key (a redrive, or a copy made before keys existed). */
+        public Provenance(long sentTimestampMillis, int receiveCount, long firstReceiveTimestampMillis,
+                          String deadLetterSourceArn) {
+            this(sentTimestampMillis, receiveCount, firstReceiveTimestampMillis, deadLetterSourceArn, null);
+        }
+
+        /** The key of the hand-off of message {@code seq} of a partition. */
+        public static String handOffKey(PartitionId source, long seq) {
+            return source.queueId() + "/" + source.index() + "/" + seq;
+        }
     }
 }

@@ -139,6 +139,13 @@ public final class PartitionQueueState {
         PartitionConfig previous = config;
         config = next;
         mutations.add(new Mutation.Put(keys.config(), RecordCodec.encodeConfig(next)));
+        if (previous.hasDeadLetterQueue() && !next.hasDeadLetterQueue()) {
+            // the redrive policy was removed: hand-offs not yet copied have nowhere to go; they return to the queue
+            for (MessageEntry e : List.copyOf(index.deadLetterPending().values())) {
+                index.returnFromDeadLetter(e, now);
+                putState(e);
+            }
+        }
         if (next.fifo() && next.delaySeconds() != previous.delaySeconds()) {
             // FIFO queue delay is retroactive for messages never received.
             for (MessageEntry e : index.entriesInSeqOrder()) {
@@ -198,9 +205,16 @@ public final class PartitionQueueState {
         return n;
     }
 
-    /** The deduplication key of a FIFO send (not of a moved message), or null. */
+    /**
+     * The deduplication key of a FIFO send, or of a dead-letter hand-off's copy (any queue type: one copy per
+     * hand-off however many movers execute it); null for other sends and moves.
+     */
     private String dedupKey(NewMessage m) {
-        if (!config.fifo() || m.provenance() != null) {
+        if (m.provenance() != null) {
+            // '\0' never starts a FIFO key (valid deduplication and group ids are printable ASCII)
+            return m.provenance().handOffKey() == null ? null : "\0handoff\n" + m.provenance().handOffKey();
+        }
+        if (!config.fifo()) {
             return null;
         }
         String dedupId = m.deduplicationId() != null ? m.deduplicationId() : MessageDigests.contentDeduplicationId(m.body());
@@ -209,15 +223,16 @@ public final class PartitionQueueState {
     }
 
     private SentMessage sendOne(NewMessage m, long now) {
-        String dedupKey = null;
-        String dedupId = null;
-        if (config.fifo() && m.provenance() == null) {
-            dedupId = m.deduplicationId() != null ? m.deduplicationId() : MessageDigests.contentDeduplicationId(m.body());
-            dedupKey = dedupKey(m);
+        String dedupKey = dedupKey(m);
+        if (dedupKey != null) {
             DedupWindow.Entry original = dedup.find(dedupKey, now);
             if (original != null) {
                 return new SentMessage(original.messageId(), original.seq(), original.sequenceNumber(), true);
             }
+        }
+        String dedupId = null;
+        if (config.fifo() && m.provenance() == null) {
+            dedupId = m.deduplicationId() != null ? m.deduplicationId() : MessageDigests.contentDeduplicationId(m.body());
         } else if (config.fifo()) {
             dedupId = m.deduplicationId();
         }
@@ -280,15 +295,32 @@ public final class PartitionQueueState {
                 expired++;
             }
         }
+        MessageEntry stuck;
+        while (expired < limit && (stuck = index.oldestPending()) != null && isHandOffExpired(stuck, now)) {
+            index.remove(stuck); // its dead-letter queue has been gone for a retention period: dropped
+            deleteMessageKeys(stuck.seq);
+            totals.expired++;
+            expired++;
+        }
         dedup.forgetExpired(now, key -> mutations.add(new Mutation.Delete(keys.dedup(key))));
         attempts.forgetExpired(now, attemptId -> mutations.add(new Mutation.Delete(keys.attempt(attemptId))));
         return new Count(expired);
     }
 
+    /**
+     * A hand-off still pending one retention period after it was made cannot be delivered to its dead-letter queue
+     * (gone, or refusing it): it is dropped like an expired message, so it cannot stay on disk for ever.
+     */
+    private boolean isHandOffExpired(MessageEntry pending, long now) {
+        return now - pending.visibleAtMillis >= config.retentionSeconds() * 1000L;
+    }
+
     /** Whether an {@code Expire} command would change anything now (a message past retention, an old window entry). */
     public boolean needsSweep(long now) {
         MessageEntry oldest = index.oldestByRetention();
-        return (!retired && oldest != null && isExpired(oldest, now)) || dedup.hasExpired(now) || attempts.hasExpired(now);
+        MessageEntry pending = index.oldestPending();
+        return (!retired && oldest != null && isExpired(oldest, now)) || (pending != null && isHandOffExpired(pending, now))
+                || dedup.hasExpired(now) || attempts.hasExpired(now);
     }
 
     boolean isExpired(MessageEntry e, long now) {

@@ -25,7 +25,8 @@ class CodecTest {
                 Map.of("AWSTraceHeader", MessageAttributeValue.ofString("String", "Root=1")), 5, "g", "d", "sender",
                 new NewMessage.Provenance(1, 2, 3, "arn:aws:sqs:us-east-1:000000000000:src"));
         List<PartitionCommand> commands = List.of(new PartitionCommand.Configure(PartitionConfig.FIFO_DEFAULTS),
-                new PartitionCommand.Send(List.of(full, NewMessage.of("id2", "x"))),
+                new PartitionCommand.Send(List.of(full, NewMessage.of("id2", "x"), new NewMessage("id3", "y", null, null,
+                        0, null, null, null, new NewMessage.Provenance(4, 5, 6, "arn:src", "7/0/8")))),
                 new PartitionCommand.Receive(10, -1, "attempt"), new PartitionCommand.Receive(1, 0, null),
                 new PartitionCommand.Delete(List.of(H)),
                 new PartitionCommand.ChangeVisibility(List.of(new PartitionCommand.VisibilityChange(H, 30))),

@@ -1,6 +1,7 @@
 package io.sluice.backend.engine;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -46,6 +47,75 @@ class DeadLetterAndLifecycleTest {
             assertEquals(new PartitionResponse.Count(1), acked.response());
             assertEquals(0, q.counts().deadLetterPending());
             assertTrue(q.engine.state().pendingDeadLetters().isEmpty());
+        }
+    }
+
+    /** The redrive policy removed while hand-offs are pending: they return to the queue (FIFO: their group's tail). */
+    @Test
+    void removingTheRedrivePolicyReturnsPendingHandOffsToTheQueue() {
+        PartitionConfig withDlq = PartitionConfig.FIFO_DEFAULTS.withMaxReceiveCount(1);
+        try (EngineFixture q = new EngineFixture(dir, withDlq)) {
+            q.sendFifo("g", "poison");
+            q.receiveOne(0);
+            assertTrue(q.receive(10, 30).isEmpty(), "handed off");
+            q.sendFifo("g", "next");
+            assertEquals(1, q.counts().deadLetterPending());
+
+            q.apply(new PartitionCommand.Configure(withDlq.withMaxReceiveCount(0)));
+            assertEquals(0, q.counts().deadLetterPending());
+            assertEquals(List.of(), q.engine.state().pendingDeadLetters());
+            String live = q.engine.state().describe();
+            q.reopen();
+            assertEquals(live, q.engine.state().describe(), "stored as it is in memory");
+            List<DeliveredMessage> again = q.receive(10, 30);
+            assertEquals(List.of("poison", "next"), q.bodies(again), "back in its group, at its place by send order");
+            assertEquals(2, again.get(0).delivery().receiveCount(), "its receive count carries on");
+        }
+    }
+
+    /**
+     * A hand-off whose dead-letter queue is gone (no one acknowledges it) is dropped one retention period after it
+     * was made, counted as expired: it cannot stay on disk for ever.
+     */
+    @Test
+    void aHandOffNeverAcknowledgedIsDroppedARetentionPeriodLater() {
+        PartitionConfig config = PartitionConfig.STANDARD_DEFAULTS.withMaxReceiveCount(1).withRetentionSeconds(600);
+        try (EngineFixture q = new EngineFixture(dir, config)) {
+            q.send("poison");
+            q.advanceSeconds(590); // close to its own retention: the hand-off still gets a full period
+            q.receiveOne(0);
+            assertTrue(q.receive(10, 30).isEmpty());
+            assertEquals(1, q.counts().deadLetterPending());
+            q.advanceSeconds(599);
+            assertFalse(q.engine.state().needsSweep(q.clock.nowMillis()));
+            q.apply(new PartitionCommand.Expire(100));
+            assertEquals(1, q.counts().deadLetterPending(), "still waiting for its dead-letter queue");
+            q.advanceSeconds(1);
+            assertTrue(q.engine.state().needsSweep(q.clock.nowMillis()));
+            assertEquals(new PartitionResponse.Count(1), q.apply(new PartitionCommand.Expire(100)).response());
+            assertEquals(0, q.counts().deadLetterPending());
+            assertEquals(List.of(), q.engine.state().pendingDeadLetters());
+            assertEquals(1, q.engine.state().totals().expired());
+        }
+    }
+
+    /** Two movers executing one hand-off (two frontends, or a retry after an outage) store one copy. */
+    @Test
+    void aDeadLetterQueueStoresOneCopyPerHandOff() {
+        for (PartitionConfig dlq : List.of(PartitionConfig.STANDARD_DEFAULTS, PartitionConfig.FIFO_DEFAULTS)) {
+            try (EngineFixture q = new EngineFixture(dir.resolve(dlq.fifo() ? "fifo" : "standard"), dlq)) {
+                String key = NewMessage.Provenance.handOffKey(new PartitionId(3, 1), 42);
+                NewMessage copy = new NewMessage("m1", "poison", null, null, 0, dlq.fifo() ? "g" : null, null, null,
+                        new NewMessage.Provenance(EngineFixture.START, 4, EngineFixture.START, "arn:src", key));
+                PartitionResponse.SentMessage first = q.send(copy);
+                PartitionResponse.SentMessage second = q.send(copy);
+                assertTrue(second.duplicate(), "the second copy of one hand-off is a duplicate");
+                assertEquals(first.seq(), second.seq());
+                q.send(new NewMessage("m2", "other", null, null, 0, dlq.fifo() ? "g" : null, null, null,
+                        new NewMessage.Provenance(EngineFixture.START, 4, EngineFixture.START, "arn:src",
+                                NewMessage.Provenance.handOffKey(new PartitionId(3, 1), 43))));
+                assertEquals(2, q.counts().visible(), "one per hand-off: " + q.engine.state().describe());
+            }
         }
     }
 

@@ -22,7 +22,12 @@ import org.slf4j.LoggerFactory;
  * Completes dead-letter hand-offs: copies the message into the queue's dead-letter queue with its history, and only
  * once that send is durable acknowledges the hand-off, which removes the source copy. A crash in between leaves
  * the hand-off pending; {@link #resumePending()} re-executes it (at least once: the dead-letter queue may then hold
- * the message twice, never zero times). A hand-off whose target does not exist stays pending until it does.
+ * the message twice, never zero times). Every copy carries the hand-off's key (source partition and seq): the
+ * dead-letter queue stores one copy per key within its deduplication window, however many frontends execute the
+ * same hand-off at once. A hand-off is acknowledged only after its copy is stored, never when its body cannot be
+ * read. A hand-off whose target does not exist stays pending until it does, or until the source's retention period
+ * has passed since the hand-off (the source's primary then drops it); removing the redrive policy returns pending
+ * hand-offs to the source queue.
  */
 public final class DeadLetterMover implements PartitionService.EffectListener {
     private static final Logger LOG = LoggerFactory.getLogger(DeadLetterMover.class);
@@ -69,8 +74,12 @@ public final class DeadLetterMover implements PartitionService.EffectListener {
             }
             String sourceArn = services.arn(source.get().name());
             services.partitions().readMessage(d.partition(), d.seq())
-                    .thenCompose(m -> m == null ? CompletableFuture.completedFuture(null)
-                            : send(target.get(), m, d, sourceArn))
+                    .thenCompose(m -> {
+                        if (m == null) { // gone (acknowledged meanwhile), or a replica behind: never acknowledge
+                            throw new IllegalStateException("its body could not be read");
+                        }
+                        return send(target.get(), m, d, sourceArn);
+                    })
                     .thenCompose(v -> services.partitions().submit(d.partition(),
                             new PartitionCommand.AcknowledgeDeadLetters(List.of(d.seq()))))
                     .whenComplete((o, e) -> {
@@ -88,7 +97,7 @@ public final class DeadLetterMover implements PartitionService.EffectListener {
     private CompletableFuture<Void> send(QueueMetadata target, StoredMessage m, Effect.DeadLetter d, String sourceArn) {
         NewMessage copy = new NewMessage(m.messageId(), m.body(), m.attributes(), m.systemAttributes(), 0, m.groupId(),
                 m.deduplicationId(), m.senderId(), new NewMessage.Provenance(m.sentTimestampMillis(), d.receiveCount(),
-                d.firstReceiveTimestampMillis(), sourceArn));
+                d.firstReceiveTimestampMillis(), sourceArn, NewMessage.Provenance.handOffKey(d.partition(), d.seq())));
         int partition = target.fifo() && m.groupId() != null && target.partitions() > 1
                 ? Math.floorMod(m.groupId().hashCode(), target.partitions()) : 0;
         return services.partitions().submit(new PartitionId(target.queueId(), partition),
