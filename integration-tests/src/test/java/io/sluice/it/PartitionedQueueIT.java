@@ -26,7 +26,8 @@ class PartitionedQueueIT extends SharedServer {
     @Test
     void fifoWithFourPartitionsKeepsOrderPerGroupUnderConcurrentProducersAndConsumers() throws Exception {
         String url = sqs.createQueue(b -> b.queueName(unique("pfifo") + ".fifo").attributesWithStrings(Map.of(
-                "FifoQueue", "true", "ContentBasedDeduplication", "true", "SluicePartitions", "4"))).queueUrl();
+                "FifoQueue", "true", "ContentBasedDeduplication", "true", "SluicePartitions", "4",
+                "DeduplicationScope", "messageGroup"))).queueUrl();
         assertEquals("4", sqs.getQueueAttributes(b -> b.queueUrl(url).attributeNamesWithStrings("SluicePartitions"))
                 .attributesAsStrings().get("SluicePartitions"));
         int groups = 8;
@@ -81,6 +82,29 @@ class PartitionedQueueIT extends SharedServer {
         }
     }
 
+    /**
+     * Each partition deduplicates its own messages and a group lives on one partition: a FIFO queue with several
+     * partitions deduplicates per message group, or one deduplication id would pass once per partition.
+     */
+    @Test
+    void aFifoQueueWithSeveralPartitionsDeduplicatesPerMessageGroupOnly() {
+        String name = unique("pdedup") + ".fifo";
+        software.amazon.awssdk.services.sqs.model.SqsException refused = org.junit.jupiter.api.Assertions.assertThrows(
+                software.amazon.awssdk.services.sqs.model.SqsException.class, () -> sqs.createQueue(b -> b.queueName(name)
+                        .attributesWithStrings(Map.of("FifoQueue", "true", "SluicePartitions", "4"))));
+        assertEquals("InvalidAttributeValue", refused.awsErrorDetails().errorCode());
+        org.junit.jupiter.api.Assertions.assertFalse(sqs.listQueues(b -> b.queueNamePrefix(name)).hasQueueUrls()
+                && !sqs.listQueues(b -> b.queueNamePrefix(name)).queueUrls().isEmpty(), "nothing created");
+        String url = sqs.createQueue(b -> b.queueName(name).attributesWithStrings(Map.of("FifoQueue", "true",
+                "SluicePartitions", "4", "DeduplicationScope", "messageGroup"))).queueUrl();
+        refused = org.junit.jupiter.api.Assertions.assertThrows(software.amazon.awssdk.services.sqs.model.SqsException.class,
+                () -> sqs.setQueueAttributes(b -> b.queueUrl(url).attributesWithStrings(Map.of("DeduplicationScope",
+                        "queue"))));
+        assertEquals("InvalidAttributeValue", refused.awsErrorDetails().errorCode());
+        assertEquals("messageGroup", sqs.getQueueAttributes(b -> b.queueUrl(url).attributeNamesWithStrings(
+                "DeduplicationScope")).attributesAsStrings().get("DeduplicationScope"));
+    }
+
     @Test
     void standardWithFourPartitionsSpreadsAndLosesNothing() {
         String url = sqs.createQueue(b -> b.queueName(unique("pstd")).attributesWithStrings(Map.of(
@@ -128,7 +152,7 @@ class PartitionedQueueIT extends SharedServer {
                 .setQueueAttributes(b -> b.queueUrl(url).attributesWithStrings(Map.of("SluicePartitions", "2"))));
         assertEquals("InvalidAttributeValue", lower.awsErrorDetails().errorCode());
         String fifo = sqs.createQueue(b -> b.queueName(unique("praise") + ".fifo").attributesWithStrings(Map.of(
-                "FifoQueue", "true", "SluicePartitions", "2"))).queueUrl();
+                "FifoQueue", "true", "SluicePartitions", "2", "DeduplicationScope", "messageGroup"))).queueUrl();
         SqsException fifoChange = org.junit.jupiter.api.Assertions.assertThrows(SqsException.class, () -> sqs
                 .setQueueAttributes(b -> b.queueUrl(fifo).attributesWithStrings(Map.of("SluicePartitions", "4"))));
         assertEquals("InvalidAttributeValue", fifoChange.awsErrorDetails().errorCode());

@@ -19,7 +19,10 @@ import org.apache.ratis.statemachine.impl.FileListSnapshotInfo;
 
 /**
  * A shard's snapshots: RocksDB checkpoint folders {@code snap_<term>_<index>} in Ratis' state-machine folder of the
- * group. Only the newest is kept. The file list uses absolute paths, which Ratis ships to a lagging follower relative
+ * group. The newest and the one before are kept, and any older one whose successor was taken less than
+ * {@link #SUPERSEDED_GRACE} ago: a leader may be sending one to a lagging follower, file by file, while a newer
+ * snapshot is taken (checkpoints hard-link the store's files, so the extra copies cost little disk). The file list
+ * uses absolute paths, which Ratis ships to a lagging follower relative
  * to the group's storage root, so they land in the follower's state-machine folder under the same names.
  */
 final class ShardSnapshots implements StateMachineStorage {
@@ -28,7 +31,12 @@ final class ShardSnapshots implements StateMachineStorage {
 
     @Override
     public void init(RaftStorage storage) throws IOException {
-        dir = storage.getStorageDir().getStateMachineDir().toPath();
+        init(storage.getStorageDir().getStateMachineDir().toPath());
+    }
+
+    /** @param stateMachineDir the group's state-machine folder, where snapshots live */
+    void init(Path stateMachineDir) throws IOException {
+        dir = stateMachineDir;
         Files.createDirectories(dir);
     }
 
@@ -72,16 +80,37 @@ final class ShardSnapshots implements StateMachineStorage {
         }
     }
 
-    /** Removes every snapshot folder (and leftover partial checkpoint) except {@code keep}. */
-    void deleteAllBut(Path keep) throws IOException {
+    /** How long a superseded snapshot outlives its successor (beyond the newest two, which are always kept). */
+    static final java.time.Duration SUPERSEDED_GRACE = java.time.Duration.ofMinutes(2);
+
+    /**
+     * Deletes leftover partial checkpoints and the snapshots no longer needed: all but the newest two, except those
+     * superseded less than {@link #SUPERSEDED_GRACE} before {@code now} (their successor folder's time).
+     */
+    void deleteSuperseded(java.time.Instant now) throws IOException {
+        List<Path> snapshots = new ArrayList<>();
         try (var entries = Files.list(dir)) {
             for (Path p : entries.toList()) {
                 String name = p.getFileName().toString();
-                if (!p.equals(keep) && name.startsWith("snap_")) {
+                if (NAME.matcher(name).matches() && Files.isDirectory(p)) {
+                    snapshots.add(p);
+                } else if (name.startsWith("snap_") && name.endsWith(".partial")) {
                     deleteRecursively(p);
                 }
             }
         }
+        snapshots.sort(Comparator.comparingLong(ShardSnapshots::indexOf));
+        for (int i = 0; i < snapshots.size() - 2; i++) {
+            java.time.Instant superseded = Files.getLastModifiedTime(snapshots.get(i + 1)).toInstant();
+            if (superseded.plus(SUPERSEDED_GRACE).isBefore(now)) {
+                deleteRecursively(snapshots.get(i));
+            }
+        }
+    }
+
+    private static long indexOf(Path snapshot) {
+        Matcher m = NAME.matcher(snapshot.getFileName().toString());
+        return m.matches() ? Long.parseLong(m.group(2)) : -1;
     }
 
     /** Deletes a folder and everything in it; nothing if it does not exist. */
@@ -128,9 +157,6 @@ final class ShardSnapshots implements StateMachineStorage {
 
     @Override
     public void cleanupOldSnapshots(SnapshotRetentionPolicy policy) throws IOException {
-        SnapshotInfo latest = getLatestSnapshot();
-        if (latest != null) {
-            deleteAllBut(dirOf(latest.getTermIndex()));
-        }
+        deleteSuperseded(java.time.Instant.now());
     }
 }

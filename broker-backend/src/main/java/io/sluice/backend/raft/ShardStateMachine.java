@@ -148,7 +148,7 @@ public final class ShardStateMachine extends BaseStateMachine {
                 fsync(target.getParent()); // the rename is durable before Ratis purges the log
             }
         }
-        snapshots.deleteAllBut(target);
+        snapshots.deleteSuperseded(java.time.Instant.now());
         return last.getIndex();
     }
 

@@ -34,6 +34,20 @@ final class Partitions {
         return n;
     }
 
+    /**
+     * A FIFO queue's partitions each deduplicate their own messages, and a message group lives on one partition: so
+     * with several partitions deduplication can only be per message group (as SQS's high-throughput FIFO queues
+     * require). Queue-wide deduplication on such a queue would let one deduplication id through once per partition.
+     */
+    static void checkDeduplicationScope(int partitions, io.sluice.common.validation.QueueAttributes attributes) {
+        if (attributes.fifo() && partitions > 1 && attributes.deduplicationScope()
+                != io.sluice.common.validation.QueueAttributes.DeduplicationScope.MESSAGE_GROUP) {
+            throw new SqsException(SqsError.INVALID_ATTRIBUTE_VALUE, "Invalid value for the parameter"
+                    + " DeduplicationScope. Reason: A FIFO queue with more than one partition (" + ATTRIBUTE
+                    + ") deduplicates per message group: DeduplicationScope must be messageGroup.");
+        }
+    }
+
     static int parse(String value) {
         if (value == null) {
             return 1;

@@ -121,6 +121,7 @@ public final class QueueAttributeActions {
             if (!requested.isEmpty() || partitions == null) { // SluicePartitions alone changes nothing else
                 next = QueueAttributesValidator.forSet(services.attributes(queue), requested).orElseThrow();
                 QueueLifecycleActions.RedriveRules.check(services, queue.name(), next);
+                Partitions.checkDeduplicationScope(queue.partitions(), next);
             }
             QueueMetadata updated = queue;
             if (partitions != null && partitions > queue.partitions()) { // first: if refused, nothing else changed

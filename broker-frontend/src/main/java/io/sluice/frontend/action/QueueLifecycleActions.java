@@ -43,6 +43,7 @@ public final class QueueLifecycleActions {
                 throw new SqsException(f);
             });
             RedriveRules.check(services, name, requested);
+            Partitions.checkDeduplicationScope(partitions, requested);
             QueueCatalog.CreateResult result;
             try {
                 result = services.catalog().create(name, requested.fifo(), requested.toStringMap(), tags, partitions,

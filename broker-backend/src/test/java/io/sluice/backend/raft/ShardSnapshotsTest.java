@@ -1,0 +1,51 @@
+package io.sluice.backend.raft;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.TreeSet;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Which snapshots a shard keeps: one may be on its way to a lagging follower while a newer one is taken. */
+class ShardSnapshotsTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void theNewestTwoAndRecentlySupersededOnesAreKept() throws Exception {
+        ShardSnapshots snapshots = new ShardSnapshots();
+        snapshots.init(dir);
+        Instant now = Instant.parse("2026-12-01T12:00:00Z");
+        take(snapshots, 10, now.minus(Duration.ofMinutes(30)));
+        take(snapshots, 20, now.minus(Duration.ofMinutes(20)));
+        take(snapshots, 30, now.minus(Duration.ofMinutes(1))); // 20 superseded a minute ago: maybe being sent
+        take(snapshots, 40, now.minus(Duration.ofSeconds(10)));
+        Files.createDirectories(dir.resolve("snap_1_50.partial")); // a crash mid-checkpoint
+        snapshots.deleteSuperseded(now);
+        assertEquals(List.of("snap_1_20", "snap_1_30", "snap_1_40"), names());
+        assertEquals(40, snapshots.getLatestSnapshot().getIndex());
+
+        snapshots.deleteSuperseded(now.plus(Duration.ofMinutes(5)));
+        assertEquals(List.of("snap_1_30", "snap_1_40"), names(), "the newest two stay however old");
+    }
+
+    private static void take(ShardSnapshots snapshots, long index, Instant at) throws Exception {
+        Path d = snapshots.dirOf(TermIndex.valueOf(1, index));
+        Files.createDirectories(d);
+        Files.writeString(d.resolve("000001.sst"), "data");
+        Files.setLastModifiedTime(d, FileTime.from(at));
+    }
+
+    private List<String> names() throws Exception {
+        try (var entries = Files.list(dir)) {
+            return List.copyOf(new TreeSet<>(entries.map(p -> p.getFileName().toString()).toList()));
+        }
+    }
+}
