@@ -51,6 +51,7 @@ public final class BackendNode implements AutoCloseable {
     private LostDiskGuard guard;
     private long lastReleaseNanos;
     private long lastUnavailableLogNanos = System.nanoTime() - TimeUnit.MINUTES.toNanos(1);
+    private long lastFailedLogNanos = System.nanoTime() - TimeUnit.MINUTES.toNanos(1);
 
     public BackendNode(ServerConfig config) {
         this.config = config;
@@ -112,7 +113,8 @@ public final class BackendNode implements AutoCloseable {
             return false;
         }
         var hosted = backend.hostedGroups();
-        return image.shardsOf(id).stream().allMatch(sh -> hosted.contains(groupId(sh)));
+        return image.shardsOf(id).stream().allMatch(sh -> hosted.contains(groupId(sh)))
+                && backend.failedGroups().isEmpty();
     }
 
     /**
@@ -252,6 +254,7 @@ public final class BackendNode implements AutoCloseable {
         for (RaftGroupId gid : backend.hostedGroups()) {
             var machine = backend.shard(gid);
             out.addObject().put("groupId", gid.getUuid().toString()).put("leader", backend.isLeader(gid))
+                    .put("failed", machine != null && machine.closed())
                     .put("livePartitions", machine == null ? 0
                             : machine.storedPartitions().stream().filter(p -> !p.retired()).count());
         }
@@ -281,6 +284,13 @@ public final class BackendNode implements AutoCloseable {
                 }
             }
             releaseLostReplicas(id, image);
+            var failed = backend.failedGroups();
+            if (!failed.isEmpty() && System.nanoTime() - lastFailedLogNanos > TimeUnit.SECONDS.toNanos(30)) {
+                lastFailedLogNanos = System.nanoTime();
+                LOG.error("backend {}: its replicas of shard groups {} have failed (Ratis closed them; see the first"
+                        + " error above): those shards run a replica short and this backend is not ready; restart it"
+                        + " to recover them", id, failed);
+            }
             ClusterImage current = image;
             if (sweeper != null && reconfiguring.compareAndSet(false, true)) {
                 // membership changes can block for seconds: never on the thread that heartbeats

@@ -108,6 +108,22 @@ public final class BackendServer implements AutoCloseable {
         return ids;
     }
 
+    /**
+     * Hosted shard groups whose replica here has failed: Ratis closed it (an exception in its log worker or state
+     * machine) while the group is still hosted, so it neither votes nor acknowledges; the shard runs a replica short
+     * until this process restarts and recovers it. The backend is then not ready.
+     */
+    public Set<RaftGroupId> failedGroups() {
+        Set<RaftGroupId> failed = new HashSet<>();
+        for (RaftGroupId id : hostedGroups()) {
+            ShardStateMachine m = machines.get(id);
+            if (m != null && m.closed()) {
+                failed.add(id);
+            }
+        }
+        return failed;
+    }
+
     /** The state machine of a hosted shard (for listeners and status), or null. */
     public ShardStateMachine shard(RaftGroupId id) {
         return machines.get(id);

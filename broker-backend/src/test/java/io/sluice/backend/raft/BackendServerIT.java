@@ -1,0 +1,68 @@
+package io.sluice.backend.raft;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+import io.sluice.backend.engine.NewMessage;
+import io.sluice.backend.engine.PartitionCommand;
+import io.sluice.backend.engine.PartitionConfig;
+import io.sluice.backend.engine.PartitionId;
+import io.sluice.backend.engine.PartitionResponse;
+import io.sluice.common.SystemClock;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A backend whose replica of a shard fails (here: its storage, on a one-replica group) reports that group as failed,
+ * so its readiness can say so, instead of hosting a closed replica that neither votes nor acknowledges.
+ */
+class BackendServerIT {
+    @TempDir
+    Path dir;
+
+    @Test
+    void aReplicaThatFailsIsReportedFailed() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        BackendServer backend = new BackendServer("b1", "127.0.0.1", port, dir, SystemClock.INSTANCE, 1_000_000);
+        try {
+            backend.start();
+            RaftGroup group = RaftGroup.valueOf(RaftGroupId.valueOf(UUID.randomUUID()),
+                    RaftPeer.newBuilder().setId("b1").setAddress("127.0.0.1:" + port).build());
+            backend.join(group);
+            await().atMost(Duration.ofSeconds(60)).until(() -> backend.isLeaderReady(group.getGroupId()));
+            PartitionId p = new PartitionId(1, 0);
+            backend.submit(group.getGroupId(), p, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS))
+                    .get(30, TimeUnit.SECONDS);
+            assertInstanceOf(PartitionResponse.Sent.class, backend.submit(group.getGroupId(), p,
+                    new PartitionCommand.Send(List.of(NewMessage.of("ok", "fine")))).get(30, TimeUnit.SECONDS).response());
+            assertEquals(Set.of(), backend.failedGroups());
+
+            List<Throwable> halted = new CopyOnWriteArrayList<>();
+            ShardStateMachine machine = backend.shard(group.getGroupId());
+            machine.onStorageFailure(halted::add); // recorded instead of halting the test's JVM
+            machine.applyFault(a -> {
+                throw new io.sluice.backend.storage.StorageException("disk gone", new java.io.IOException());
+            });
+            backend.submit(group.getGroupId(), p, new PartitionCommand.Send(List.of(NewMessage.of("no", "fails"))));
+            await().atMost(Duration.ofSeconds(60)).until(() -> !halted.isEmpty());
+            await().atMost(Duration.ofSeconds(60)).until(() -> backend.failedGroups().equals(Set.of(group.getGroupId())));
+        } finally {
+            backend.close();
+        }
+    }
+}
