@@ -38,9 +38,10 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * it slower), only on what was lost and that writes flowed again after it; every wait's ceiling that trips prints
  * the cluster's state.
  *
- * <p>Two forms. CI runs the bounded one: the primary's kill on its own, then a secondary, a frontend and the metadata
- * leader killed in turn under one load run. {@code scripts/fault-suite.sh} runs the full one
- * ({@code -Dsluice.faults=full}): each of the four under its own load, and the rolling restart of every backend.
+ * <p>Two forms. CI runs the bounded one: the primary's kill on its own, then a secondary and a frontend killed in
+ * turn under one load run. {@code scripts/fault-suite.sh} runs the full one ({@code -Dsluice.faults=full}): the
+ * primary, a secondary, a frontend and the metadata leader each under its own load, and the rolling restart of every
+ * backend.
  */
 @org.junit.jupiter.api.Timeout(value = 20, unit = java.util.concurrent.TimeUnit.MINUTES) // a hung cluster, not a slow one
 class ClusterFaultIT {
@@ -79,12 +80,14 @@ class ClusterFaultIT {
         faultUnderLoad("primary", this::primaryOf);
     }
 
-    /** CI's form of the three below: one load run, the three faults in turn, each victim back before the next. */
+    /**
+     * CI's form of two of the three below: one load run, a secondary then a frontend killed, each back before the next.
+     * (The metadata leader's loss under traffic is CI's in {@code MetadataClusterIT}; under this load, in the full form.)
+     */
     @Test
     @DisabledIfSystemProperty(named = "sluice.faults", matches = "full")
-    void killASecondaryAFrontendAndTheMetadataLeaderInTurn() throws Exception {
-        faultUnderLoad("secondary, frontend, metadata leader", this::secondaryOf, queue -> "frontend-1",
-                queue -> metadataLeader());
+    void killASecondaryThenAFrontend() throws Exception {
+        faultUnderLoad("secondary, frontend", this::secondaryOf, queue -> "frontend-1");
     }
 
     @Test

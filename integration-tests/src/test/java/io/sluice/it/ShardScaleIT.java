@@ -16,15 +16,16 @@ import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.services.sqs.SqsClient;
 
 /**
- * Shards, not queues, are Raft groups: 1,000 queues on a 3-backend cluster with 6 shards create no group beyond the
- * 6, and a backend restarted with them serves again well within 30 s.
+ * Shards, not queues, are Raft groups: queues on a 3-backend cluster with 6 shards create no group beyond the 6, and
+ * a backend restarted with them serves again well within 30 s. CI creates 300 queues (50 per shard);
+ * {@code scripts/scale-suite.sh} the full 1,000 ({@code -Dsluice.scale.queues=1000}).
  */
 class ShardScaleIT {
-    static final int QUEUES = 1_000;
+    static final int QUEUES = Integer.getInteger("sluice.scale.queues", 300);
     static final int SHARDS = 6;
 
     @Test
-    void aThousandQueuesStayOnTheConfiguredShards() throws Exception {
+    void manyQueuesStayOnTheConfiguredShards() throws Exception {
         try (MetadataProcess.Group group = new MetadataProcess.Group("scale", Map.of("SLUICE_SHARDS",
                 Integer.toString(SHARDS), "SLUICE_REPLICATION_FACTOR", "3"))) {
             group.startAll();
@@ -58,7 +59,7 @@ class ShardScaleIT {
                     for (BackendProcess b : backends) {
                         assertEquals(SHARDS, b.hostedShards(), "no Raft group per queue on " + b.id);
                     }
-                    // the queue metrics at this scale: each of the 1,000 partitions exported once, by its primary
+                    // the queue metrics at this scale: each partition exported once, by its primary
                     // (a backend names a queue once its catalog copy has it: within sluice.catalog.refresh-ms)
                     await().atMost(Duration.ofSeconds(120)).untilAsserted(() -> {
                         java.util.Set<String> exported = new java.util.HashSet<>();

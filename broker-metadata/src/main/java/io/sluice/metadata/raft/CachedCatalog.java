@@ -21,8 +21,8 @@ import org.slf4j.LoggerFactory;
  * <p>Coherence rules:
  * <ul>
  *   <li><b>Reads</b> (resolving a queue for every data-plane request) come from the cached image, without a network
- *       round trip. The image is refreshed every {@code refreshMillis}, so it trails the group by at most that much
- *       plus one fetch: a queue deleted through another frontend stops being served here within that bound. A name
+ *       round trip. Every {@code refreshMillis} the cache asks the leader its image's index (a few bytes) and fetches
+ *       the image only when it moved, so it trails the group by at most that much plus one fetch: a queue deleted through another frontend stops being served here within that bound. A name
  *       the image lacks is fetched again first, so a queue created through another frontend is found at once.</li>
  *   <li><b>Writes</b> go through to the group and return only once committed; then this cache fetches the image, so
  *       the writer reads its own write.</li>
@@ -76,9 +76,13 @@ public final class CachedCatalog implements QueueCatalog, AutoCloseable {
         }
     }
 
+    /** The periodic refresh: asks the leader's image index, and fetches the image only when it moved. */
     private void refreshQuietly() {
         try {
-            refresh();
+            lastFetchNanos = System.nanoTime(); // a check counts as a fetch for concurrent misses: it is as fresh
+            if (image.appliedIndex() == 0 || client.imageIndex() > image.appliedIndex()) {
+                refresh();
+            }
         } catch (RuntimeException e) {
             lastFailedFetchNanos = System.nanoTime();
             LOG.debug("catalog refresh failed; serving the cached image (index {})", image.appliedIndex(), e);

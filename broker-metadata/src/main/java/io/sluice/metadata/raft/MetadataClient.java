@@ -62,7 +62,11 @@ public final class MetadataClient implements AutoCloseable {
         return MetadataJson.read(query(MetadataStateMachine.QUERY_IMAGE_WITHOUT_SECRETS), ClusterImage.class);
     }
 
-    /** Tells the leader that backend {@code nodeId} is alive. */
+    /** The metadata log index the leader's image reflects: a cached copy at this index is current. */
+    public long imageIndex() {
+        return Long.parseLong(new String(query(MetadataStateMachine.QUERY_INDEX), StandardCharsets.UTF_8));
+    }
+
     /**
      * Records a backend's heartbeat with the metadata leader.
      *

@@ -44,7 +44,7 @@ import org.apache.ratis.util.MD5FileUtil;
  *       here and never reaches the log.</li>
  *   <li>{@link #applyTransaction} (every replica) runs {@link MetadataOperations} on the current image and replays
  *       the records: the same pure path on leader, followers and restart.</li>
- *   <li>Reads ({@link #query}): {@code image} returns the image; {@code heartbeat <node>} records a backend's
+ *   <li>Reads ({@link #query}): {@code image} returns the image; {@code index} returns the image's applied index; {@code heartbeat <node>} records a backend's
  *       heartbeat (it reaches the leader, which alone tracks liveness) and answers the leader's clock, the
  *       reference backends keep their shard leaders' time near.</li>
  *   <li>Snapshots are the image as JSON, named by term and index, with an MD5 file.</li>
@@ -55,6 +55,7 @@ final class MetadataStateMachine extends BaseStateMachine {
     /** The image without access keys: for roles that never verify a signature (backends). */
     static final String QUERY_IMAGE_WITHOUT_SECRETS = "image-without-secrets";
     static final String QUERY_HEARTBEAT = "heartbeat ";
+    static final String QUERY_INDEX = "index";
 
     private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
     private final Clock clock;
@@ -172,6 +173,9 @@ final class MetadataStateMachine extends BaseStateMachine {
         if (q.equals(QUERY_IMAGE_WITHOUT_SECRETS)) {
             return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(
                     MetadataJson.write(image.withoutSecrets()))));
+        }
+        if (q.equals(QUERY_INDEX)) { // a few bytes: what a cached copy asks before fetching the whole image
+            return CompletableFuture.completedFuture(Message.valueOf(Long.toString(image.appliedIndex())));
         }
         if (q.startsWith(QUERY_HEARTBEAT)) {
             liveness.beat(q.substring(QUERY_HEARTBEAT.length()));

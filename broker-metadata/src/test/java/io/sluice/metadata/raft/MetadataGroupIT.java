@@ -180,6 +180,9 @@ class MetadataGroupIT {
         long millis = (System.nanoTime() - start) / 1_000_000;
         System.out.printf("delete visible on the other frontend after %d ms (refresh 300 ms)%n", millis);
         assertTrue(millis < 300 + 1_000, "within the refresh bound plus one fetch: " + millis + " ms");
+        MetadataClient c = client();
+        assertEquals(c.fetchImage().appliedIndex(), c.imageIndex(), "what a cache asks before it fetches the image");
+        await().atMost(Duration.ofSeconds(30)).until(() -> b.image().appliedIndex() == c.imageIndex());
     }
 
     @Test
