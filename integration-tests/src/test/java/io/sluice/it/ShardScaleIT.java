@@ -94,7 +94,7 @@ class ShardScaleIT {
                     System.out.printf("backend %s restarted with %d queues on %d shards: serving its shards after %d ms%n",
                             restarted.id, QUEUES, SHARDS, millis);
                     assertTrue(millis < 30_000, "start-up took " + millis + " ms");
-                    String url = sqs.getQueueUrl(b -> b.queueName("scale-999")).queueUrl();
+                    String url = sqs.getQueueUrl(b -> b.queueName("scale-" + (QUEUES - 1))).queueUrl();
                     sqs.sendMessage(b -> b.queueUrl(url).messageBody("still served"));
                     assertEquals("still served", sqs.receiveMessage(b -> b.queueUrl(url).waitTimeSeconds(5))
                             .messages().get(0).body());
