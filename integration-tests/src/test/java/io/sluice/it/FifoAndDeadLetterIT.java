@@ -170,7 +170,7 @@ class FifoAndDeadLetterIT extends SharedServer {
         assertEquals(2L, failed.approximateNumberOfMessagesMoved());
         String dlqUrl = urlOf(dlqArn);
         assertEquals(3, stored(dlqUrl), "every refused message is still in the dead-letter queue");
-        await().atMost(Duration.ofSeconds(10)).until(() -> MessagingIT.approximate(dlqUrl,
+        await().atMost(Duration.ofSeconds(30)).until(() -> MessagingIT.approximate(dlqUrl,
                 QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES).equals("3")); // released, not left leased
     }
 
