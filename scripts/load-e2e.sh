@@ -13,7 +13,7 @@ SLUICE_ACCESS_LOG_LEVEL=OFF java -jar broker-server/target/sluice.jar dev --port
   --data-dir "$data" > "$data/server.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$data"' EXIT
-for _ in $(seq 1 150); do
+for _ in $(seq 1 600); do
   curl -sf "http://127.0.0.1:$((port + 1))/health" >/dev/null && break
   sleep 0.2
 done

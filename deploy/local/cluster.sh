@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# A local Sluice cluster on loopback: 3 metadata members, 3 backends, 2 frontends, each a JVM from the built jar.
+# A local Sluice cluster on loopback: 3 metadata members, 3 backends, 2 frontends, each a JVM from the built jar
+# (the split topology, the default); or, with SLUICE_TOPOLOGY=combined, 3 nodes that each run all three roles.
 #
-#   deploy/local/cluster.sh start DIR    start it (data and logs under DIR, pids in DIR/<role>-<n>.pid), print each
-#                                        frontend's endpoint URL, return once the cluster serves
+#   deploy/local/cluster.sh start DIR    start it (data and logs under DIR, pids in DIR/<role>-<n>.pid, or
+#                                        DIR/node-<n>.pid when combined), print each frontend's (node's) SQS endpoint
+#                                        URL, return once the cluster serves
 #   deploy/local/cluster.sh status DIR   each process alive or not, then the cluster status
 #   deploy/local/cluster.sh stop DIR     stop every process (SIGTERM, then SIGKILL after 30 s)
 #
 # Environment: SLUICE_ACCESS_KEY / SLUICE_SECRET_KEY (credentials the frontends accept; default sluice /
 # sluice-dev-secret), SLUICE_CLUSTER_BASE_PORT (default 19000), SLUICE_SHARDS (default 6), SLUICE_JAR (default the
 # repository's broker-server/target/sluice.jar, built if missing), SLUICE_JAVA_OPTS (JVM flags of every process;
-# default -Xmx512m -XX:+UseSerialGC). This interface is a contract: keep it.
+# default -Xmx512m -XX:+UseSerialGC), SLUICE_TOPOLOGY (split, the default, or combined). This interface is a
+# contract: keep it.
+#
+# Ports (B = the base port): split: metadata Raft B+101..103 and admin B+111..113, backend Raft B+201..203 and admin
+# B+211..213, frontend SQS B+301..302 and admin B+311..312. Combined: node n has metadata Raft B+100+n, shard Raft
+# B+200+n, SQS B+300+n, admin B+310+n.
 #
 # The processes speak Raft over mutual TLS: on its first start the script makes a throwaway CA and one certificate per
 # process under DIR/tls (deploy/tls/make-certs.sh; needs openssl). SLUICE_CLUSTER_TLS=off runs plaintext Raft instead
@@ -28,7 +35,15 @@ base=${SLUICE_CLUSTER_BASE_PORT:-19000}
 shards=${SLUICE_SHARDS:-6}
 java_bin=${JAVA_HOME:+$JAVA_HOME/bin/}java
 java_opts=${SLUICE_JAVA_OPTS:--Xmx512m -XX:+UseSerialGC}
+# a combined node holds all three roles: twice the heap of one (a short GC pause is a missed Raft heartbeat)
+[ "${SLUICE_TOPOLOGY:-split}" = combined ] && java_opts=${SLUICE_JAVA_OPTS:--Xmx1g -XX:+UseSerialGC}
 peers="m1=127.0.0.1:$((base + 101)),m2=127.0.0.1:$((base + 102)),m3=127.0.0.1:$((base + 103))"
+topology=${SLUICE_TOPOLOGY:-split}
+case "$topology" in
+  split) ;;
+  combined) peers="n1=127.0.0.1:$((base + 101)),n2=127.0.0.1:$((base + 102)),n3=127.0.0.1:$((base + 103))" ;;
+  *) echo "SLUICE_TOPOLOGY must be split or combined, not $topology" >&2; exit 2 ;;
+esac
 
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
@@ -64,15 +79,58 @@ wait_for() {
   return 1
 }
 
-start() {
-  mkdir -p "$dir"
+# wait_hosting ADMIN_URL NAME: until the process hosts every shard (R = 3 on 3 backends): count the hosted groups in
+# its status. The ceilings (180 s) are for a process that hangs, not a slow machine: a start takes 5-20 s on a loaded
+# 2-core box.
+wait_hosting() {
+  local url=$1 name=$2 hosted=0
+  for _ in $(seq 1 900); do
+    hosted=$(curl -sf "$url/admin/status" 2>/dev/null | grep -o '"groupId"' | wc -l || true)
+    [ "${hosted:-0}" -ge "$shards" ] && return 0
+    sleep 0.2
+  done
+  echo "$name did not join its shards; see $dir/$name.log" >&2
+  exit 1
+}
+
+make_certs() {
   if [ "${SLUICE_CLUSTER_TLS:-on}" != off ]; then
     local certs=()
-    for name in metadata-1 metadata-2 metadata-3 backend-1 backend-2 backend-3 frontend-1 frontend-2; do
+    for name in "$@"; do
       certs+=("$name=IP:127.0.0.1,DNS:localhost")
     done
     "$root/deploy/tls/make-certs.sh" "$dir/tls" "${certs[@]}"
   fi
+}
+
+start_combined() {
+  make_certs node-1 node-2 node-3
+  if [ ! -f "$jar" ]; then
+    (cd "$root" && mvn -B -q -ntp -DskipTests package)
+  fi
+  local keys=(--access-key "${SLUICE_ACCESS_KEY:-sluice}" --secret-key "${SLUICE_SECRET_KEY:-sluice-dev-secret}")
+  for n in 1 2 3; do
+    launch node "$n" --node-id "n$n" --metadata-peers "$peers" --raft-port $((base + 200 + n)) \
+      --port $((base + 300 + n)) --admin-port $((base + 310 + n)) --data-dir "$dir/node-$n/data" "${keys[@]}"
+  done
+  for n in 1 2 3; do
+    wait_for "http://127.0.0.1:$((base + 310 + n))/health" 180 OK
+  done
+  for n in 1 2 3; do
+    wait_hosting "http://127.0.0.1:$((base + 310 + n))" "node-$n"
+  done
+  for n in 1 2 3; do
+    echo "http://127.0.0.1:$((base + 300 + n))"
+  done
+}
+
+start() {
+  mkdir -p "$dir"
+  if [ "$topology" = combined ]; then
+    start_combined
+    return
+  fi
+  make_certs metadata-1 metadata-2 metadata-3 backend-1 backend-2 backend-3 frontend-1 frontend-2
   if [ ! -f "$jar" ]; then
     (cd "$root" && mvn -B -q -ntp -DskipTests package)
   fi
@@ -88,14 +146,7 @@ start() {
       --data-dir "$dir/backend-$n/data" --admin-port $((base + 210 + n))
   done
   for n in 1 2 3; do
-    # serving once it hosts every shard (R = 3 on 3 backends): count the hosted groups in its status. The ceilings
-    # (180 s) are for a process that hangs, not a slow machine: a start takes 5-20 s on a loaded 2-core box.
-    for _ in $(seq 1 900); do
-      hosted=$(curl -sf "http://127.0.0.1:$((base + 210 + n))/admin/status" 2>/dev/null | grep -o '"groupId"' | wc -l || true)
-      [ "${hosted:-0}" -ge "$shards" ] && break
-      sleep 0.2
-    done
-    [ "${hosted:-0}" -ge "$shards" ] || { echo "backend-$n did not join its shards; see $dir/backend-$n.log" >&2; exit 1; }
+    wait_hosting "http://127.0.0.1:$((base + 210 + n))" "backend-$n"
   done
   # a frontend has no built-in key: it gets these (the dev credentials unless set; accepted because it binds loopback)
   local keys=(--access-key "${SLUICE_ACCESS_KEY:-sluice}" --secret-key "${SLUICE_SECRET_KEY:-sluice-dev-secret}")
@@ -124,9 +175,13 @@ status() {
     fi
   done
   # Ask the metadata leader: only it knows which backends are alive.
+  local admin=110 id=m
+  if [ "$topology" = combined ]; then
+    admin=310 id=n
+  fi
   for n in 1 2 3; do
-    url="http://127.0.0.1:$((base + 110 + n))"
-    if curl -sf "$url/admin/status" 2>/dev/null | grep -q "\"id\":\"m$n\",[^}]*\"role\":\"leader\""; then
+    url="http://127.0.0.1:$((base + admin + n))"
+    if curl -sf "$url/admin/status" 2>/dev/null | grep -q "\"id\":\"$id$n\",[^}]*\"role\":\"leader\""; then
       "$java_bin" -jar "$jar" admin status --admin-url "$url"
       return $rc
     fi

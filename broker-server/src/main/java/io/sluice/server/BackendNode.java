@@ -49,6 +49,7 @@ public final class BackendNode implements AutoCloseable {
     private InetSocketAddress adminAddress;
     private volatile boolean serving;
     private LostDiskGuard guard;
+    private MetadataPeers peers;
     private long lastReleaseNanos;
     private long lastUnavailableLogNanos = System.nanoTime() - TimeUnit.MINUTES.toNanos(1);
     private long lastFailedLogNanos = System.nanoTime() - TimeUnit.MINUTES.toNanos(1);
@@ -57,7 +58,23 @@ public final class BackendNode implements AutoCloseable {
         this.config = config;
     }
 
+    /** Standalone ({@code sluice backend}): the role, JVM metrics and its own admin endpoint. */
     public void start() throws Exception {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        DevServer.bindJvmMetrics(registry);
+        startRole(registry);
+        admin = new AdminServer(registry, () -> serving, this::ready,
+                () -> new String(MetadataJson.write(status(ClusterStatus.render(catalog.image(),
+                        new java.util.TreeMap<>(), peers.addresses(), b -> true, false,
+                        config.get(ServerConfigKeys.REPLICATION_FACTOR)))), StandardCharsets.UTF_8),
+                java.util.Map.of(), // catalog writes go through a metadata member or a frontend
+                AdminAccess.configured(config));
+        adminAddress = admin.start(config.get(ServerConfigKeys.ADMIN_HOST), config.get(ServerConfigKeys.ADMIN_PORT),
+                HttpTls.context(config));
+    }
+
+    /** The role alone, its meters in {@code registry}: what a launcher assembles (standalone or in a combined node). */
+    public void startRole(PrometheusMeterRegistry registry) throws Exception {
         String id = config.get(ServerConfigKeys.NODE_ID);
         if (id.isEmpty() || config.get(ServerConfigKeys.METADATA_PEERS).isEmpty()) {
             throw new IllegalArgumentException("sluice backend needs --node-id and --metadata-peers");
@@ -73,7 +90,7 @@ public final class BackendNode implements AutoCloseable {
                 System::nanoTime, config.get(ServerConfigKeys.BACKEND_MAX_CLOCK_SKEW_MS)),
                 config.get(ServerConfigKeys.SHARD_SNAPSHOT_EVERY), transport);
         backend.start();
-        MetadataPeers peers = MetadataPeers.parse(config.get(ServerConfigKeys.METADATA_PEERS));
+        peers = MetadataPeers.parse(config.get(ServerConfigKeys.METADATA_PEERS));
         client = new MetadataClient(peers, transport);
         catalog = new CachedCatalog(client, config.get(ServerConfigKeys.CATALOG_REFRESH_MS), false); // no secrets
         agent = Executors.newSingleThreadScheduledExecutor(DevServer.daemon("sluice-backend-agent"));
@@ -81,22 +98,25 @@ public final class BackendNode implements AutoCloseable {
         sweeper = Executors.newSingleThreadScheduledExecutor(DevServer.daemon("sluice-backend-sweeper"));
         sweeper.scheduleWithFixedDelay(this::sweep, 1, 1, TimeUnit.SECONDS);
         agent.scheduleWithFixedDelay(() -> tick(id, advertisedAddress()), 0, every, TimeUnit.MILLISECONDS);
-        int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
-        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        DevServer.bindJvmMetrics(registry);
         registry.gauge("sluice.clock.offset.seconds", backend.clock(), c -> c.offsetMillis() / 1000.0);
         registry.getPrometheusRegistry().register(new ShardMetrics(backend, this::shardName, this::catalogReplicas));
         registry.getPrometheusRegistry().register(new QueueMetrics(this::primaryPartitions, SystemClock.INSTANCE));
-        admin = new AdminServer(registry, () -> serving, () -> ready(id),
-                () -> new String(MetadataJson.write(ClusterStatus.render(catalog.image(), new java.util.TreeMap<>(),
-                        peers.addresses(), b -> true, false, rf).put("node", id).put("lostDiskGuard", !guard.forbidden().isEmpty())
-                        .set("hostedShards", hostedShards())),
-                        StandardCharsets.UTF_8),
-                java.util.Map.of(), // catalog writes go through a metadata member or a frontend
-                AdminAccess.configured(config));
-        adminAddress = admin.start(config.get(ServerConfigKeys.ADMIN_HOST), config.get(ServerConfigKeys.ADMIN_PORT),
-                HttpTls.context(config));
         serving = true;
+    }
+
+    boolean serving() {
+        return serving;
+    }
+
+    /** What this backend adds to a cluster status: its id, its lost-disk guard and the shard groups it hosts. */
+    com.fasterxml.jackson.databind.node.ObjectNode status(com.fasterxml.jackson.databind.node.ObjectNode cluster) {
+        return cluster.put("node", config.get(ServerConfigKeys.NODE_ID))
+                .put("lostDiskGuard", !guard.forbidden().isEmpty()).set("hostedShards", hostedShards());
+    }
+
+    /** Whether it may take requests: registered and hosting every shard the catalog assigns it ({@link #ready(String)}). */
+    boolean ready() {
+        return ready(config.get(ServerConfigKeys.NODE_ID));
     }
 
     /**

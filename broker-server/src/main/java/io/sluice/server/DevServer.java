@@ -89,8 +89,29 @@ public final class DevServer implements AutoCloseable {
      *                     {@code sluice.metadata.peers} and partitions live on the backends' shards
      */
     public DevServer(ServerConfig config, boolean frontendOnly) {
+        this(config, frontendOnly, null, io.sluice.backend.raft.LocalLeaders.NONE);
+    }
+
+    /**
+     * A cluster frontend that is a component of a combined node ({@link CombinedNode}).
+     *
+     * @param sharedRegistry the node's meters (the node serves the admin endpoint), or null: a process of its own,
+     *                       with its own registry and admin endpoint
+     * @param localLeaders   shard leaders in this process, reached without an RPC
+     */
+    DevServer(ServerConfig config, boolean frontendOnly, PrometheusMeterRegistry sharedRegistry,
+              io.sluice.backend.raft.LocalLeaders localLeaders) {
         this.config = config;
         this.frontendOnly = frontendOnly;
+        this.sharedRegistry = sharedRegistry;
+        this.localLeaders = localLeaders;
+    }
+
+    private final PrometheusMeterRegistry sharedRegistry;
+    private final io.sluice.backend.raft.LocalLeaders localLeaders;
+
+    boolean serving() {
+        return serving;
     }
 
     public void start() throws InterruptedException {
@@ -99,7 +120,8 @@ public final class DevServer implements AutoCloseable {
         CachedCatalog catalog = startMetadata(data);
         io.sluice.backend.PartitionService partitions;
         if (frontendOnly) {
-            sharded = new io.sluice.backend.raft.ShardedPartitionService(new CatalogRouter(catalog::image), transport);
+            sharded = new io.sluice.backend.raft.ShardedPartitionService(new CatalogRouter(catalog::image), transport,
+                    localLeaders);
             partitions = sharded;
         } else {
             store = ShardStore.open(data.resolve("shard-0"), ShardStore.Durability.SYNC_WAL);
@@ -132,8 +154,11 @@ public final class DevServer implements AutoCloseable {
         partitions.addListener(mover);
         MoveTasks moveTasks = new MoveTasks(services, scheduler);
 
-        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        bindJvmMetrics(registry);
+        PrometheusMeterRegistry registry = sharedRegistry;
+        if (registry == null) {
+            registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+            bindJvmMetrics(registry);
+        }
         registry.gauge("sqs.long_polls.parked", longPolls, LongPolls::parked);
         if (shard != null) { // dev: this process is the primary of every partition (in a cluster, the backends export)
             LocalShard local = shard;
@@ -216,6 +241,11 @@ public final class DevServer implements AutoCloseable {
         sqsAddress = sqs.start(host, config.get(ServerConfigKeys.PORT));
         SqsHttpServer server = sqs;
         registry.gauge("sqs.http.connections.open", server, SqsHttpServer::openConnections);
+        if (sharedRegistry != null) { // a component of a combined node: the node serves the admin endpoint
+            serving = true;
+            LOG.info("frontend serving SQS on {}://{}:{}", httpTls == null ? "http" : "https", host, sqsAddress.getPort());
+            return;
+        }
         int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
         admin = new AdminServer(registry, () -> serving, () -> catalog.image().appliedIndex() > 0, () -> new String(MetadataJson.write(ClusterStatus.render(
                 catalog.image(), metadataServer != null ? metadataServer.memberRoles() : unknownRoles(peers),

@@ -20,19 +20,33 @@ public final class MetadataNode implements AutoCloseable {
     private MetadataServer server;
     private AdminServer admin;
     private InetSocketAddress adminAddress;
+    private MetadataPeers peers;
     private volatile boolean serving;
 
     public MetadataNode(ServerConfig config) {
         this.config = config;
     }
 
+    /** Standalone ({@code sluice metadata}): the member, JVM metrics and its own admin endpoint. */
     public void start() throws IOException, InterruptedException {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        DevServer.bindJvmMetrics(registry);
+        startRole(registry);
+        admin = new AdminServer(registry, () -> serving, this::ready, () -> new String(MetadataJson.write(status()),
+                java.nio.charset.StandardCharsets.UTF_8), posts(), AdminAccess.configured(config));
+        adminAddress = admin.start(config.get(ServerConfigKeys.ADMIN_HOST), config.get(ServerConfigKeys.ADMIN_PORT),
+                HttpTls.context(config));
+        LOG.info("metadata member {} serving; admin on port {}", server.nodeId(), adminAddress.getPort());
+    }
+
+    /** The role alone, its meters in {@code registry}: what a launcher assembles (standalone or in a combined node). */
+    public void startRole(PrometheusMeterRegistry registry) throws IOException {
         String id = config.get(ServerConfigKeys.NODE_ID);
         String peersSpec = config.get(ServerConfigKeys.METADATA_PEERS);
         if (id.isEmpty() || peersSpec.isEmpty()) {
             throw new IllegalArgumentException("sluice metadata needs --node-id and --peers");
         }
-        MetadataPeers peers = MetadataPeers.parse(peersSpec);
+        peers = MetadataPeers.parse(peersSpec);
         // its Raft port binds the configured host, like its admin port; its peers reach it at its --peers address
         String host = config.get(ServerConfigKeys.HOST);
         server = new MetadataServer(id, host, peers, Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath(),
@@ -40,21 +54,35 @@ public final class MetadataNode implements AutoCloseable {
                 config.get(ServerConfigKeys.BACKEND_DEAD_AFTER_MS), config.get(ServerConfigKeys.METADATA_SNAPSHOT_EVERY),
                 config.get(ServerConfigKeys.SHARDS), ClusterTransport.forServer(config, "sluice metadata", host));
         server.start();
-        int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
-        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         registry.gauge("sluice.metadata.leader", server, m -> m.isLeader() ? 1 : 0);
         registry.gauge("sluice.metadata.leader_known", server, m -> m.leaderId() != null ? 1 : 0);
-        DevServer.bindJvmMetrics(registry);
-        admin = new AdminServer(registry, () -> serving, () -> server.leaderId() != null,
-                () -> new String(MetadataJson.write(ClusterStatus.render(server.image(), server.memberRoles(),
-                        peers.addresses(), server::isBackendAlive, server.isLeader(), rf)),
-                        java.nio.charset.StandardCharsets.UTF_8),
-                java.util.Map.of("/admin/access-keys", AccessKeyAdmin.handler(server::submit),
-                        "/admin/rebalance", AccessKeyAdmin.rebalance(server::submit)), AdminAccess.configured(config));
-        adminAddress = admin.start(config.get(ServerConfigKeys.ADMIN_HOST), config.get(ServerConfigKeys.ADMIN_PORT),
-                HttpTls.context(config));
         serving = true;
-        LOG.info("metadata member {} serving; admin on port {}", id, adminAddress.getPort());
+    }
+
+    /** The member in this process (null before {@link #startRole}). */
+    public MetadataServer server() {
+        return server;
+    }
+
+    boolean serving() {
+        return serving;
+    }
+
+    /** Ready once it knows the group's leader. */
+    boolean ready() {
+        return server.leaderId() != null;
+    }
+
+    /** The cluster as this member sees it ({@code GET /admin/status}). */
+    com.fasterxml.jackson.databind.node.ObjectNode status() {
+        return ClusterStatus.render(server.image(), server.memberRoles(), peers.addresses(), server::isBackendAlive,
+                server.isLeader(), config.get(ServerConfigKeys.REPLICATION_FACTOR));
+    }
+
+    /** The admin writes a member serves (they go through the group). */
+    java.util.Map<String, java.util.function.Function<byte[], String>> posts() {
+        return java.util.Map.of("/admin/access-keys", AccessKeyAdmin.handler(server::submit),
+                "/admin/rebalance", AccessKeyAdmin.rebalance(server::submit));
     }
 
     public InetSocketAddress adminAddress() {

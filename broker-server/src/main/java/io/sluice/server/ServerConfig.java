@@ -52,6 +52,15 @@ public final class ServerConfig {
         return config;
     }
 
+    /** This configuration with one key set (a component's own data folder inside a combined node's, say). */
+    public ServerConfig with(ConfigKey<?> key, String value) {
+        Map<String, String> copy = new HashMap<>(values);
+        copy.put(key.name(), value);
+        ServerConfig config = new ServerConfig(copy);
+        config.get(key);
+        return config;
+    }
+
     /** Whether {@code key} was given (config file, environment, command line, or the role's defaults). */
     public boolean isSet(ConfigKey<?> key) {
         return values.containsKey(key.name());

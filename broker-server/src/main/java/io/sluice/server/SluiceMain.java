@@ -12,17 +12,33 @@ import picocli.CommandLine.Option;
 /** The {@code sluice} command line. */
 @Command(name = "sluice", mixinStandardHelpOptions = true, version = "sluice 0.1.0-SNAPSHOT",
         description = "A clustered, durable work-queue server that speaks the Amazon SQS API.",
-        subcommands = {SluiceMain.Dev.class, SluiceMain.Frontend.class, SluiceMain.Metadata.class, SluiceMain.Backend.class,
+        subcommands = {SluiceMain.Dev.class, SluiceMain.Node.class, SluiceMain.Frontend.class, SluiceMain.Metadata.class,
+            SluiceMain.Backend.class,
             AdminCommand.class})
 public final class SluiceMain implements Runnable {
 
     public static void main(String[] args) {
+        ensureAsyncPool();
         System.exit(new CommandLine(new SluiceMain()).execute(args));
     }
 
     @Override
     public void run() {
         new CommandLine(this).usage(System.out);
+    }
+
+    /**
+     * On a machine with fewer than 3 cores the JDK's common pool has a parallelism of 1, and then every
+     * {@code CompletableFuture.*Async} call without an executor starts a new thread (Ratis' client completes each
+     * unordered read that way): measured, a thread per shard read and ~1 core of thread churn under load on 2 cores.
+     * A parallelism of 2 makes those continuations run on the common pool. Set before anything touches the pool; an
+     * explicit {@code -Djava.util.concurrent.ForkJoinPool.common.parallelism} wins.
+     */
+    static void ensureAsyncPool() {
+        String key = "java.util.concurrent.ForkJoinPool.common.parallelism";
+        if (System.getProperty(key) == null && Runtime.getRuntime().availableProcessors() < 3) {
+            System.setProperty(key, "2");
+        }
     }
 
     /** {@code sluice dev}: all roles in one process, data on local disk. The flags are a contract: keep them. */
@@ -250,6 +266,85 @@ public final class SluiceMain implements Runnable {
                 overrides.put(ServerConfigKeys.BACKEND_ADVERTISE_HOST.name(), advertiseHost);
             }
             BackendNode node = new BackendNode(ServerConfig.load(configFile, System.getenv(), overrides, defaults));
+            return runUntilStopped(node::start, node);
+        }
+    }
+
+    /**
+     * {@code sluice node}: every role in one JVM, one node of a combined cluster (a metadata member, a backend and a
+     * frontend; three nodes make a 3-node cluster). Its metadata Raft address is its entry in --metadata-peers.
+     */
+    @Command(name = "node", mixinStandardHelpOptions = true,
+            description = "Run a combined node: metadata member, backend and SQS frontend in one process.")
+    static final class Node implements Callable<Integer> {
+        @Option(names = "--node-id", required = true, description = "This node's id: its metadata member and backend"
+                + " id, as in --metadata-peers.")
+        String nodeId;
+
+        @Option(names = "--metadata-peers", required = true, description = "Every node's metadata member:"
+                + " id=host:port,... (Raft gRPC).")
+        String metadataPeers;
+
+        @Option(names = "--raft-port", defaultValue = "9500", description = "Raft port of its shard groups"
+                + " (default ${DEFAULT-VALUE}).")
+        int raftPort;
+
+        @Option(names = "--port", defaultValue = "9324", description = "SQS endpoint port (default ${DEFAULT-VALUE}).")
+        int port;
+
+        @Option(names = "--admin-port", defaultValue = "9325", description = "Health, metrics, status"
+                + " (default ${DEFAULT-VALUE}).")
+        int adminPort;
+
+        @Option(names = "--data-dir", defaultValue = "./node-data", description = "Metadata log, shard logs and"
+                + " stores, in metadata/ and backend/ (default ${DEFAULT-VALUE}).")
+        String dataDir;
+
+        @Option(names = "--host", defaultValue = "127.0.0.1", description = "Bind address of its Raft and SQS ports,"
+                + " advertised to the cluster unless --advertise-host is given (default ${DEFAULT-VALUE}; the admin"
+                + " endpoint binds sluice.admin.host).")
+        String host;
+
+        @Option(names = "--advertise-host", description = "The address other nodes reach this node's shard Raft port"
+                + " at, when it differs from --host.")
+        String advertiseHost;
+
+        @Option(names = "--access-key", description = "An access key accepted besides the catalog's.")
+        String accessKey;
+
+        @Option(names = "--secret-key", description = "Its secret.")
+        String secretKey;
+
+        @Option(names = "--config", description = "A properties file of configuration keys (docs/configuration.md).")
+        Path configFile;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception {
+            Map<String, String> overrides = new HashMap<>();
+            Map<String, String> defaults = new HashMap<>();
+            CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
+            overrides.put(ServerConfigKeys.NODE_ID.name(), nodeId);
+            overrides.put(ServerConfigKeys.METADATA_PEERS.name(), metadataPeers);
+            flagOrDefault(parsed, overrides, defaults, "--raft-port", ServerConfigKeys.BACKEND_RAFT_PORT,
+                    Integer.toString(raftPort));
+            flagOrDefault(parsed, overrides, defaults, "--port", ServerConfigKeys.PORT, Integer.toString(port));
+            flagOrDefault(parsed, overrides, defaults, "--admin-port", ServerConfigKeys.ADMIN_PORT,
+                    Integer.toString(adminPort));
+            flagOrDefault(parsed, overrides, defaults, "--data-dir", ServerConfigKeys.DATA_DIR, dataDir);
+            flagOrDefault(parsed, overrides, defaults, "--host", ServerConfigKeys.HOST, host);
+            if (advertiseHost != null) {
+                overrides.put(ServerConfigKeys.BACKEND_ADVERTISE_HOST.name(), advertiseHost);
+            }
+            if (accessKey != null) {
+                overrides.put(ServerConfigKeys.ACCESS_KEY.name(), accessKey);
+            }
+            if (secretKey != null) {
+                overrides.put(ServerConfigKeys.SECRET_KEY.name(), secretKey);
+            }
+            CombinedNode node = new CombinedNode(ServerConfig.load(configFile, System.getenv(), overrides, defaults));
             return runUntilStopped(node::start, node);
         }
     }

@@ -59,6 +59,12 @@ public final class LoadGenerator {
         int visibilitySeconds = 30;
         String queueName = "load-" + System.currentTimeMillis();
         List<Long> pids = new ArrayList<>();
+        /** A name per pid (its pid file's name, else the pid), for the per-process CPU figures. */
+        List<String> pidNames = new ArrayList<>();
+        /** Seconds of idle CPU measured before the load starts (0: none). */
+        int idleSeconds;
+        /** Where to record a JFR profile of every server process during the measurement (null: none). */
+        Path jfrDir;
         String accessKey = System.getenv().getOrDefault("AWS_ACCESS_KEY_ID", "sluice");
         String secretKey = System.getenv().getOrDefault("AWS_SECRET_ACCESS_KEY", "sluice-dev-secret");
         /**
@@ -74,7 +80,9 @@ public final class LoadGenerator {
          * {@code --warmup S}, {@code --seconds S}, {@code --producers N}, {@code --consumers N}, {@code --batch N},
          * {@code --body BYTES}, {@code --rate MSGS_PER_S}, {@code --partitions N}, {@code --drain S},
          * {@code --visibility S} (the queue's VisibilityTimeout), {@code --queue NAME},
-         * {@code --pid PID} (repeatable), {@code --pid-dir DIR} (every {@code *.pid} file in it).
+         * {@code --pid PID} (repeatable), {@code --pid-dir DIR} (every {@code *.pid} file in it), {@code --idle S}
+         * (first measure the servers' idle CPU for S seconds), {@code --jfr DIR} (a JFR profile of every server process
+         * over the measurement, {@code DIR/<name>.jfr}, through {@code jcmd}).
          */
         public static Options parse(String[] args) throws java.io.IOException {
             Options o = new Options();
@@ -93,14 +101,20 @@ public final class LoadGenerator {
                     case "--drain" -> o.drainSeconds = Integer.parseInt(v);
                     case "--visibility" -> o.visibilitySeconds = Integer.parseInt(v);
                     case "--queue" -> o.queueName = v;
-                    case "--pid" -> o.pids.add(Long.parseLong(v));
+                    case "--pid" -> {
+                        o.pids.add(Long.parseLong(v));
+                        o.pidNames.add(v);
+                    }
                     case "--pid-dir" -> {
                         try (var files = Files.list(Path.of(v))) {
-                            for (Path f : files.filter(f -> f.toString().endsWith(".pid")).toList()) {
+                            for (Path f : files.filter(f -> f.toString().endsWith(".pid")).sorted().toList()) {
                                 o.pids.add(Long.parseLong(Files.readString(f).trim()));
+                                o.pidNames.add(f.getFileName().toString().replace(".pid", ""));
                             }
                         }
                     }
+                    case "--idle" -> o.idleSeconds = Integer.parseInt(v);
+                    case "--jfr" -> o.jfrDir = Path.of(v);
                     default -> throw new IllegalArgumentException("unknown flag " + args[i]);
                 }
             }
@@ -159,6 +173,19 @@ public final class LoadGenerator {
         LoadGenerator generator = new LoadGenerator(options);
         Result r = generator.run();
         print(options, r);
+        if (!generator.perProcessCpu.isEmpty()) {
+            StringBuilder line = new StringBuilder("  server CPU s per 1,000 messages by process:");
+            generator.perProcessCpu.forEach((name, cpu) -> line.append(String.format(" %s %.3f", name, cpu)));
+            System.out.println(line);
+        }
+        if (!generator.drainedEmpty) {
+            System.out.println("  NOT DRAINED: the queue still held messages when the drain ended (--drain): \"lost\""
+                    + " counts those too; run again with a longer --drain to tell");
+        }
+        if (!Double.isNaN(generator.idleCpuPercent)) {
+            System.out.printf("  idle server CPU before the load: %.1f%% of a core (%d s)%n", generator.idleCpuPercent,
+                    options.idleSeconds);
+        }
         generator.errorKinds().forEach((kind, n) -> System.out.printf("  error x%d: %s%n", n, kind));
         System.exit(r.lost() == 0 ? 0 : 1);
     }
@@ -168,6 +195,9 @@ public final class LoadGenerator {
     }
 
     public Result run() throws Exception {
+        if (o.idleSeconds > 0 && !o.pids.isEmpty()) {
+            idleCpuPercent = measureIdle(o.idleSeconds);
+        }
         for (URI endpoint : o.endpoints) {
             clients.add(SqsAsyncClient.builder().endpointOverride(endpoint).region(Region.US_EAST_1)
                     .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(o.accessKey,
@@ -201,6 +231,9 @@ public final class LoadGenerator {
         }
         Thread.sleep(o.warmupSeconds * 1000L);
 
+        if (o.jfrDir != null) {
+            startProfiles();
+        }
         long[] cpuBefore = serverCpuTicks();
         long genBefore = generatorCpuNanos();
         sendLatency.reset();
@@ -229,13 +262,17 @@ public final class LoadGenerator {
 
         producing = false;
         drain();
+        drainedEmpty = queueEmpty();
         long lost = acknowledged.stream().filter(id -> !receivedCount.containsKey(id)).count();
         long duplicates = receivedCount.values().stream().mapToLong(n -> n - 1).sum();
         double ticks = 0;
+        double messages = Math.max(1, receivedInWindow.get());
+        perProcessCpu = new java.util.LinkedHashMap<>();
         for (int i = 0; i < cpuBefore.length; i++) {
             ticks += cpuAfter[i] - cpuBefore[i];
+            perProcessCpu.put(o.pidNames.get(i), (cpuAfter[i] - cpuBefore[i]) / (double) clockTicksPerSecond()
+                    / messages * 1000);
         }
-        double messages = Math.max(1, receivedInWindow.get());
         double serverCpuPer1000 = o.pids.isEmpty() ? Double.NaN : ticks / clockTicksPerSecond() / messages * 1000;
         double generatorCpuPer1000 = (genAfter - genBefore) / 1e9 / messages * 1000;
         try {
@@ -413,6 +450,37 @@ public final class LoadGenerator {
         long previous = last.getAndSet(now);
         if (measuring) {
             longest.accumulateAndGet(now - previous, Math::max);
+        }
+    }
+
+    /** Whether the queue was empty after the drain: if not, "lost" counts messages still queued, not lost ones. */
+    private volatile boolean drainedEmpty = true;
+
+    /** Server CPU s per 1,000 messages of each process, after {@link #run}. */
+    private Map<String, Double> perProcessCpu = Map.of();
+    /** The servers' CPU while idle, in % of one core, before the load ({@code --idle}); NaN if not measured. */
+    private double idleCpuPercent = Double.NaN;
+
+    /** Idle CPU of the server processes, in % of one core, over {@code seconds}. */
+    private double measureIdle(int seconds) throws Exception {
+        long[] before = serverCpuTicks();
+        Thread.sleep(seconds * 1000L);
+        long[] after = serverCpuTicks();
+        long ticks = 0;
+        for (int i = 0; i < before.length; i++) {
+            ticks += after[i] - before[i];
+        }
+        return ticks * 100.0 / clockTicksPerSecond() / seconds;
+    }
+
+    /** {@code jcmd PID JFR.start} on every server process, recording the measurement (profile settings). */
+    private void startProfiles() throws Exception {
+        Files.createDirectories(o.jfrDir);
+        for (int i = 0; i < o.pids.size(); i++) {
+            Path file = o.jfrDir.resolve(o.pidNames.get(i) + ".jfr").toAbsolutePath();
+            new ProcessBuilder("jcmd", Long.toString(o.pids.get(i)), "JFR.start", "name=load", "settings=profile",
+                    "duration=" + o.seconds + "s", "filename=" + file).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor(30, TimeUnit.SECONDS);
         }
     }
 

@@ -36,7 +36,7 @@ import org.slf4j.LoggerFactory;
  * of a new group joins on its own as soon as it sees the assignment, so the adds happen in parallel, as Ratis
  * needs (a lone member would campaign against peers that lack the group).
  */
-public final class BackendServer implements AutoCloseable {
+public final class BackendServer implements AutoCloseable, LocalLeaders {
     private static final Logger LOG = LoggerFactory.getLogger(BackendServer.class);
 
     private final String nodeId;
@@ -199,6 +199,33 @@ public final class BackendServer implements AutoCloseable {
         }
     }
 
+    private final org.apache.ratis.protocol.ClientId localClient = org.apache.ratis.protocol.ClientId.randomId();
+    private final java.util.concurrent.atomic.AtomicLong localCalls = new java.util.concurrent.atomic.AtomicLong();
+
+    /**
+     * Hands a request to the local replica when it leads the group: the same path a request from the network takes
+     * once gRPC has decoded it (retry cache, leader checks, append, replication), minus the network and the
+     * (de)serialization. Every local request has a call id of its own under this backend's client id.
+     */
+    @Override
+    public java.util.concurrent.CompletableFuture<org.apache.ratis.protocol.RaftClientReply> sendIfLeader(
+            RaftGroupId group, org.apache.ratis.protocol.Message message, boolean readOnly) {
+        if (!isLeaderReady(group)) {
+            return null;
+        }
+        org.apache.ratis.protocol.RaftClientRequest request = org.apache.ratis.protocol.RaftClientRequest.newBuilder()
+                .setClientId(localClient).setServerId(server.getId()).setGroupId(group)
+                .setCallId(localCalls.incrementAndGet()).setMessage(message)
+                .setType(readOnly ? org.apache.ratis.protocol.RaftClientRequest.readRequestType()
+                        : org.apache.ratis.protocol.RaftClientRequest.writeRequestType())
+                .build();
+        try {
+            return server.submitClientRequestAsync(request);
+        } catch (IOException e) {
+            return null; // the server is not running (closing): the network path reports what is wrong
+        }
+    }
+
     /** Whether this backend leads the shard and has committed an entry of its term (its state is current). */
     public boolean isLeaderReady(RaftGroupId id) {
         try {
@@ -323,7 +350,8 @@ public final class BackendServer implements AutoCloseable {
                     return existing;
                 }
                 closeQuietly(existing);
-                return new ShardClient(group, 512, 1, Runnable::run, transport);
+                return new ShardClient(group, 512, RatisSettings.MAX_ENTRY_PAYLOAD_BYTES, 1, Runnable::run, transport,
+                        this);
             });
         } catch (IOException ex) {
             return null;

@@ -47,6 +47,7 @@ public final class ShardClient implements AutoCloseable {
 
     private final RaftGroup group;
     private final RaftTransport transport;
+    private final LocalLeaders local;
     private volatile RaftClient client;
     private final int maxBatch;
     private final int maxEntryBytes;
@@ -72,6 +73,13 @@ public final class ShardClient implements AutoCloseable {
      */
     public ShardClient(RaftGroup group, int maxBatch, int maxEntryBytes, int maxInFlight, Executor completions,
                        RaftTransport transport) {
+        this(group, maxBatch, maxEntryBytes, maxInFlight, completions, transport, LocalLeaders.NONE);
+    }
+
+    /** @param local the shard leaders in this process: an entry for one of them is handed over without an RPC */
+    public ShardClient(RaftGroup group, int maxBatch, int maxEntryBytes, int maxInFlight, Executor completions,
+                       RaftTransport transport, LocalLeaders local) {
+        this.local = local;
         this.maxEntryBytes = maxEntryBytes;
         this.group = group;
         this.transport = transport;
@@ -174,7 +182,11 @@ public final class ShardClient implements AutoCloseable {
         CompletableFuture<RaftClientReply> reply;
         try {
             byte[] encoded = CommandCodec.join(batch.stream().map(Pending::encoded).toList());
-            reply = used.async().send(Message.valueOf(ByteString.copyFrom(encoded)));
+            Message entry = Message.valueOf(ByteString.copyFrom(encoded));
+            reply = local.sendIfLeader(group.getGroupId(), entry, false);
+            if (reply == null || LocalLeaders.refusedBeforeAppend(reply)) {
+                reply = used.async().send(entry); // not led here (any more): over the network, with its retries
+            }
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e); // never leak an in-flight slot
         }
@@ -242,8 +254,12 @@ public final class ShardClient implements AutoCloseable {
     private CompletableFuture<PartitionEngine.Outcome> withBodies(RaftClient used, PartitionId partition,
                                                                  PartitionResponse.Received received) {
         List<Long> seqs = received.deliveries().stream().map(PartitionResponse.Delivery::seq).toList();
-        return used.async().sendReadOnlyUnordered(Message.valueOf(ByteString.copyFrom(
-                ShardQueries.readMessages(partition, seqs)))).thenApplyAsync(reply -> {
+        Message read = Message.valueOf(ByteString.copyFrom(ShardQueries.readMessages(partition, seqs)));
+        CompletableFuture<RaftClientReply> answer = local.sendIfLeader(group.getGroupId(), read, true);
+        if (answer == null || LocalLeaders.refusedBeforeAppend(answer)) {
+            answer = used.async().sendReadOnlyUnordered(read);
+        }
+        return answer.thenApplyAsync(reply -> {
                     if (!reply.isSuccess()) {
                         throw new java.util.concurrent.CompletionException(reply.getException());
                     }

@@ -226,15 +226,17 @@ public final class ShardStateMachine extends BaseStateMachine {
     @Override
     public TransactionContext startTransaction(RaftClientRequest request) throws IOException {
         ByteString batch = request.getMessage().getContent();
+        List<CommandCodec.Addressed> decoded;
         try {
-            CommandCodec.decode(batch.toByteArray()); // refuse what does not decode: it never reaches the log
+            decoded = CommandCodec.decode(batch.toByteArray()); // refuse what does not decode: it never reaches the log
         } catch (RuntimeException e) {
             throw new IOException("not a command batch: " + e.getMessage(), e);
         }
         long stamp = clock.stamp(lastStampMillis, lastStampNanos);
         ByteString stamped = ByteString.copyFrom(ByteBuffer.allocate(8).putLong(0, stamp)).concat(batch);
+        // the decoded batch rides along to this leader's apply (decoded from these very bytes): decoded once here
         return TransactionContext.newBuilder().setStateMachine(this).setClientRequest(request).setLogData(stamped)
-                .build();
+                .setStateMachineContext(decoded).build();
     }
 
     @Override
@@ -250,7 +252,10 @@ public final class ShardStateMachine extends BaseStateMachine {
             long leaderTime = data.substring(0, 8).asReadOnlyByteBuffer().getLong();
             lastStampNanos = clock.monotonicNanos();
             lastStampMillis = leaderTime;
-            List<CommandCodec.Addressed> batch = CommandCodec.decode(data.substring(8).toByteArray());
+            @SuppressWarnings("unchecked")
+            List<CommandCodec.Addressed> batch = trx.getStateMachineContext() instanceof List<?> decoded
+                    ? (List<CommandCodec.Addressed>) decoded // the leader decoded it in startTransaction
+                    : CommandCodec.decode(data.substring(8).toByteArray());
             List<Mutation> mutations = new ArrayList<>();
             List<PartitionEngine.Outcome> outcomes = new ArrayList<>(batch.size());
             List<Effect> effects = new ArrayList<>();

@@ -12,6 +12,7 @@ import io.sluice.backend.engine.QueueCounts;
 import io.sluice.backend.engine.StoredMessage;
 import io.sluice.common.SqsError;
 import io.sluice.common.raft.RaftTransport;
+import io.sluice.common.raft.RatisSettings;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -55,6 +56,7 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
 
     private final Router router;
     private final RaftTransport transport;
+    private final LocalLeaders local;
     private final Map<RaftGroupId, ShardClient> writers = new ConcurrentHashMap<>();
     private final Map<RaftGroupId, RaftClient> readers = new ConcurrentHashMap<>();
     private final Map<RaftGroupId, Boolean> watched = new ConcurrentHashMap<>();
@@ -78,6 +80,12 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
 
     /** @param transport how it reaches the shards (mutual TLS in a cluster) */
     public ShardedPartitionService(Router router, RaftTransport transport) {
+        this(router, transport, LocalLeaders.NONE);
+    }
+
+    /** @param local shard leaders in this process (a combined node): reached without an RPC */
+    public ShardedPartitionService(Router router, RaftTransport transport, LocalLeaders local) {
+        this.local = local;
         this.router = router;
         this.transport = transport;
         watcher.scheduleWithFixedDelay(this::watchNewShards, 0, 1, TimeUnit.SECONDS);
@@ -90,7 +98,7 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
                 return existing;
             }
             closeQuietly(existing);
-            return new ShardClient(group, 512, 2, replies, transport);
+            return new ShardClient(group, 512, RatisSettings.MAX_ENTRY_PAYLOAD_BYTES, 2, replies, transport, local);
         });
     }
 
@@ -124,8 +132,13 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
     }
 
     private CompletableFuture<byte[]> query(RaftGroup group, byte[] q) {
-        // unordered: reads need no sequence, and the ordered path bounds outstanding requests with a blocking semaphore
-        return reader(group).async().sendReadOnlyUnordered(Message.valueOf(ByteString.copyFrom(q))).thenApplyAsync(reply -> {
+        Message read = Message.valueOf(ByteString.copyFrom(q));
+        CompletableFuture<RaftClientReply> answer = local.sendIfLeader(group.getGroupId(), read, true);
+        if (answer == null || LocalLeaders.refusedBeforeAppend(answer)) {
+            // unordered: reads need no sequence, and the ordered path bounds outstanding requests with a blocking semaphore
+            answer = reader(group).async().sendReadOnlyUnordered(read);
+        }
+        return answer.thenApplyAsync(reply -> {
             if (!reply.isSuccess()) {
                 throw new IllegalStateException("shard read failed: " + reply.getException());
             }
@@ -217,7 +230,8 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
                                 reply.getMessage().getContent().toByteArray());
                         if (!available.isEmpty()) {
                             List<Effect> effects = new ArrayList<>();
-                            available.forEach(p -> effects.add(new Effect.MessagesAvailable(p, 1)));
+                            // how many is not in the answer: wake every parked poll
+                            available.forEach(p -> effects.add(new Effect.MessagesAvailable(p, Integer.MAX_VALUE)));
                             listeners.forEach(l -> l.onEffects(effects));
                         }
                         await(group);

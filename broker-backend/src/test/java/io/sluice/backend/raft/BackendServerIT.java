@@ -65,4 +65,44 @@ class BackendServerIT {
             backend.close();
         }
     }
+
+    /**
+     * A shard led in this process is reached without an RPC ({@link LocalLeaders}): a client whose group names an
+     * address where nothing listens still gets its commands applied and its reads answered through the local leader;
+     * without it, the same client gets nothing.
+     */
+    @Test
+    void aShardLedHereIsReachedWithoutTheNetwork() throws Exception {
+        int port;
+        int nowhere;
+        try (ServerSocket s = new ServerSocket(0); ServerSocket t = new ServerSocket(0)) {
+            port = s.getLocalPort();
+            nowhere = t.getLocalPort(); // closed again: nothing listens there
+        }
+        BackendServer backend = new BackendServer("b1", "127.0.0.1", port, dir, SystemClock.INSTANCE, 1_000_000);
+        try {
+            backend.start();
+            RaftGroupId id = RaftGroupId.valueOf(UUID.randomUUID());
+            backend.join(RaftGroup.valueOf(id, RaftPeer.newBuilder().setId("b1").setAddress("127.0.0.1:" + port).build()));
+            await().atMost(Duration.ofSeconds(60)).until(() -> backend.isLeaderReady(id));
+            RaftGroup unreachable = RaftGroup.valueOf(id,
+                    RaftPeer.newBuilder().setId("b1").setAddress("127.0.0.1:" + nowhere).build());
+            PartitionId p = new PartitionId(1, 0);
+            try (ShardClient local = new ShardClient(unreachable, 64, io.sluice.common.raft.RatisSettings
+                    .MAX_ENTRY_PAYLOAD_BYTES, 2, Runnable::run, io.sluice.common.raft.RaftTransport.PLAINTEXT, backend);
+                 ShardClient remote = new ShardClient(unreachable, 64, 2, Runnable::run)) {
+                local.submit(p, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS)).get(30, TimeUnit.SECONDS);
+                assertInstanceOf(PartitionResponse.Sent.class, local.submit(p, new PartitionCommand.Send(
+                        List.of(NewMessage.of("m1", "in process")))).get(30, TimeUnit.SECONDS).response());
+                var received = local.submit(p, new PartitionCommand.Receive(10, 30, null)).get(30, TimeUnit.SECONDS);
+                assertEquals(1, received.delivered().size(), "leased, and its body read from the local leader");
+                assertEquals("in process", received.delivered().get(0).message().body());
+                var overNetwork = remote.submit(p, new PartitionCommand.Send(List.of(NewMessage.of("m2", "lost"))));
+                org.junit.jupiter.api.Assertions.assertThrows(Exception.class, () -> overNetwork.get(5, TimeUnit.SECONDS),
+                        "the same group over the network reaches nobody");
+            }
+        } finally {
+            backend.close();
+        }
+    }
 }

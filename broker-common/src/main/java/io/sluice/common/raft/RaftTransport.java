@@ -52,7 +52,71 @@ public final class RaftTransport {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read the Raft TLS private key " + privateKey, e);
         }
-        return new RaftTransport(new GrpcTlsConfig(privateKey.toFile(), certificate.toFile(), trustedCa.toFile(), true));
+        return new RaftTransport(new GrpcTlsConfig(keyManager(certificate, privateKey), trustManager(trustedCa), true));
+    }
+
+    /*
+     * The key and trust managers are built once here. Given the PEM files instead, Ratis' gRPC client builds a new TLS
+     * context from them for every channel it opens (and it opens one again after every reconnect): re-reading the
+     * files and deriving a PKCS#12 keystore with PBKDF2 each time, measured at most of a combined node's CPU while
+     * clients reconnected after a leader change.
+     */
+    private static javax.net.ssl.KeyManager keyManager(Path certificate, Path privateKey) {
+        try {
+            java.security.cert.X509Certificate[] chain = certificates(certificate)
+                    .toArray(java.security.cert.X509Certificate[]::new);
+            java.security.KeyStore store = java.security.KeyStore.getInstance("PKCS12");
+            store.load(null, null);
+            char[] password = new char[0];
+            store.setKeyEntry("raft", privateKey(privateKey, chain[0].getPublicKey().getAlgorithm()), password, chain);
+            javax.net.ssl.KeyManagerFactory factory = javax.net.ssl.KeyManagerFactory.getInstance(
+                    javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
+            factory.init(store, password);
+            return factory.getKeyManagers()[0];
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the Raft TLS key or certificate", e);
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IllegalArgumentException("Raft TLS key " + privateKey + " or certificate " + certificate
+                    + " unusable: " + e.getMessage(), e);
+        }
+    }
+
+    private static javax.net.ssl.TrustManager trustManager(Path trustedCa) {
+        try {
+            java.security.KeyStore store = java.security.KeyStore.getInstance("PKCS12");
+            store.load(null, null);
+            int n = 0;
+            for (java.security.cert.X509Certificate ca : certificates(trustedCa)) {
+                store.setCertificateEntry("ca-" + n++, ca);
+            }
+            javax.net.ssl.TrustManagerFactory factory = javax.net.ssl.TrustManagerFactory.getInstance(
+                    javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+            factory.init(store);
+            return factory.getTrustManagers()[0];
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the Raft TLS trusted CA " + trustedCa, e);
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IllegalArgumentException("Raft TLS trusted CA " + trustedCa + " unusable: " + e.getMessage(), e);
+        }
+    }
+
+    private static java.util.List<java.security.cert.X509Certificate> certificates(Path file)
+            throws IOException, CertificateException {
+        try (InputStream in = Files.newInputStream(file)) {
+            return CertificateFactory.getInstance("X.509").generateCertificates(in).stream()
+                    .map(c -> (java.security.cert.X509Certificate) c).toList();
+        }
+    }
+
+    /** An unencrypted PKCS#8 PEM key of the certificate's algorithm (RSA, EC, ...). */
+    private static java.security.PrivateKey privateKey(Path file, String algorithm)
+            throws IOException, java.security.GeneralSecurityException {
+        String pem = Files.readString(file);
+        String body = pem.substring(pem.indexOf("-----BEGIN PRIVATE KEY-----") + "-----BEGIN PRIVATE KEY-----".length(),
+                pem.indexOf("-----END PRIVATE KEY-----"));
+        byte[] der = java.util.Base64.getMimeDecoder().decode(body);
+        return java.security.KeyFactory.getInstance(algorithm).generatePrivate(
+                new java.security.spec.PKCS8EncodedKeySpec(der));
     }
 
     private static void requireCertificates(Path file, String what) {

@@ -70,31 +70,37 @@ public final class ReceiveMessage implements SqsAction {
                 SystemAttributeSelection.of(params.stringList("AttributeNames"),
                         params.stringList("MessageSystemAttributeNames")),
                 AttributeNameFilter.of(params.stringList("MessageAttributeNames")));
-        return attempt(ctx, request, waitSeconds > 0);
+        return attempt(ctx, request, waitSeconds > 0, false);
     }
 
-    private CompletableFuture<ObjectNode> attempt(ActionContext ctx, Request r, boolean longPoll) {
+    /**
+     * @param probe look without leasing first, and lease only where messages are visible: a poll woken by an arrival
+     *              (as are all its queue's other parked polls) or by its deadline mostly finds nothing, and an empty
+     *              Receive is still a replicated write; a first attempt leases at once (one write, no extra read)
+     */
+    private CompletableFuture<ObjectNode> attempt(ActionContext ctx, Request r, boolean longPoll, boolean probe) {
         if (!ctx.connected() || longPolls.closing()) {
             return Responses.empty();
         }
         List<PartitionId> partitions = services.partitionIds(r.queue());
         CompletableFuture<Void> waiter = longPoll ? longPolls.register(partitions, r.deadlineMillis()) : null;
-        return candidates(partitions)
+        return candidates(partitions, probe)
                 .thenCompose(order -> leaseFrom(ctx, r, order, 0, waiter))
                 .thenCompose(answer -> answer != null ? Responses.done(answer) : park(ctx, r, waiter, partitions));
     }
 
     /**
-     * Where to try to lease, in order. One partition: itself. Several: probe every partition without leasing, and
-     * keep those with visible messages, starting at a rotating offset so receivers spread over partitions.
+     * Where to try to lease, in order. One partition: itself (unless {@code probe}). Several: probe every partition
+     * without leasing, and keep those with visible messages, starting at a rotating offset so receivers spread over
+     * partitions.
      */
-    private CompletableFuture<List<PartitionId>> candidates(List<PartitionId> partitions) {
+    private CompletableFuture<List<PartitionId>> candidates(List<PartitionId> partitions, boolean probe) {
         int start = Math.floorMod(rotation.getAndIncrement(), partitions.size());
         List<PartitionId> rotated = new java.util.ArrayList<>(partitions.size());
         for (int i = 0; i < partitions.size(); i++) {
             rotated.add(partitions.get((start + i) % partitions.size()));
         }
-        if (rotated.size() == 1) {
+        if (rotated.size() == 1 && !probe) {
             return CompletableFuture.completedFuture(rotated);
         }
         List<CompletableFuture<Integer>> probes = rotated.stream().map(p -> services.partitions().visibleNow(p)).toList();
@@ -152,13 +158,13 @@ public final class ReceiveMessage implements SqsAction {
                 longPolls.wakeAt(waiter, next);
             }
             return waiter.thenCompose(x -> services.nowMillis() >= r.deadlineMillis()
-                    ? finalAttempt(ctx, r) : attempt(ctx, r, true));
+                    ? finalAttempt(ctx, r) : attempt(ctx, r, true, true));
         });
     }
 
     /** At the deadline: one last short poll, so a message that arrived at the last moment is not missed. */
     private CompletableFuture<ObjectNode> finalAttempt(ActionContext ctx, Request r) {
-        return attempt(ctx, r, false);
+        return attempt(ctx, r, false, true);
     }
 
     private static void cancel(CompletableFuture<Void> waiter) {

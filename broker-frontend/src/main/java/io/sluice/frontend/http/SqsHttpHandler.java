@@ -62,24 +62,28 @@ final class SqsHttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         inFlight.begin();
         guard.requestStarted(ctx);
         previous = previous.thenCompose(v -> processor.process(in)).handle((out, error) -> {
-            inFlight.end();
             try {
                 ctx.executor().execute(() -> guard.requestAnswered(ctx)); // the guard lives on the event loop
             } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
                 // the event loop is gone with its connections: nothing left to count, and the answer still goes out
             }
-            if (out != null) {
-                write(ctx, out, keepAlive);
+            // in flight until the answer is on the wire: a shutdown that waits for in-flight requests must not close
+            // the connection while the answer is still queued on its event loop
+            io.netty.channel.ChannelFuture sent = out != null ? write(ctx, out, keepAlive) : ctx.close();
+            if (sent == null) {
+                inFlight.end();
             } else {
-                ctx.close();
+                sent.addListener(f -> inFlight.end());
             }
             return null;
         });
     }
 
-    static void write(ChannelHandlerContext ctx, SqsRequestProcessor.Outgoing out, boolean keepAlive) {
+    /** Writes the answer; the future of its write, or null when the connection is already gone. */
+    static io.netty.channel.ChannelFuture write(ChannelHandlerContext ctx, SqsRequestProcessor.Outgoing out,
+                                                boolean keepAlive) {
         if (!ctx.channel().isActive()) {
-            return;
+            return null;
         }
         FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
                 HttpResponseStatus.valueOf(out.status()), Unpooled.wrappedBuffer(out.body()));
@@ -89,11 +93,10 @@ final class SqsHttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         out.headers().forEach((k, v) -> response.headers().set(k, v));
         if (keepAlive) {
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
-            ctx.writeAndFlush(response);
-        } else {
-            response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-            ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+            return ctx.writeAndFlush(response);
         }
+        response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        return ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
     }
 
     @Override

@@ -78,13 +78,27 @@ public final class LongPolls implements PartitionService.EffectListener, AutoClo
         return waiters.values().stream().mapToInt(Set::size).sum();
     }
 
+    /**
+     * Wakes as many of the partition's parked polls as it has visible messages (each woken poll leases at least one
+     * unless another took them first), not all of them: with many consumers parked on one queue, waking every one for
+     * each arrival makes each of them try, and all but a few find nothing. A count that is not known is
+     * {@link Integer#MAX_VALUE} and wakes them all.
+     */
     @Override
     public void onEffects(List<Effect> effects) {
         for (Effect e : effects) {
             if (e instanceof Effect.MessagesAvailable available) {
                 Set<CompletableFuture<Void>> set = waiters.get(available.partition());
                 if (set != null) {
-                    set.forEach(w -> w.complete(null));
+                    int wake = Math.max(1, available.visibleCount());
+                    for (CompletableFuture<Void> w : set) {
+                        if (wake <= 0) {
+                            break;
+                        }
+                        if (w.complete(null)) {
+                            wake--;
+                        }
+                    }
                 }
             }
         }
