@@ -33,7 +33,13 @@ class ShardedBackendsIT {
     /** Ceiling of one wait: for a hung cluster, not a slow one (these normally take seconds). */
     static final Duration CEILING = Duration.ofMinutes(3);
 
+    /**
+     * Full form only ({@code scripts/fault-suite.sh}): in CI a shard's loss of its leader is {@code ClusterEndToEndIT}'s,
+     * of its primary under load {@code ClusterFaultIT}'s and of a whole combined node {@code CombinedClusterIT}'s, and
+     * every cluster test has backends join their shards.
+     */
     @Test
+    @org.junit.jupiter.api.condition.EnabledIfSystemProperty(named = "sluice.faults", matches = "full")
     void backendsJoinTheirShardsAndAShardSurvivesLosingABackend() throws Exception {
         try (MetadataProcess.Group group = new MetadataProcess.Group("sharded", Map.of("SLUICE_SHARDS", "4",
                 "SLUICE_REPLICATION_FACTOR", "3"))) {
