@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * frontend ({@link DevServer} as a cluster frontend), started in that order with one meter registry and one admin
  * endpoint. Each keeps its own port (metadata Raft, shard Raft, SQS) and its own folder under the node's data folder
  * ({@code metadata/}, {@code backend/}). The frontend reaches a shard leader hosted by this same process without an
- * RPC ({@link io.sluice.backend.raft.BackendServer#localLeader}).
+ * RPC ({@link io.sluice.backend.raft.BackendServer#sendIfLeader}).
  */
 public final class CombinedNode implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(CombinedNode.class);
