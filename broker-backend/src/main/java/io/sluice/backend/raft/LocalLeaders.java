@@ -17,25 +17,42 @@ public interface LocalLeaders {
     /**
      * Submits {@code message} to this process's replica of {@code group} if that replica leads the group now (and has
      * committed an entry of its term); null if it does not (the caller sends over the network instead).
-     *
-     * <p>A reply that is already complete when this returns and carries {@link #refusedBeforeAppend refusal}
-     * was never appended: the caller may send the same request over the network. Any later failure may follow an
-     * append, so the request's outcome is unknown.
      */
     CompletableFuture<RaftClientReply> sendIfLeader(RaftGroupId group, Message message, boolean readOnly);
 
     /**
-     * Whether a reply that was complete on return says the leader refused the request before appending it (it was not
-     * the leader, not ready, stepping down, or out of pending-request permits).
+     * A request through the local leader when there is one, else (or when that leader refused it where resending is
+     * safe) through {@code network}. Reads are resent on any failure (they change nothing). A write is resent only
+     * when the leader refused it before appending it: not ready, stepping down, out of pending-request permits, or not
+     * the leader at the moment it was submitted; a write that failed after it may have been appended is not resent
+     * (it could apply twice under a new call id) and fails, as a network client whose retries ran out does. A resend
+     * starts on {@code executor}, never on the Ratis thread that completed the local reply.
      */
-    static boolean refusedBeforeAppend(CompletableFuture<RaftClientReply> reply) {
-        if (!reply.isDone() || reply.isCompletedExceptionally()) {
-            return reply.isDone();
+    static CompletableFuture<RaftClientReply> send(LocalLeaders local, RaftGroupId group, Message message,
+                                                   boolean readOnly,
+                                                   java.util.function.Supplier<CompletableFuture<RaftClientReply>> network,
+                                                   java.util.concurrent.Executor executor) {
+        CompletableFuture<RaftClientReply> reply = local.sendIfLeader(group, message, readOnly);
+        if (reply == null) {
+            return network.get();
         }
-        RaftClientReply r = reply.join();
-        return !r.isSuccess() && (r.getNotLeaderException() != null
-                || r.getException() instanceof org.apache.ratis.protocol.exceptions.LeaderNotReadyException
-                || r.getException() instanceof org.apache.ratis.protocol.exceptions.LeaderSteppingDownException
-                || r.getException() instanceof org.apache.ratis.protocol.exceptions.ResourceUnavailableException);
+        boolean completeOnReturn = reply.isDone();
+        return reply.handle((r, error) -> {
+            boolean resend = readOnly ? error != null || !r.isSuccess()
+                    : error == null && !r.isSuccess() && refusedBeforeAppend(r, completeOnReturn);
+            return resend ? CompletableFuture.supplyAsync(network, executor).thenCompose(f -> f) : error != null ? CompletableFuture.<RaftClientReply>failedFuture(error)
+                    : CompletableFuture.completedFuture(r);
+        }).thenCompose(f -> f);
+    }
+
+    /** Whether a failed write reply says the leader refused the write before appending it. */
+    private static boolean refusedBeforeAppend(RaftClientReply r, boolean completeOnReturn) {
+        Throwable e = r.getException();
+        return e instanceof org.apache.ratis.protocol.exceptions.LeaderNotReadyException
+                || e instanceof org.apache.ratis.protocol.exceptions.LeaderSteppingDownException
+                || e instanceof org.apache.ratis.protocol.exceptions.ResourceUnavailableException
+                // a leader stepping down also answers NotLeader to writes it had appended: only one given at once is
+                // known to be a refusal at submission
+                || (completeOnReturn && r.getNotLeaderException() != null);
     }
 }

@@ -183,10 +183,9 @@ public final class ShardClient implements AutoCloseable {
         try {
             byte[] encoded = CommandCodec.join(batch.stream().map(Pending::encoded).toList());
             Message entry = Message.valueOf(ByteString.copyFrom(encoded));
-            reply = local.sendIfLeader(group.getGroupId(), entry, false);
-            if (reply == null || LocalLeaders.refusedBeforeAppend(reply)) {
-                reply = used.async().send(entry); // not led here (any more): over the network, with its retries
-            }
+            // not led here (or refused before its append): over the network, with the client's retries
+            reply = LocalLeaders.send(local, group.getGroupId(), entry, false, () -> used.async().send(entry),
+                    completions);
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e); // never leak an in-flight slot
         }
@@ -255,11 +254,8 @@ public final class ShardClient implements AutoCloseable {
                                                                  PartitionResponse.Received received) {
         List<Long> seqs = received.deliveries().stream().map(PartitionResponse.Delivery::seq).toList();
         Message read = Message.valueOf(ByteString.copyFrom(ShardQueries.readMessages(partition, seqs)));
-        CompletableFuture<RaftClientReply> answer = local.sendIfLeader(group.getGroupId(), read, true);
-        if (answer == null || LocalLeaders.refusedBeforeAppend(answer)) {
-            answer = used.async().sendReadOnlyUnordered(read);
-        }
-        return answer.thenApplyAsync(reply -> {
+        return LocalLeaders.send(local, group.getGroupId(), read, true, () -> used.async().sendReadOnlyUnordered(read),
+                completions).thenApplyAsync(reply -> {
                     if (!reply.isSuccess()) {
                         throw new java.util.concurrent.CompletionException(reply.getException());
                     }

@@ -133,12 +133,9 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
 
     private CompletableFuture<byte[]> query(RaftGroup group, byte[] q) {
         Message read = Message.valueOf(ByteString.copyFrom(q));
-        CompletableFuture<RaftClientReply> answer = local.sendIfLeader(group.getGroupId(), read, true);
-        if (answer == null || LocalLeaders.refusedBeforeAppend(answer)) {
-            // unordered: reads need no sequence, and the ordered path bounds outstanding requests with a blocking semaphore
-            answer = reader(group).async().sendReadOnlyUnordered(read);
-        }
-        return answer.thenApplyAsync(reply -> {
+        // unordered: reads need no sequence, and the ordered path bounds outstanding requests with a blocking semaphore
+        return LocalLeaders.send(local, group.getGroupId(), read, true,
+                () -> reader(group).async().sendReadOnlyUnordered(read), replies).thenApplyAsync(reply -> {
             if (!reply.isSuccess()) {
                 throw new IllegalStateException("shard read failed: " + reply.getException());
             }
