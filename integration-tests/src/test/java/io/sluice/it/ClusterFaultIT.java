@@ -163,7 +163,7 @@ class ClusterFaultIT {
     }
 
     /** A paced load (300 msg/s, 4 producers and 4 consumers over both frontends) running in the background. */
-    private record Load(LoadGenerator generator, CompletableFuture<LoadGenerator.Result> run, String queue) {
+    record Load(LoadGenerator generator, CompletableFuture<LoadGenerator.Result> run, String queue) {
     }
 
     /**
@@ -172,6 +172,15 @@ class ClusterFaultIT {
      * however long a slow day makes it.
      */
     private static Load startLoad(String queuePrefix, CompletableFuture<?> scenarioDone) {
+        return startLoad(endpoints, queuePrefix + "-" + System.currentTimeMillis(), scenarioDone, ClusterFaultIT::state);
+    }
+
+    /**
+     * The fault tests' load (also {@link CombinedClusterIT}'s) on queue {@code queue} over {@code endpoints}; returns
+     * once messages flow in its measured window ({@code state} describes the cluster if they never do).
+     */
+    static Load startLoad(List<URI> endpoints, String queue, CompletableFuture<?> scenarioDone,
+                          java.util.function.Supplier<String> state) {
         LoadGenerator.Options o = new LoadGenerator.Options();
         o.endpoints.addAll(endpoints);
         o.warmupSeconds = 3;
@@ -183,7 +192,7 @@ class ClusterFaultIT {
         o.rate = 300;
         o.visibilitySeconds = 5; // a lease whose answer died with a process comes back soon
         o.drainSeconds = 120;
-        o.queueName = queuePrefix + "-" + System.currentTimeMillis();
+        o.queueName = queue;
         LoadGenerator generator = new LoadGenerator(o);
         CompletableFuture<LoadGenerator.Result> run = CompletableFuture.supplyAsync(() -> {
             try {
@@ -193,7 +202,7 @@ class ClusterFaultIT {
             }
         });
         ClusterState.awaitTrue("messages flowing through the cluster", CEILING,
-                () -> generator.receivedInWindow() > 300 || run.isDone(), ClusterFaultIT::state);
+                () -> generator.receivedInWindow() > 300 || run.isDone(), state);
         return new Load(generator, run, o.queueName);
     }
 

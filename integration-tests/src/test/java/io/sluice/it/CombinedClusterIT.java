@@ -88,32 +88,12 @@ class CombinedClusterIT {
     /** Paced load over all three nodes; the primary node of its queue killed (SIGKILL), down 3 s, restarted. */
     private static void faultUnderLoad(Path dir, List<URI> endpoints) throws Exception {
         CompletableFuture<Void> recovered = new CompletableFuture<>();
-        LoadGenerator.Options o = new LoadGenerator.Options();
-        o.endpoints.addAll(endpoints);
-        o.warmupSeconds = 3;
-        o.seconds = 8;
-        o.until = recovered;
-        o.untilCeilingSeconds = 600;
-        o.producers = 4;
-        o.consumers = 4;
-        o.rate = 300;
-        o.visibilitySeconds = 5; // a lease whose answer died with the node comes back soon
-        o.drainSeconds = 120;
-        o.queueName = "combined-fault-" + System.currentTimeMillis();
-        LoadGenerator generator = new LoadGenerator(o);
-        CompletableFuture<LoadGenerator.Result> run = CompletableFuture.supplyAsync(() -> {
-            try {
-                return generator.run();
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        });
         String victim;
+        ClusterFaultIT.Load load = ClusterFaultIT.startLoad(endpoints, "combined-fault-" + System.currentTimeMillis(),
+                recovered, CombinedClusterIT::state);
         try {
-            ClusterState.awaitTrue("messages flowing through the cluster", CEILING,
-                    () -> generator.receivedInWindow() > 300 || run.isDone(), CombinedClusterIT::state);
-            String group = groupOf(dir, o.queueName);
-            victim = ClusterState.await("the primary node of " + o.queueName, CEILING, () -> leaderOf(group),
+            String group = groupOf(dir, load.queue());
+            victim = ClusterState.await("the primary node of " + load.queue(), CEILING, () -> leaderOf(group),
                     v -> v != null, CombinedClusterIT::state);
             long pid = Long.parseLong(Files.readString(dir.resolve(victim + ".pid")).trim());
             ProcessHandle handle = ProcessHandle.of(pid).orElseThrow();
@@ -124,10 +104,10 @@ class CombinedClusterIT {
         } finally {
             recovered.complete(null);
         }
-        LoadGenerator.Result r = run.get(10, TimeUnit.MINUTES);
+        LoadGenerator.Result r = load.run().get(10, TimeUnit.MINUTES);
         String line = String.format("combined node %s | %,d | %d | %d | %d | %d ms / %d ms", victim, r.acknowledged(),
                 r.lost(), r.duplicates(), r.errors(), r.longestSendGapMillis(), r.longestReceiveGapMillis());
-        System.out.println("fault under load: " + line + " " + generator.errorKinds());
+        System.out.println("fault under load: " + line + " " + load.generator().errorKinds());
         assertTrue(r.acknowledgedInTail() > 0, "the cluster took writes after the restart: " + line + state());
         assertEquals(0, r.lost(), "every acknowledged send was received: " + line);
     }
