@@ -186,14 +186,14 @@ public final class BackendNode implements AutoCloseable {
     /** The partitions of the shards this backend leads, for the queue metrics (each is exported by its primary only). */
     private List<QueueMetrics.Row> primaryPartitions() {
         ClusterImage image = catalog.image();
-        Map<String, List<io.sluice.backend.engine.PartitionId>> byShard = new java.util.HashMap<>();
+        Map<String, List<io.sluice.partition.PartitionId>> byShard = new java.util.HashMap<>();
         Map<Long, String> names = new java.util.HashMap<>();
         for (var q : image.queues().values()) {
             names.put(q.queueId(), q.name());
             for (var p : image.partitionsOf(q.queueId())) {
                 if (p.shardId() != null) {
                     byShard.computeIfAbsent(p.shardId(), k -> new ArrayList<>())
-                            .add(new io.sluice.backend.engine.PartitionId(q.queueId(), p.index()));
+                            .add(new io.sluice.partition.PartitionId(q.queueId(), p.index()));
                 }
             }
         }
@@ -201,7 +201,7 @@ public final class BackendNode implements AutoCloseable {
         for (ShardInfo shard : image.shards().values()) {
             RaftGroupId gid = groupId(shard);
             var machine = backend.shard(gid);
-            List<io.sluice.backend.engine.PartitionId> ids = byShard.get(shard.shardId());
+            List<io.sluice.partition.PartitionId> ids = byShard.get(shard.shardId());
             if (machine == null || ids == null || !backend.isLeaderReady(gid)) {
                 continue;
             }
@@ -247,12 +247,12 @@ public final class BackendNode implements AutoCloseable {
 
     private void reconcile() {
         ClusterImage image = catalog.image();
-        Map<String, List<io.sluice.backend.engine.PartitionId>> assigned = new java.util.HashMap<>();
+        Map<String, List<io.sluice.partition.PartitionId>> assigned = new java.util.HashMap<>();
         for (var q : image.queues().values()) {
             for (var p : image.partitionsOf(q.queueId())) {
                 if (p.shardId() != null) {
                     assigned.computeIfAbsent(p.shardId(), k -> new ArrayList<>())
-                            .add(new io.sluice.backend.engine.PartitionId(q.queueId(), p.index()));
+                            .add(new io.sluice.partition.PartitionId(q.queueId(), p.index()));
                 }
             }
         }

@@ -1,6 +1,6 @@
 package io.sluice.server;
 
-import io.sluice.backend.engine.PartitionId;
+import io.sluice.partition.PartitionId;
 import io.sluice.backend.raft.ShardedPartitionService;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.PartitionAssignment;

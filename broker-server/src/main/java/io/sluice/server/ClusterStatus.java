@@ -3,7 +3,7 @@ package io.sluice.server;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sluice.metadata.QueueMetadata;
+import io.sluice.catalog.QueueMetadata;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.PartitionAssignment;
 import java.util.Map;

@@ -2,8 +2,8 @@ package io.sluice.server;
 
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.sluice.backend.engine.PartitionCommand;
-import io.sluice.backend.engine.PartitionId;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionId;
 import io.sluice.backend.local.LocalShard;
 import io.sluice.backend.storage.ShardStore;
 import io.netty.handler.ssl.SslContext;
@@ -29,7 +29,7 @@ import io.sluice.metadata.raft.MetadataPeers;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.raft.MetadataServer;
 import io.sluice.metadata.raft.MetadataUnavailableException;
-import io.sluice.metadata.QueueMetadata;
+import io.sluice.catalog.QueueMetadata;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import io.sluice.frontend.http.AccessKeyRateLimiter;
@@ -118,7 +118,7 @@ public final class DevServer implements AutoCloseable {
         SslContext httpTls = HttpTls.context(config); // first: a bad file stops the start before anything runs
         Path data = Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath();
         CachedCatalog catalog = startMetadata(data);
-        io.sluice.backend.PartitionService partitions;
+        io.sluice.partition.PartitionService partitions;
         if (frontendOnly) {
             sharded = new io.sluice.backend.raft.ShardedPartitionService(new CatalogRouter(catalog::image), transport,
                     localLeaders);

@@ -1,12 +1,12 @@
 package io.sluice.server;
 
-import io.sluice.backend.engine.PartitionCommand;
-import io.sluice.backend.engine.PartitionConfig;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
 import io.sluice.backend.engine.PartitionEngine;
-import io.sluice.backend.engine.PartitionId;
+import io.sluice.partition.PartitionId;
 import io.sluice.common.validation.QueueAttributesValidator;
 import io.sluice.frontend.service.SqsServices;
-import io.sluice.metadata.QueueMetadata;
+import io.sluice.catalog.QueueMetadata;
 import io.sluice.metadata.image.ClusterImage;
 import java.util.ArrayList;
 import java.util.Collection;

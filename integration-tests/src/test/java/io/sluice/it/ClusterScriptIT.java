@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.backend.engine.CommandCodec;
-import io.sluice.backend.engine.PartitionCommand;
-import io.sluice.backend.engine.PartitionId;
+import io.sluice.partition.CommandCodec;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionId;
 import io.sluice.common.raft.RaftTransport;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.MetadataCommand;

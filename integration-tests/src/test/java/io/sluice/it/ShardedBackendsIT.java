@@ -1,13 +1,13 @@
 package io.sluice.it;
 
+import io.sluice.partition.PartitionOutcome;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.sluice.backend.engine.NewMessage;
-import io.sluice.backend.engine.PartitionCommand;
-import io.sluice.backend.engine.PartitionConfig;
-import io.sluice.backend.engine.PartitionEngine;
-import io.sluice.backend.engine.PartitionId;
+import io.sluice.partition.NewMessage;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionId;
 import io.sluice.backend.raft.ShardClient;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.ShardInfo;
@@ -94,7 +94,7 @@ class ShardedBackendsIT {
                             "a write after the leader's kill", () -> group.state(backends));
                     System.out.printf("shard s1's leader %s killed (SIGKILL): it committed again after %d ms%n", victim,
                             (System.nanoTime() - killed) / 1_000_000);
-                    PartitionEngine.Outcome got = shard.submit(p, new PartitionCommand.Receive(10, 60, null))
+                    PartitionOutcome got = shard.submit(p, new PartitionCommand.Receive(10, 60, null))
                             .get(30, TimeUnit.SECONDS);
                     assertEquals(List.of("before", "after"), got.delivered().stream().map(d -> d.message().body()).toList());
                 }
@@ -264,7 +264,7 @@ class ShardedBackendsIT {
      * Submits one command and waits for its outcome, failing with the cluster's state if it does not commit. One
      * attempt (a retried send could be applied twice): the shard client itself retries for a while.
      */
-    private static PartitionEngine.Outcome commit(ShardClient shard, PartitionId p, PartitionCommand command,
+    private static PartitionOutcome commit(ShardClient shard, PartitionId p, PartitionCommand command,
                                                   String what, java.util.function.Supplier<String> state) {
         try {
             return shard.submit(p, command).get(CEILING.toSeconds(), TimeUnit.SECONDS);

@@ -1,5 +1,6 @@
 package io.sluice.backend.engine;
 
+import io.sluice.partition.DeadLetterReason;
 import java.util.Comparator;
 
 /**

@@ -1,5 +1,6 @@
 package io.sluice.backend.engine;
 
+import io.sluice.partition.DeadLetterReason;
 import io.sluice.backend.engine.MessageEntry.Status;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -1,5 +1,13 @@
 package io.sluice.backend.engine;
 
+import io.sluice.partition.PartitionOutcome;
+import io.sluice.partition.DeliveredMessage;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionResponse;
+import io.sluice.partition.PayloadCodec;
+import io.sluice.partition.StoredMessage;
 import io.sluice.backend.storage.ShardStore;
 import java.util.ArrayList;
 import java.util.List;
@@ -55,7 +63,7 @@ public final class PartitionEngine {
             byte[] configBytes = store.get(keys.config());
             byte[] metaBytes = store.get(keys.meta());
             if (configBytes != null && metaBytes != null) {
-                out.add(new Stored(id, RecordCodec.decodeConfig(configBytes), RecordCodec.decodeMeta(metaBytes).retired()));
+                out.add(new Stored(id, PayloadCodec.decodeConfig(configBytes), RecordCodec.decodeMeta(metaBytes).retired()));
             }
         }
         return out;
@@ -72,7 +80,7 @@ public final class PartitionEngine {
         if (configBytes == null || metaBytes == null) {
             return Optional.empty();
         }
-        PartitionQueueState state = new PartitionQueueState(id, RecordCodec.decodeConfig(configBytes));
+        PartitionQueueState state = new PartitionQueueState(id, PayloadCodec.decodeConfig(configBytes));
         List<RecordCodec.DecodedState> states = new ArrayList<>();
         store.scan(keys.typePrefix(PartitionKeys.STATE), keys.typeEnd(PartitionKeys.STATE),
                 (k, v) -> states.add(RecordCodec.decodeState(PartitionKeys.seqOf(k), v)));
@@ -95,7 +103,7 @@ public final class PartitionEngine {
      *
      * @return the response, the effects, and for a receive the leased messages with their bodies
      */
-    public Outcome apply(PartitionCommand command, long leaderTimeMillis, long logIndex) {
+    public PartitionOutcome apply(PartitionCommand command, long leaderTimeMillis, long logIndex) {
         return apply(command, leaderTimeMillis, logIndex, true);
     }
 
@@ -103,7 +111,7 @@ public final class PartitionEngine {
      * As {@link #apply(PartitionCommand, long, long)}; with {@code sync=false} the caller must
      * {@link ShardStore#syncWal()} before releasing the outcome (group commit).
      */
-    public Outcome apply(PartitionCommand command, long leaderTimeMillis, long logIndex, boolean sync) {
+    public PartitionOutcome apply(PartitionCommand command, long leaderTimeMillis, long logIndex, boolean sync) {
         ApplyResult result = state.apply(command, leaderTimeMillis);
         store.write(result.mutations(), logIndex, sync);
         List<DeliveredMessage> delivered = List.of();
@@ -113,7 +121,7 @@ public final class PartitionEngine {
                 delivered.add(new DeliveredMessage(d, readMessage(d.seq())));
             }
         }
-        return new Outcome(result.response(), result.effects(), delivered);
+        return new PartitionOutcome(result.response(), result.effects(), delivered);
     }
 
     /**
@@ -122,10 +130,10 @@ public final class PartitionEngine {
      * a replicated shard's reply is cached by Ratis on every replica for a minute, so the bodies are read after the
      * commit, from the primary ({@code ShardClient#withBodies}).
      */
-    public Outcome applyBuffered(PartitionCommand command, long leaderTimeMillis, List<Mutation> mutations) {
+    public PartitionOutcome applyBuffered(PartitionCommand command, long leaderTimeMillis, List<Mutation> mutations) {
         ApplyResult result = state.apply(command, leaderTimeMillis);
         mutations.addAll(result.mutations());
-        return new Outcome(result.response(), result.effects(), List.of());
+        return new PartitionOutcome(result.response(), result.effects(), List.of());
     }
 
     /** The stored body and attributes of a message (for deliveries and dead-letter copies). */
@@ -134,13 +142,7 @@ public final class PartitionEngine {
         if (bytes == null) {
             throw new IllegalStateException("partition " + state.id() + " indexes seq " + seq + " but has no body");
         }
-        return RecordCodec.decodeMessage(bytes);
+        return PayloadCodec.decodeMessage(bytes);
     }
 
-    public record Outcome(PartitionResponse response, List<Effect> effects, List<DeliveredMessage> delivered) {
-    }
-
-    /** A leased message: the lease from the engine and the message from storage. */
-    public record DeliveredMessage(PartitionResponse.Delivery delivery, StoredMessage message) {
-    }
 }

@@ -1,5 +1,6 @@
 package io.sluice.backend.engine;
 
+import io.sluice.partition.PartitionId;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;

@@ -1,19 +1,29 @@
 package io.sluice.backend.engine;
 
-import io.sluice.backend.engine.PartitionCommand.AcknowledgeDeadLetters;
-import io.sluice.backend.engine.PartitionCommand.ChangeVisibility;
-import io.sluice.backend.engine.PartitionCommand.Configure;
-import io.sluice.backend.engine.PartitionCommand.Delete;
-import io.sluice.backend.engine.PartitionCommand.Expire;
-import io.sluice.backend.engine.PartitionCommand.Purge;
-import io.sluice.backend.engine.PartitionCommand.Receive;
-import io.sluice.backend.engine.PartitionCommand.Retire;
-import io.sluice.backend.engine.PartitionCommand.Send;
-import io.sluice.backend.engine.PartitionResponse.Count;
-import io.sluice.backend.engine.PartitionResponse.Done;
-import io.sluice.backend.engine.PartitionResponse.Rejected;
-import io.sluice.backend.engine.PartitionResponse.Sent;
-import io.sluice.backend.engine.PartitionResponse.SentMessage;
+import io.sluice.partition.DeadLetterReason;
+import io.sluice.partition.Effect;
+import io.sluice.partition.NewMessage;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionResponse;
+import io.sluice.partition.PayloadCodec;
+import io.sluice.partition.QueueCounts;
+import io.sluice.partition.StoredMessage;
+import io.sluice.partition.PartitionCommand.AcknowledgeDeadLetters;
+import io.sluice.partition.PartitionCommand.ChangeVisibility;
+import io.sluice.partition.PartitionCommand.Configure;
+import io.sluice.partition.PartitionCommand.Delete;
+import io.sluice.partition.PartitionCommand.Expire;
+import io.sluice.partition.PartitionCommand.Purge;
+import io.sluice.partition.PartitionCommand.Receive;
+import io.sluice.partition.PartitionCommand.Retire;
+import io.sluice.partition.PartitionCommand.Send;
+import io.sluice.partition.PartitionResponse.Count;
+import io.sluice.partition.PartitionResponse.Done;
+import io.sluice.partition.PartitionResponse.Rejected;
+import io.sluice.partition.PartitionResponse.Sent;
+import io.sluice.partition.PartitionResponse.SentMessage;
 import io.sluice.common.MessageDigests;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsLimits;
@@ -138,7 +148,7 @@ public final class PartitionQueueState {
         }
         PartitionConfig previous = config;
         config = next;
-        mutations.add(new Mutation.Put(keys.config(), RecordCodec.encodeConfig(next)));
+        mutations.add(new Mutation.Put(keys.config(), PayloadCodec.encodeConfig(next)));
         if (previous.hasDeadLetterQueue() && !next.hasDeadLetterQueue()) {
             // the redrive policy was removed: hand-offs not yet copied have nowhere to go; they return to the queue
             for (MessageEntry e : List.copyOf(index.deadLetterPending().values())) {
@@ -260,7 +270,7 @@ public final class PartitionQueueState {
         StoredMessage stored = new StoredMessage(m.messageId(), m.body(), m.attributes(), m.systemAttributes(),
                 sentTimestamp, m.groupId(), dedupId, sequenceNumber, m.senderId(),
                 p == null ? null : p.deadLetterSourceArn());
-        mutations.add(new Mutation.Put(keys.body(seq), RecordCodec.encodeMessage(stored)));
+        mutations.add(new Mutation.Put(keys.body(seq), PayloadCodec.encodeMessage(stored)));
         putState(e);
         if (dedupKey != null) {
             DedupWindow.Entry entry = new DedupWindow.Entry(dedupKey, m.messageId(), seq, sequenceNumber,
@@ -376,7 +386,7 @@ public final class PartitionQueueState {
         int dropped = index.size();
         index.clear();
         mutations.add(new Mutation.DeleteRange(keys.rangeStart(), keys.rangeEnd()));
-        mutations.add(new Mutation.Put(keys.config(), RecordCodec.encodeConfig(config)));
+        mutations.add(new Mutation.Put(keys.config(), PayloadCodec.encodeConfig(config)));
         return new Count(dropped);
     }
 

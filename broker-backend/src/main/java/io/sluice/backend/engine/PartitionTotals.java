@@ -1,5 +1,7 @@
 package io.sluice.backend.engine;
 
+import io.sluice.partition.DeadLetterReason;
+
 /**
  * Running totals of what happened to a partition's messages since it was created: messages stored by sends,
  * deliveries, deletes, drops at retention, purges, and dead-letter hand-offs by reason. They are kept in the

@@ -1,10 +1,11 @@
 package io.sluice.backend.engine;
 
+import io.sluice.partition.PartitionResponse;
 import io.sluice.backend.engine.MessageEntry.Status;
-import io.sluice.backend.engine.PartitionCommand.ChangeVisibility;
-import io.sluice.backend.engine.PartitionCommand.Delete;
-import io.sluice.backend.engine.PartitionCommand.VisibilityChange;
-import io.sluice.backend.engine.PartitionResponse.EntryOutcomes;
+import io.sluice.partition.PartitionCommand.ChangeVisibility;
+import io.sluice.partition.PartitionCommand.Delete;
+import io.sluice.partition.PartitionCommand.VisibilityChange;
+import io.sluice.partition.PartitionResponse.EntryOutcomes;
 import io.sluice.common.ReceiptHandle;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsFailure;

@@ -1,9 +1,11 @@
 package io.sluice.backend.engine;
 
-import io.sluice.backend.engine.PartitionCommand.Receive;
-import io.sluice.backend.engine.PartitionResponse.Delivery;
-import io.sluice.backend.engine.PartitionResponse.Received;
-import io.sluice.backend.engine.PartitionResponse.Rejected;
+import io.sluice.partition.DeadLetterReason;
+import io.sluice.partition.PartitionResponse;
+import io.sluice.partition.PartitionCommand.Receive;
+import io.sluice.partition.PartitionResponse.Delivery;
+import io.sluice.partition.PartitionResponse.Received;
+import io.sluice.partition.PartitionResponse.Rejected;
 import io.sluice.common.ReceiptHandle;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsLimits;

@@ -1,14 +1,15 @@
 package io.sluice.backend.local;
 
-import io.sluice.backend.PartitionService;
-import io.sluice.backend.engine.Effect;
-import io.sluice.backend.engine.PartitionCommand;
-import io.sluice.backend.engine.PartitionConfig;
+import io.sluice.partition.PartitionOutcome;
+import io.sluice.partition.PartitionService;
+import io.sluice.partition.Effect;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
 import io.sluice.backend.engine.PartitionEngine;
-import io.sluice.backend.engine.PartitionId;
-import io.sluice.backend.engine.PartitionResponse;
-import io.sluice.backend.engine.QueueCounts;
-import io.sluice.backend.engine.StoredMessage;
+import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionResponse;
+import io.sluice.partition.QueueCounts;
+import io.sluice.partition.StoredMessage;
 import io.sluice.backend.storage.ShardStore;
 import io.sluice.common.Clock;
 import io.sluice.common.SqsError;
@@ -137,16 +138,16 @@ public final class LocalShard implements PartitionService, AutoCloseable {
     }
 
     @Override
-    public CompletableFuture<PartitionEngine.Outcome> submit(PartitionId id, PartitionCommand command) {
-        CompletableFuture<PartitionEngine.Outcome> done = new CompletableFuture<>();
+    public CompletableFuture<PartitionOutcome> submit(PartitionId id, PartitionCommand command) {
+        CompletableFuture<PartitionOutcome> done = new CompletableFuture<>();
         enqueue(shard -> {
             PartitionEngine engine = engine(id);
-            PartitionEngine.Outcome outcome;
+            PartitionOutcome outcome;
             if (engine == null && command instanceof PartitionCommand.Configure c) {
                 partitions.put(id, PartitionEngine.create(store, id, c.config(), clock.nowMillis(), ++logIndex));
-                outcome = new PartitionEngine.Outcome(new PartitionResponse.Done(), List.of(), List.of());
+                outcome = new PartitionOutcome(new PartitionResponse.Done(), List.of(), List.of());
             } else {
-                outcome = engine == null ? new PartitionEngine.Outcome(new PartitionResponse.Rejected(
+                outcome = engine == null ? new PartitionOutcome(new PartitionResponse.Rejected(
                         SqsError.QUEUE_DOES_NOT_EXIST.failure()), List.of(), List.of())
                         : engine.apply(command, clock.nowMillis(), ++logIndex, false);
             }

@@ -1,10 +1,11 @@
 package io.sluice.backend.raft;
 
+import io.sluice.partition.Bytes;
 import io.sluice.common.Clock;
 import io.sluice.common.raft.RaftTransport;
 import io.sluice.common.raft.RatisSettings;
-import io.sluice.backend.engine.PartitionCommand;
-import io.sluice.backend.engine.PartitionId;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionId;
 import java.io.IOException;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.util.TimeDuration;
@@ -359,7 +360,7 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
     }
 
     /** Submits a command to a hosted shard as its leader does for its own housekeeping (the reconciler's repairs). */
-    public java.util.concurrent.CompletableFuture<io.sluice.backend.engine.PartitionEngine.Outcome> submit(
+    public java.util.concurrent.CompletableFuture<io.sluice.partition.PartitionOutcome> submit(
             RaftGroupId gid, PartitionId partition, PartitionCommand command) {
         ShardClient client = ownClient(gid);
         return client == null ? java.util.concurrent.CompletableFuture.failedFuture(new IllegalStateException(

@@ -1,12 +1,13 @@
 package io.sluice.backend.raft;
 
-import io.sluice.backend.engine.CommandCodec;
-import io.sluice.backend.engine.OutcomeCodec;
-import io.sluice.backend.engine.PartitionCommand;
-import io.sluice.backend.engine.PartitionEngine;
-import io.sluice.backend.engine.PartitionId;
-import io.sluice.backend.engine.PartitionResponse;
-import io.sluice.backend.engine.StoredMessage;
+import io.sluice.partition.DeliveredMessage;
+import io.sluice.partition.PartitionOutcome;
+import io.sluice.partition.CommandCodec;
+import io.sluice.partition.OutcomeCodec;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionResponse;
+import io.sluice.partition.StoredMessage;
 import io.sluice.common.raft.RaftTransport;
 import io.sluice.common.raft.RatisSettings;
 import java.io.IOException;
@@ -42,7 +43,7 @@ import org.apache.ratis.util.TimeDuration;
  * reverse. Every outcome is completed on the {@code completions} executor instead.
  */
 public final class ShardClient implements AutoCloseable {
-    private record Pending(PartitionId partition, byte[] encoded, CompletableFuture<PartitionEngine.Outcome> done) {
+    private record Pending(PartitionId partition, byte[] encoded, CompletableFuture<PartitionOutcome> done) {
     }
 
     private final RaftGroup group;
@@ -109,8 +110,8 @@ public final class ShardClient implements AutoCloseable {
         return group;
     }
 
-    public CompletableFuture<PartitionEngine.Outcome> submit(PartitionId partition, PartitionCommand command) {
-        CompletableFuture<PartitionEngine.Outcome> done = new CompletableFuture<>();
+    public CompletableFuture<PartitionOutcome> submit(PartitionId partition, PartitionCommand command) {
+        CompletableFuture<PartitionOutcome> done = new CompletableFuture<>();
         byte[] encoded = CommandCodec.encodeOne(new CommandCodec.Addressed(partition, command));
         if (encoded.length + CommandCodec.BATCH_HEADER_BYTES > maxEntryBytes) { // Ratis would refuse its entry
             done.completeExceptionally(new IllegalArgumentException("a command of " + encoded.length
@@ -220,7 +221,7 @@ public final class ShardClient implements AutoCloseable {
             batch.forEach(p -> p.done().completeExceptionally(unknown));
             return;
         }
-        List<PartitionEngine.Outcome> outcomes;
+        List<PartitionOutcome> outcomes;
         try {
             outcomes = OutcomeCodec.decode(reply.getMessage().getContent().toByteArray());
         } catch (RuntimeException e) {
@@ -229,7 +230,7 @@ public final class ShardClient implements AutoCloseable {
         }
         for (int i = 0; i < batch.size(); i++) {
             Pending p = batch.get(i);
-            PartitionEngine.Outcome o = outcomes.get(i);
+            PartitionOutcome o = outcomes.get(i);
             if (o.response() instanceof PartitionResponse.Received r && !r.deliveries().isEmpty()) {
                 withBodies(used, p.partition(), r).whenComplete((full, e) -> {
                     if (e != null) {
@@ -250,7 +251,7 @@ public final class ShardClient implements AutoCloseable {
      * (purged, expired, or not yet applied on a leader elected in between) is left out: its lease ends on its own and
      * it is delivered again.
      */
-    private CompletableFuture<PartitionEngine.Outcome> withBodies(RaftClient used, PartitionId partition,
+    private CompletableFuture<PartitionOutcome> withBodies(RaftClient used, PartitionId partition,
                                                                  PartitionResponse.Received received) {
         List<Long> seqs = received.deliveries().stream().map(PartitionResponse.Delivery::seq).toList();
         Message read = Message.valueOf(ByteString.copyFrom(ShardQueries.readMessages(partition, seqs)));
@@ -262,15 +263,15 @@ public final class ShardClient implements AutoCloseable {
                     List<StoredMessage> messages = OutcomeCodec.decodeMessages(
                             reply.getMessage().getContent().toByteArray());
                     List<PartitionResponse.Delivery> kept = new ArrayList<>();
-                    List<PartitionEngine.DeliveredMessage> delivered = new ArrayList<>();
+                    List<DeliveredMessage> delivered = new ArrayList<>();
                     for (int i = 0; i < seqs.size(); i++) {
                         if (messages.get(i) != null) {
                             kept.add(received.deliveries().get(i));
-                            delivered.add(new PartitionEngine.DeliveredMessage(received.deliveries().get(i),
+                            delivered.add(new DeliveredMessage(received.deliveries().get(i),
                                     messages.get(i)));
                         }
                     }
-                    return new PartitionEngine.Outcome(new PartitionResponse.Received(kept), List.of(), delivered);
+                    return new PartitionOutcome(new PartitionResponse.Received(kept), List.of(), delivered);
                 }, completions);
     }
 

@@ -1,9 +1,9 @@
 package io.sluice.backend.raft;
 
-import io.sluice.backend.engine.DeadLetterReason;
-import io.sluice.backend.engine.Effect;
-import io.sluice.backend.engine.PartitionId;
-import io.sluice.backend.engine.QueueCounts;
+import io.sluice.partition.DeadLetterReason;
+import io.sluice.partition.Effect;
+import io.sluice.partition.PartitionId;
+import io.sluice.partition.QueueCounts;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;

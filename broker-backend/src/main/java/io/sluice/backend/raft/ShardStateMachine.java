@@ -1,14 +1,15 @@
 package io.sluice.backend.raft;
 
-import io.sluice.backend.PartitionService;
-import io.sluice.backend.engine.CommandCodec;
-import io.sluice.backend.engine.Effect;
+import io.sluice.partition.PartitionOutcome;
+import io.sluice.partition.PartitionService;
+import io.sluice.partition.CommandCodec;
+import io.sluice.partition.Effect;
 import io.sluice.backend.engine.Mutation;
-import io.sluice.backend.engine.OutcomeCodec;
-import io.sluice.backend.engine.PartitionCommand;
+import io.sluice.partition.OutcomeCodec;
+import io.sluice.partition.PartitionCommand;
 import io.sluice.backend.engine.PartitionEngine;
-import io.sluice.backend.engine.PartitionId;
-import io.sluice.backend.engine.PartitionResponse;
+import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionResponse;
 import io.sluice.backend.storage.ShardStore;
 import io.sluice.common.Clock;
 import io.sluice.common.SqsError;
@@ -257,7 +258,7 @@ public final class ShardStateMachine extends BaseStateMachine {
                     ? (List<CommandCodec.Addressed>) decoded // the leader decoded it in startTransaction
                     : CommandCodec.decode(data.substring(8).toByteArray());
             List<Mutation> mutations = new ArrayList<>();
-            List<PartitionEngine.Outcome> outcomes = new ArrayList<>(batch.size());
+            List<PartitionOutcome> outcomes = new ArrayList<>(batch.size());
             List<Effect> effects = new ArrayList<>();
             java.util.Set<PartitionId> broken = new java.util.HashSet<>();
             // Every replica computes the answer: Ratis keeps each replica's reply in its retry cache, and a client
@@ -288,7 +289,7 @@ public final class ShardStateMachine extends BaseStateMachine {
      * entry (its in-memory state may be half-changed; the rest of the entry's commands for it are refused too). A
      * storage failure stops the process instead ({@link #storageFailed}).
      */
-    private PartitionEngine.Outcome applyOne(CommandCodec.Addressed a, long leaderTime, List<Mutation> mutations,
+    private PartitionOutcome applyOne(CommandCodec.Addressed a, long leaderTime, List<Mutation> mutations,
                                              java.util.Set<PartitionId> broken, TermIndex at) {
         if (broken.contains(a.partition())) {
             return failed();
@@ -297,7 +298,7 @@ public final class ShardStateMachine extends BaseStateMachine {
         try {
             applyFault.accept(a);
             PartitionEngine engine = engine(a.partition(), a.command());
-            return engine == null ? new PartitionEngine.Outcome(new PartitionResponse.Rejected(
+            return engine == null ? new PartitionOutcome(new PartitionResponse.Rejected(
                     SqsError.QUEUE_DOES_NOT_EXIST.failure()), List.of(), List.of())
                     : engine.applyBuffered(a.command(), leaderTime, mutations);
         } catch (io.sluice.backend.storage.StorageException e) {
@@ -311,8 +312,8 @@ public final class ShardStateMachine extends BaseStateMachine {
         }
     }
 
-    private static PartitionEngine.Outcome failed() {
-        return new PartitionEngine.Outcome(new PartitionResponse.Rejected(SqsError.INTERNAL_FAILURE.failure()),
+    private static PartitionOutcome failed() {
+        return new PartitionOutcome(new PartitionResponse.Rejected(SqsError.INTERNAL_FAILURE.failure()),
                 List.of(), List.of());
     }
 
@@ -394,7 +395,7 @@ public final class ShardStateMachine extends BaseStateMachine {
                 answer = ShardQueries.encodeDeadLetters(pending);
             } else if (type == ShardQueries.READ_MESSAGES) {
                 PartitionEngine engine = engine(ShardQueries.partitionOf(q), null);
-                List<io.sluice.backend.engine.StoredMessage> found = new ArrayList<>();
+                List<io.sluice.partition.StoredMessage> found = new ArrayList<>();
                 for (long seq : ShardQueries.seqsOf(q)) {
                     found.add(engine == null ? null : readMessageOrNull(engine, seq));
                 }
@@ -405,7 +406,7 @@ public final class ShardStateMachine extends BaseStateMachine {
                 long arg = ShardQueries.argOf(q);
                 answer = switch (type) {
                     case ShardQueries.COUNTS -> ShardQueries.encodeCounts(engine == null
-                            ? new io.sluice.backend.engine.QueueCounts(0, 0, 0, 0, -1)
+                            ? new io.sluice.partition.QueueCounts(0, 0, 0, 0, -1)
                             : engine.state().countsAt(Math.max(arg, clock.now())));
                     case ShardQueries.NEXT_DEADLINE -> ShardQueries.encodeLong(engine == null ? -1
                             : engine.state().nextDeadlineMillis());
@@ -420,7 +421,7 @@ public final class ShardStateMachine extends BaseStateMachine {
                 : CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(answer)));
     }
 
-    private static io.sluice.backend.engine.StoredMessage readMessageOrNull(PartitionEngine engine, long seq) {
+    private static io.sluice.partition.StoredMessage readMessageOrNull(PartitionEngine engine, long seq) {
         try {
             return engine.readMessage(seq);
         } catch (IllegalStateException e) {
@@ -431,7 +432,7 @@ public final class ShardStateMachine extends BaseStateMachine {
     private static byte[] readMessageOrEmpty(PartitionEngine engine, long seq) {
         try {
             return engine == null ? new byte[0]
-                    : io.sluice.backend.engine.OutcomeCodec.encodeMessage(engine.readMessage(seq));
+                    : io.sluice.partition.OutcomeCodec.encodeMessage(engine.readMessage(seq));
         } catch (IllegalStateException e) {
             return new byte[0];
         }

@@ -1,15 +1,15 @@
 package io.sluice.backend.raft;
 
-import io.sluice.backend.PartitionService;
-import io.sluice.backend.engine.Effect;
-import io.sluice.backend.engine.OutcomeCodec;
-import io.sluice.backend.engine.PartitionCommand;
-import io.sluice.backend.engine.PartitionConfig;
-import io.sluice.backend.engine.PartitionEngine;
-import io.sluice.backend.engine.PartitionId;
-import io.sluice.backend.engine.PartitionResponse;
-import io.sluice.backend.engine.QueueCounts;
-import io.sluice.backend.engine.StoredMessage;
+import io.sluice.partition.PartitionOutcome;
+import io.sluice.partition.PartitionService;
+import io.sluice.partition.Effect;
+import io.sluice.partition.OutcomeCodec;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionResponse;
+import io.sluice.partition.QueueCounts;
+import io.sluice.partition.StoredMessage;
 import io.sluice.common.SqsError;
 import io.sluice.common.raft.RaftTransport;
 import io.sluice.common.raft.RatisSettings;
@@ -109,10 +109,10 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
     }
 
     @Override
-    public CompletableFuture<PartitionEngine.Outcome> submit(PartitionId partition, PartitionCommand command) {
+    public CompletableFuture<PartitionOutcome> submit(PartitionId partition, PartitionCommand command) {
         RaftGroup group = router.groupOf(partition);
         if (group == null) {
-            return CompletableFuture.completedFuture(new PartitionEngine.Outcome(
+            return CompletableFuture.completedFuture(new PartitionOutcome(
                     new PartitionResponse.Rejected(SqsError.QUEUE_DOES_NOT_EXIST.failure()), List.of(), List.of()));
         }
         return writer(group).submit(partition, command);

@@ -1,10 +1,10 @@
 package io.sluice.backend.bench;
 
-import io.sluice.backend.engine.NewMessage;
-import io.sluice.backend.engine.PartitionCommand;
-import io.sluice.backend.engine.PartitionConfig;
+import io.sluice.partition.NewMessage;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
 import io.sluice.backend.engine.PartitionEngine;
-import io.sluice.backend.engine.PartitionId;
+import io.sluice.partition.PartitionId;
 import io.sluice.backend.storage.ShardStore;
 import io.sluice.common.ReceiptHandle;
 import java.io.IOException;

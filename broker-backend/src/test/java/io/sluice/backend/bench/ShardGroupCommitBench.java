@@ -1,9 +1,9 @@
 package io.sluice.backend.bench;
 
-import io.sluice.backend.engine.NewMessage;
-import io.sluice.backend.engine.PartitionCommand;
-import io.sluice.backend.engine.PartitionConfig;
-import io.sluice.backend.engine.PartitionId;
+import io.sluice.partition.NewMessage;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionId;
 import io.sluice.backend.raft.ShardClient;
 import io.sluice.backend.raft.ShardStateMachine;
 import io.sluice.common.SystemClock;

@@ -1,5 +1,10 @@
 package io.sluice.backend.engine;
 
+import io.sluice.partition.NewMessage;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionResponse;
+import io.sluice.partition.PayloadCodec;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
@@ -54,10 +59,10 @@ class BacklogLimitTest {
     @Test
     void limitIsPartOfTheStoredConfigAndOldConfigsHaveNone() {
         PartitionConfig limited = PartitionConfig.STANDARD_DEFAULTS.withMaxBacklog(500);
-        byte[] bytes = RecordCodec.encodeConfig(limited);
-        assertEquals(limited, RecordCodec.decodeConfig(bytes));
+        byte[] bytes = PayloadCodec.encodeConfig(limited);
+        assertEquals(limited, PayloadCodec.decodeConfig(bytes));
         byte[] old = java.util.Arrays.copyOf(bytes, bytes.length - 4 - 8); // before the backlog and the version
-        assertEquals(PartitionConfig.STANDARD_DEFAULTS, RecordCodec.decodeConfig(old));
+        assertEquals(PartitionConfig.STANDARD_DEFAULTS, PayloadCodec.decodeConfig(old));
     }
 
     private static void assertThrottled(PartitionResponse response) {

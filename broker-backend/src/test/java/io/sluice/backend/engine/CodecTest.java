@@ -1,5 +1,15 @@
 package io.sluice.backend.engine;
 
+import io.sluice.partition.CommandCodec;
+import io.sluice.partition.DeliveredMessage;
+import io.sluice.partition.NewMessage;
+import io.sluice.partition.OutcomeCodec;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionOutcome;
+import io.sluice.partition.PartitionResponse;
+import io.sluice.partition.StoredMessage;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -49,21 +59,21 @@ class CodecTest {
         try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS)) {
             q.send(new NewMessage("m1", "hello", Map.of("k", MessageAttributeValue.ofString("String", "v")), Map.of(), -1,
                     null, null, "s", null));
-            List<PartitionEngine.Outcome> outcomes = List.of(
+            List<PartitionOutcome> outcomes = List.of(
                     q.apply(new PartitionCommand.Send(List.of(NewMessage.of("m2", "x")))),
                     q.apply(new PartitionCommand.Receive(10, 30, null)),
                     q.apply(new PartitionCommand.Delete(List.of(new ReceiptHandle(1, 0, 1, 1), H))),
                     q.apply(new PartitionCommand.Expire(10)),
                     q.apply(new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS)),
-                    new PartitionEngine.Outcome(new PartitionResponse.Rejected(SqsError.OVER_LIMIT.withMessage("full")),
+                    new PartitionOutcome(new PartitionResponse.Rejected(SqsError.OVER_LIMIT.withMessage("full")),
                             List.of(), List.of()));
-            List<PartitionEngine.Outcome> decoded = OutcomeCodec.decode(OutcomeCodec.encode(outcomes));
+            List<PartitionOutcome> decoded = OutcomeCodec.decode(OutcomeCodec.encode(outcomes));
             assertEquals(outcomes.size(), decoded.size());
             for (int i = 0; i < outcomes.size(); i++) {
                 assertEquals(outcomes.get(i).response(), decoded.get(i).response(), "response " + i);
                 assertEquals(List.of(), decoded.get(i).delivered(), "no bodies in a reply " + i);
             }
-            List<PartitionEngine.DeliveredMessage> delivered = outcomes.get(1).delivered();
+            List<DeliveredMessage> delivered = outcomes.get(1).delivered();
             assertEquals(2, delivered.size());
             java.util.ArrayList<StoredMessage> read = new java.util.ArrayList<>();
             delivered.forEach(d -> read.add(d.message()));

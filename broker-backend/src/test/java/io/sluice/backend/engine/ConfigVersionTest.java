@@ -1,5 +1,8 @@
 package io.sluice.backend.engine;
 
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PayloadCodec;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.nio.file.Path;
@@ -24,7 +27,7 @@ class ConfigVersionTest {
             q.apply(new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS.withRetentionSeconds(300)
                     .withVersion(4)));
             assertEquals(300, q.engine.state().config().retentionSeconds());
-            assertEquals(4, RecordCodec.decodeConfig(RecordCodec.encodeConfig(q.engine.state().config())).version(),
+            assertEquals(4, PayloadCodec.decodeConfig(PayloadCodec.encodeConfig(q.engine.state().config())).version(),
                     "the version is stored with the config");
         }
     }

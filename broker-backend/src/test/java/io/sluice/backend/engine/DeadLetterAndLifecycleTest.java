@@ -1,11 +1,20 @@
 package io.sluice.backend.engine;
 
+import io.sluice.partition.DeadLetterReason;
+import io.sluice.partition.Effect;
+import io.sluice.partition.NewMessage;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionResponse;
+import io.sluice.partition.QueueCounts;
+import io.sluice.partition.StoredMessage;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.backend.engine.PartitionEngine.DeliveredMessage;
+import io.sluice.partition.DeliveredMessage;
 import io.sluice.common.SqsError;
 import java.nio.file.Path;
 import java.util.List;

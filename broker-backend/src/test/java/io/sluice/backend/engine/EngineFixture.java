@@ -1,10 +1,17 @@
 package io.sluice.backend.engine;
 
+import io.sluice.partition.PartitionOutcome;
+import io.sluice.partition.Effect;
+import io.sluice.partition.NewMessage;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionResponse;
+import io.sluice.partition.QueueCounts;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
-import io.sluice.backend.engine.PartitionEngine.DeliveredMessage;
-import io.sluice.backend.engine.PartitionEngine.Outcome;
+import io.sluice.partition.DeliveredMessage;
 import io.sluice.backend.storage.ShardStore;
 import io.sluice.common.ManualClock;
 import io.sluice.common.ReceiptHandle;
@@ -34,8 +41,8 @@ final class EngineFixture implements AutoCloseable {
         this.engine = PartitionEngine.create(store, PARTITION, config, clock.nowMillis(), ++logIndex);
     }
 
-    Outcome apply(PartitionCommand command) {
-        Outcome outcome = engine.apply(command, clock.nowMillis(), ++logIndex);
+    PartitionOutcome apply(PartitionCommand command) {
+        PartitionOutcome outcome = engine.apply(command, clock.nowMillis(), ++logIndex);
         effects.addAll(outcome.effects());
         return outcome;
     }
@@ -56,7 +63,7 @@ final class EngineFixture implements AutoCloseable {
     }
 
     List<DeliveredMessage> receive(int max, int visibilitySeconds) {
-        Outcome outcome = apply(new PartitionCommand.Receive(max, visibilitySeconds, null));
+        PartitionOutcome outcome = apply(new PartitionCommand.Receive(max, visibilitySeconds, null));
         assertInstanceOf(PartitionResponse.Received.class, outcome.response());
         return outcome.delivered();
     }
@@ -80,7 +87,7 @@ final class EngineFixture implements AutoCloseable {
                 List.of(new PartitionCommand.VisibilityChange(handle, seconds)))));
     }
 
-    private static SqsFailure entryOutcome(Outcome outcome) {
+    private static SqsFailure entryOutcome(PartitionOutcome outcome) {
         PartitionResponse.EntryOutcomes outcomes = assertInstanceOf(PartitionResponse.EntryOutcomes.class,
                 outcome.response());
         return outcomes.failures().get(0);

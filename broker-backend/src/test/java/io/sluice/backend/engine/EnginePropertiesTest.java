@@ -1,12 +1,19 @@
 package io.sluice.backend.engine;
 
+import io.sluice.partition.PartitionOutcome;
+import io.sluice.partition.DeadLetterReason;
+import io.sluice.partition.Effect;
+import io.sluice.partition.NewMessage;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionResponse;
+import io.sluice.partition.QueueCounts;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.backend.engine.PartitionEngine.DeliveredMessage;
-import io.sluice.backend.engine.PartitionEngine.Outcome;
+import io.sluice.partition.DeliveredMessage;
 import io.sluice.common.ReceiptHandle;
 import io.sluice.common.SqsFailure;
 import java.io.IOException;
@@ -142,8 +149,8 @@ class EnginePropertiesTest {
             return engine.clock.nowMillis();
         }
 
-        Outcome apply(PartitionCommand command) {
-            Outcome outcome = engine.apply(command);
+        PartitionOutcome apply(PartitionCommand command) {
+            PartitionOutcome outcome = engine.apply(command);
             twin.clock.set(now());
             twin.apply(command);
             for (Effect e : outcome.effects()) {
@@ -220,7 +227,7 @@ class EnginePropertiesTest {
 
         List<DeliveredMessage> receive(int max, int visibilitySeconds) {
             expireInModel();
-            Outcome outcome = apply(new PartitionCommand.Receive(max, visibilitySeconds, null));
+            PartitionOutcome outcome = apply(new PartitionCommand.Receive(max, visibilitySeconds, null));
             if (outcome.response() instanceof PartitionResponse.Rejected) {
                 return List.of();
             }

@@ -1,5 +1,10 @@
 package io.sluice.backend.engine;
 
+import io.sluice.partition.NewMessage;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionResponse;
+import io.sluice.partition.QueueCounts;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.sluice.common.ReceiptHandle;

@@ -1,10 +1,12 @@
 package io.sluice.backend.engine;
 
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.QueueCounts;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.backend.engine.PartitionEngine.DeliveredMessage;
+import io.sluice.partition.DeliveredMessage;
 import io.sluice.common.ReceiptHandle;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsFailure;

@@ -1,5 +1,9 @@
 package io.sluice.backend.engine;
 
+import io.sluice.partition.NewMessage;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionId;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.sluice.backend.storage.ShardStore;

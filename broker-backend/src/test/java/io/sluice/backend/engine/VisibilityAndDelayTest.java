@@ -1,11 +1,17 @@
 package io.sluice.backend.engine;
 
+import io.sluice.partition.Effect;
+import io.sluice.partition.NewMessage;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionResponse;
+import io.sluice.partition.QueueCounts;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.backend.engine.PartitionEngine.DeliveredMessage;
+import io.sluice.partition.DeliveredMessage;
 import io.sluice.common.MessageAttributeValue;
 import io.sluice.common.SqsError;
 import java.nio.file.Path;

@@ -1,16 +1,16 @@
 package io.sluice.backend.local;
 
+import io.sluice.partition.PartitionOutcome;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.backend.engine.Effect;
-import io.sluice.backend.engine.NewMessage;
-import io.sluice.backend.engine.PartitionCommand;
-import io.sluice.backend.engine.PartitionConfig;
-import io.sluice.backend.engine.PartitionEngine;
-import io.sluice.backend.engine.PartitionId;
-import io.sluice.backend.engine.PartitionResponse;
+import io.sluice.partition.Effect;
+import io.sluice.partition.NewMessage;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionResponse;
 import io.sluice.backend.storage.ShardStore;
 import io.sluice.common.ManualClock;
 import io.sluice.common.SqsError;
@@ -36,7 +36,7 @@ class LocalShardTest {
             LocalShard shard = new LocalShard(store, clock);
             shard.addListener(effects::addAll);
             shard.createPartition(P, PartitionConfig.STANDARD_DEFAULTS).join();
-            List<CompletableFuture<PartitionEngine.Outcome>> sends = new ArrayList<>();
+            List<CompletableFuture<PartitionOutcome>> sends = new ArrayList<>();
             for (int i = 0; i < 500; i++) {
                 sends.add(shard.submit(P, new PartitionCommand.Send(List.of(NewMessage.of("m" + i, "body " + i)))));
             }

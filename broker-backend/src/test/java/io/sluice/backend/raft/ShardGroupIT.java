@@ -1,5 +1,7 @@
 package io.sluice.backend.raft;
 
+import io.sluice.partition.DeliveredMessage;
+import io.sluice.partition.PartitionOutcome;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -7,14 +9,13 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.backend.engine.CommandCodec;
-import io.sluice.backend.engine.NewMessage;
-import io.sluice.backend.engine.OutcomeCodec;
-import io.sluice.backend.engine.PartitionCommand;
-import io.sluice.backend.engine.PartitionConfig;
-import io.sluice.backend.engine.PartitionEngine;
-import io.sluice.backend.engine.PartitionId;
-import io.sluice.backend.engine.PartitionResponse;
+import io.sluice.partition.CommandCodec;
+import io.sluice.partition.NewMessage;
+import io.sluice.partition.OutcomeCodec;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionResponse;
 import io.sluice.common.SystemClock;
 import io.sluice.common.raft.RatisSettings;
 import java.io.IOException;
@@ -115,26 +116,26 @@ class ShardGroupIT {
         return c;
     }
 
-    static List<PartitionEngine.Outcome> submit(RaftClient client, List<CommandCodec.Addressed> batch) throws IOException {
+    static List<PartitionOutcome> submit(RaftClient client, List<CommandCodec.Addressed> batch) throws IOException {
         RaftClientReply reply = client.io().send(Message.valueOf(ByteString.copyFrom(CommandCodec.encode(batch))));
         if (!reply.isSuccess()) {
             throw new IOException("not committed", reply.getException());
         }
-        List<PartitionEngine.Outcome> outcomes = OutcomeCodec.decode(reply.getMessage().getContent().toByteArray());
-        List<PartitionEngine.Outcome> withBodies = new ArrayList<>();
+        List<PartitionOutcome> outcomes = OutcomeCodec.decode(reply.getMessage().getContent().toByteArray());
+        List<PartitionOutcome> withBodies = new ArrayList<>();
         for (int i = 0; i < outcomes.size(); i++) { // replies carry leases only: read the bodies as ShardClient does
-            PartitionEngine.Outcome o = outcomes.get(i);
+            PartitionOutcome o = outcomes.get(i);
             if (o.response() instanceof PartitionResponse.Received r && !r.deliveries().isEmpty()) {
                 List<Long> seqs = r.deliveries().stream().map(PartitionResponse.Delivery::seq).toList();
                 RaftClientReply read = client.io().sendReadOnly(Message.valueOf(ByteString.copyFrom(
                         ShardQueries.readMessages(batch.get(i).partition(), seqs))));
-                List<io.sluice.backend.engine.StoredMessage> bodies = OutcomeCodec.decodeMessages(
+                List<io.sluice.partition.StoredMessage> bodies = OutcomeCodec.decodeMessages(
                         read.getMessage().getContent().toByteArray());
-                List<PartitionEngine.DeliveredMessage> delivered = new ArrayList<>();
+                List<DeliveredMessage> delivered = new ArrayList<>();
                 for (int k = 0; k < seqs.size(); k++) {
-                    delivered.add(new PartitionEngine.DeliveredMessage(r.deliveries().get(k), bodies.get(k)));
+                    delivered.add(new DeliveredMessage(r.deliveries().get(k), bodies.get(k)));
                 }
-                o = new PartitionEngine.Outcome(r, List.of(), delivered);
+                o = new PartitionOutcome(r, List.of(), delivered);
             }
             withBodies.add(o);
         }
@@ -163,7 +164,7 @@ class ShardGroupIT {
     void batchesReplicateAndSurviveTheLeadersLossAndARestart() throws Exception {
         startGroup();
         RaftClient client = client(40);
-        List<PartitionEngine.Outcome> created = submit(client, List.of(
+        List<PartitionOutcome> created = submit(client, List.of(
                 at(P, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS)),
                 at(Q, new PartitionCommand.Configure(PartitionConfig.FIFO_DEFAULTS)),
                 at(P, new PartitionCommand.Send(List.of(NewMessage.of("m1", "one"), NewMessage.of("m2", "two")))),
@@ -176,7 +177,7 @@ class ShardGroupIT {
         String first = Objects.requireNonNull(leader());
         servers.remove(first).close();
         machines.remove(first);
-        List<PartitionEngine.Outcome> after = submit(client, List.of(
+        List<PartitionOutcome> after = submit(client, List.of(
                 at(P, new PartitionCommand.Send(List.of(NewMessage.of("m3", "three")))),
                 at(Q, new PartitionCommand.Receive(10, 60, null))));
         assertEquals("first", after.get(1).delivered().get(0).message().body(), "acknowledged before the loss, still there");
@@ -200,7 +201,7 @@ class ShardGroupIT {
         leaderClocks = id -> clocks.computeIfAbsent(id, k -> new LeaderClock(wall, nanos::get, 1_000));
         startGroup();
         RaftClient client = client(40);
-        List<PartitionEngine.Outcome> first = submit(client, List.of(
+        List<PartitionOutcome> first = submit(client, List.of(
                 at(P, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS)),
                 at(P, new PartitionCommand.Send(List.of(NewMessage.of("m1", "one")))),
                 at(P, new PartitionCommand.Receive(1, 30, null))));
@@ -220,7 +221,7 @@ class ShardGroupIT {
 
         wall.advance(Duration.ofSeconds(32));
         nanos.addAndGet(Duration.ofSeconds(32).toNanos());
-        List<PartitionEngine.DeliveredMessage> again = submit(client, List.of(
+        List<DeliveredMessage> again = submit(client, List.of(
                 at(P, new PartitionCommand.Receive(10, 30, null)))).get(0).delivered();
         assertEquals(1, again.size(), "the lease ends by the reference's time");
         assertEquals(2, again.get(0).delivery().receiveCount());
@@ -247,7 +248,7 @@ class ShardGroupIT {
             m.onStorageFailure(halted::add);
         });
         RaftClient client = client(40);
-        List<PartitionEngine.Outcome> outcomes = submit(client, List.of(
+        List<PartitionOutcome> outcomes = submit(client, List.of(
                 at(P, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS)),
                 at(Q, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS)),
                 at(P, new PartitionCommand.Send(List.of(NewMessage.of("ok1", "before")))),
@@ -261,7 +262,7 @@ class ShardGroupIT {
         assertInstanceOf(PartitionResponse.Sent.class, outcomes.get(5).response());
 
         submit(client, List.of(at(P, new PartitionCommand.Send(List.of(NewMessage.of("ok4", "next entry"))))));
-        List<PartitionEngine.DeliveredMessage> got = submit(client, List.of(
+        List<DeliveredMessage> got = submit(client, List.of(
                 at(P, new PartitionCommand.Receive(10, 60, null)))).get(0).delivered();
         assertEquals(java.util.Set.of("before", "next entry"),
                 got.stream().map(d -> d.message().body()).collect(java.util.stream.Collectors.toSet()));
@@ -298,7 +299,7 @@ class ShardGroupIT {
         startGroup();
         try (ShardClient shard = new ShardClient(group, 512, 2, replies)) {
             shard.submit(P, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS)).get(30, TimeUnit.SECONDS);
-            List<java.util.concurrent.CompletableFuture<PartitionEngine.Outcome>> sends = new ArrayList<>();
+            List<java.util.concurrent.CompletableFuture<PartitionOutcome>> sends = new ArrayList<>();
             for (int i = 0; i < 2_000; i++) {
                 sends.add(shard.submit(P, new PartitionCommand.Send(List.of(NewMessage.of("c" + i, "body " + i)))));
             }
@@ -329,7 +330,7 @@ class ShardGroupIT {
         try (ShardClient shard = new ShardClient(group, 512, 1, replies)) {
             shard.submit(P, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS))
                     .get(30, TimeUnit.SECONDS);
-            List<java.util.concurrent.CompletableFuture<PartitionEngine.Outcome>> sends = new ArrayList<>();
+            List<java.util.concurrent.CompletableFuture<PartitionOutcome>> sends = new ArrayList<>();
             for (int i = 0; i < 12; i++) {
                 sends.add(shard.submit(P, new PartitionCommand.Send(List.of(NewMessage.of("big" + i,
                         String.format("%02d", i) + mebibyte)))));
@@ -341,7 +342,7 @@ class ShardGroupIT {
             assertTrue(stats[0] < stats[1], "several sends shared an entry: " + stats[0] + " entries for " + stats[1]);
             java.util.Set<String> bodies = new java.util.TreeSet<>();
             for (int round = 0; round < 20 && bodies.size() < 12; round++) {
-                for (PartitionEngine.DeliveredMessage d : shard.submit(P, new PartitionCommand.Receive(2, 600, null))
+                for (DeliveredMessage d : shard.submit(P, new PartitionCommand.Receive(2, 600, null))
                         .get(30, TimeUnit.SECONDS).delivered()) {
                     assertEquals(mebibyte, d.message().body().substring(2), "intact");
                     bodies.add(d.message().body().substring(0, 2));
@@ -358,7 +359,7 @@ class ShardGroupIT {
         }
         try (ShardClient uncapped = new ShardClient(group, 512, 64 * 1024 * 1024, 1, replies,
                 io.sluice.common.raft.RaftTransport.PLAINTEXT)) {
-            List<java.util.concurrent.CompletableFuture<PartitionEngine.Outcome>> sends = new ArrayList<>();
+            List<java.util.concurrent.CompletableFuture<PartitionOutcome>> sends = new ArrayList<>();
             for (int i = 0; i < 6; i++) {
                 sends.add(uncapped.submit(P, new PartitionCommand.Send(List.of(NewMessage.of("over" + i, mebibyte)))));
             }

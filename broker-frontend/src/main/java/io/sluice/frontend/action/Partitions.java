@@ -18,7 +18,7 @@ final class Partitions {
     }
 
     /** The partition count SetQueueAttributes asks for, if it is allowed for this queue (equal, or a raise). */
-    static int checkRaise(io.sluice.metadata.QueueMetadata queue, String value) {
+    static int checkRaise(io.sluice.catalog.QueueMetadata queue, String value) {
         int n = parse(value);
         if (n == queue.partitions()) {
             return n;

@@ -1,8 +1,8 @@
 package io.sluice.frontend.action;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sluice.backend.engine.PartitionCommand;
-import io.sluice.backend.engine.QueueCounts;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.QueueCounts;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsException;
 import io.sluice.common.validation.QueueAttributeName;
@@ -10,7 +10,7 @@ import io.sluice.common.validation.QueueAttributes;
 import io.sluice.common.validation.QueueAttributesValidator;
 import io.sluice.common.validation.TagValidator;
 import io.sluice.frontend.service.SqsServices;
-import io.sluice.metadata.QueueMetadata;
+import io.sluice.catalog.QueueMetadata;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -155,7 +155,7 @@ public final class QueueAttributeActions {
             QueueMetadata queue = services.resolveQueue(ctx, params);
             List<CompletableFuture<Boolean>> purged = services.partitionIds(queue).stream()
                     .map(id -> services.partitions().submit(id, new PartitionCommand.Purge())
-                            .thenApply(o -> !(o.response() instanceof io.sluice.backend.engine.PartitionResponse.Rejected)))
+                            .thenApply(o -> !(o.response() instanceof io.sluice.partition.PartitionResponse.Rejected)))
                     .toList();
             return CompletableFuture.allOf(purged.toArray(CompletableFuture[]::new)).thenApply(v -> {
                 if (purged.stream().noneMatch(CompletableFuture::join)) {

@@ -1,7 +1,7 @@
 package io.sluice.frontend.action;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sluice.backend.engine.PartitionCommand;
+import io.sluice.partition.PartitionCommand;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsException;
 import io.sluice.common.SqsLimits;
@@ -10,8 +10,8 @@ import io.sluice.common.validation.QueueAttributes;
 import io.sluice.common.validation.QueueAttributesValidator;
 import io.sluice.common.validation.TagValidator;
 import io.sluice.frontend.service.SqsServices;
-import io.sluice.metadata.QueueCatalog;
-import io.sluice.metadata.QueueMetadata;
+import io.sluice.catalog.QueueCatalog;
+import io.sluice.catalog.QueueMetadata;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 

@@ -6,7 +6,7 @@ import io.sluice.common.SqsError;
 import io.sluice.common.SqsException;
 import io.sluice.common.validation.QueueAttributes;
 import io.sluice.frontend.service.SqsServices;
-import io.sluice.metadata.QueueMetadata;
+import io.sluice.catalog.QueueMetadata;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.List;

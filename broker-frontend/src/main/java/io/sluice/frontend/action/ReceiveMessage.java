@@ -1,12 +1,13 @@
 package io.sluice.frontend.action;
 
+import io.sluice.partition.DeliveredMessage;
+import io.sluice.partition.PartitionOutcome;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sluice.backend.engine.PartitionCommand;
-import io.sluice.backend.engine.PartitionEngine;
-import io.sluice.backend.engine.PartitionId;
-import io.sluice.backend.engine.PartitionResponse;
-import io.sluice.backend.engine.StoredMessage;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionResponse;
+import io.sluice.partition.StoredMessage;
 import io.sluice.common.MessageAttributeValue;
 import io.sluice.common.MessageDigests;
 import io.sluice.common.SqsError;
@@ -17,7 +18,7 @@ import io.sluice.common.validation.ReceiveValidator;
 import io.sluice.common.validation.SystemAttributeSelection;
 import io.sluice.frontend.service.LongPolls;
 import io.sluice.frontend.service.SqsServices;
-import io.sluice.metadata.QueueMetadata;
+import io.sluice.catalog.QueueMetadata;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -174,14 +175,14 @@ public final class ReceiveMessage implements SqsAction {
     }
 
     /** The client left while its lease was being taken: make the messages visible again at once. */
-    private void release(PartitionId partition, PartitionEngine.Outcome outcome) {
+    private void release(PartitionId partition, PartitionOutcome outcome) {
         services.partitions().submit(partition, new PartitionCommand.ChangeVisibility(outcome.delivered().stream()
                 .map(d -> new PartitionCommand.VisibilityChange(d.delivery().receiptHandle(), 0)).toList()));
     }
 
-    private ObjectNode render(Request r, List<PartitionEngine.DeliveredMessage> delivered) {
+    private ObjectNode render(Request r, List<DeliveredMessage> delivered) {
         ArrayNode messages = Responses.array();
-        for (PartitionEngine.DeliveredMessage d : delivered) {
+        for (DeliveredMessage d : delivered) {
             StoredMessage m = d.message();
             ObjectNode node = Responses.object();
             node.put("MessageId", m.messageId());
@@ -215,7 +216,7 @@ public final class ReceiveMessage implements SqsAction {
         return out;
     }
 
-    private static Map<String, String> systemAttributes(PartitionEngine.DeliveredMessage d) {
+    private static Map<String, String> systemAttributes(DeliveredMessage d) {
         StoredMessage m = d.message();
         Map<String, String> out = new LinkedHashMap<>();
         out.put("SenderId", m.senderId());

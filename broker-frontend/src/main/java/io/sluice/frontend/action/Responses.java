@@ -1,10 +1,10 @@
 package io.sluice.frontend.action;
 
+import io.sluice.partition.PartitionOutcome;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sluice.backend.engine.PartitionEngine;
-import io.sluice.backend.engine.PartitionResponse;
+import io.sluice.partition.PartitionResponse;
 import io.sluice.common.SqsException;
 import io.sluice.common.SqsFailure;
 import java.util.Map;
@@ -57,7 +57,7 @@ public final class Responses {
     }
 
     /** A whole-command rejection from the engine becomes the request's error. */
-    static PartitionResponse accepted(PartitionEngine.Outcome outcome) {
+    static PartitionResponse accepted(PartitionOutcome outcome) {
         if (outcome.response() instanceof PartitionResponse.Rejected rejected) {
             throw new CompletionException(new SqsException(rejected.failure()));
         }

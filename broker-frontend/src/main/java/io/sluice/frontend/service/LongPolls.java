@@ -1,8 +1,8 @@
 package io.sluice.frontend.service;
 
-import io.sluice.backend.PartitionService;
-import io.sluice.backend.engine.Effect;
-import io.sluice.backend.engine.PartitionId;
+import io.sluice.partition.PartitionService;
+import io.sluice.partition.Effect;
+import io.sluice.partition.PartitionId;
 import io.sluice.common.Clock;
 import java.util.List;
 import java.util.Map;

@@ -1,17 +1,17 @@
 package io.sluice.frontend.service;
 
+import io.sluice.partition.DeliveredMessage;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sluice.backend.engine.NewMessage;
-import io.sluice.backend.engine.PartitionCommand;
-import io.sluice.backend.engine.PartitionEngine;
-import io.sluice.backend.engine.PartitionId;
-import io.sluice.backend.engine.PartitionResponse;
-import io.sluice.backend.engine.StoredMessage;
+import io.sluice.partition.NewMessage;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionResponse;
+import io.sluice.partition.StoredMessage;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsException;
 import io.sluice.common.SqsFailure;
 import io.sluice.common.validation.QueueAttributes;
-import io.sluice.metadata.QueueMetadata;
+import io.sluice.catalog.QueueMetadata;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -248,9 +248,9 @@ public final class MoveTasks {
      *
      * @return how many messages were moved
      */
-    private CompletableFuture<Integer> moveAll(Task task, PartitionId from, List<PartitionEngine.DeliveredMessage> batch) {
+    private CompletableFuture<Integer> moveAll(Task task, PartitionId from, List<DeliveredMessage> batch) {
         List<CompletableFuture<Void>> moves = new ArrayList<>();
-        for (PartitionEngine.DeliveredMessage d : batch) {
+        for (DeliveredMessage d : batch) {
             moves.add(moveOne(task, from, d));
         }
         return CompletableFuture.allOf(moves.toArray(CompletableFuture[]::new)).handle((v, e) -> {
@@ -276,7 +276,7 @@ public final class MoveTasks {
         });
     }
 
-    private CompletableFuture<Void> moveOne(Task task, PartitionId from, PartitionEngine.DeliveredMessage d) {
+    private CompletableFuture<Void> moveOne(Task task, PartitionId from, DeliveredMessage d) {
         StoredMessage m = d.message();
         String destArn = task.destinationArn != null ? task.destinationArn : m.deadLetterSourceArn();
         QueueMetadata dest = destArn == null ? null : services.queueByArn(destArn).orElse(null);

@@ -1,8 +1,8 @@
 package io.sluice.frontend.service;
 
-import io.sluice.backend.PartitionService;
-import io.sluice.backend.engine.PartitionConfig;
-import io.sluice.backend.engine.PartitionId;
+import io.sluice.partition.PartitionService;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionId;
 import io.sluice.common.Clock;
 import io.sluice.common.validation.QueueArn;
 import io.sluice.common.validation.QueueAttributes;
@@ -10,8 +10,8 @@ import io.sluice.common.validation.QueueAttributesValidator;
 import io.sluice.frontend.FrontendConfig;
 import io.sluice.frontend.action.ActionContext;
 import io.sluice.frontend.action.Params;
-import io.sluice.metadata.QueueCatalog;
-import io.sluice.metadata.QueueMetadata;
+import io.sluice.catalog.QueueCatalog;
+import io.sluice.catalog.QueueMetadata;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -160,10 +160,10 @@ public final class SqsServices {
      * count was just raised, and the frontend that raised it has not configured it, or died before it did) answers
      * "no such queue"; then this frontend configures it (idempotent) and submits once more.
      */
-    public CompletableFuture<io.sluice.backend.engine.PartitionEngine.Outcome> submitToQueue(QueueMetadata queue,
-            PartitionId id, io.sluice.backend.engine.PartitionCommand command) {
+    public CompletableFuture<io.sluice.partition.PartitionOutcome> submitToQueue(QueueMetadata queue,
+            PartitionId id, io.sluice.partition.PartitionCommand command) {
         return partitions.submit(id, command).thenCompose(o -> {
-            if (o.response() instanceof io.sluice.backend.engine.PartitionResponse.Rejected r
+            if (o.response() instanceof io.sluice.partition.PartitionResponse.Rejected r
                     && r.failure().error() == io.sluice.common.SqsError.QUEUE_DOES_NOT_EXIST && id.index() > 0
                     && catalog.get(queue.name()).filter(q -> q.queueId() == queue.queueId()).isPresent()) {
                 return partitions.createPartition(id, partitionConfig(queue))

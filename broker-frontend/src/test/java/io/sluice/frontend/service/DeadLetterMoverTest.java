@@ -1,23 +1,23 @@
 package io.sluice.frontend.service;
 
+import io.sluice.partition.PartitionOutcome;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.sluice.backend.PartitionService;
-import io.sluice.backend.engine.Effect;
-import io.sluice.backend.engine.NewMessage;
-import io.sluice.backend.engine.PartitionCommand;
-import io.sluice.backend.engine.PartitionConfig;
-import io.sluice.backend.engine.PartitionEngine;
-import io.sluice.backend.engine.PartitionId;
-import io.sluice.backend.engine.QueueCounts;
-import io.sluice.backend.engine.StoredMessage;
+import io.sluice.partition.PartitionService;
+import io.sluice.partition.Effect;
+import io.sluice.partition.NewMessage;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionId;
+import io.sluice.partition.QueueCounts;
+import io.sluice.partition.StoredMessage;
 import io.sluice.backend.local.LocalShard;
 import io.sluice.backend.storage.ShardStore;
 import io.sluice.common.SystemClock;
 import io.sluice.common.validation.QueueAttributesValidator;
 import io.sluice.frontend.FrontendConfig;
-import io.sluice.metadata.QueueMetadata;
+import io.sluice.catalog.QueueMetadata;
 import io.sluice.metadata.raft.CachedCatalog;
 import io.sluice.metadata.raft.MetadataClient;
 import io.sluice.metadata.raft.MetadataPeers;
@@ -55,7 +55,7 @@ class DeadLetterMoverTest {
         }
 
         @Override
-        public CompletableFuture<PartitionEngine.Outcome> submit(PartitionId p, PartitionCommand c) {
+        public CompletableFuture<PartitionOutcome> submit(PartitionId p, PartitionCommand c) {
             return shard.submit(p, c);
         }
 

@@ -2,8 +2,8 @@ package io.sluice.frontend.service;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.sluice.backend.engine.Effect;
-import io.sluice.backend.engine.PartitionId;
+import io.sluice.partition.Effect;
+import io.sluice.partition.PartitionId;
 import io.sluice.common.ManualClock;
 import java.util.ArrayList;
 import java.util.List;

@@ -2,7 +2,7 @@ package io.sluice.metadata.image;
 
 import com.fasterxml.jackson.annotation.JsonSubTypes;
 import com.fasterxml.jackson.annotation.JsonTypeInfo;
-import io.sluice.metadata.QueueMetadata;
+import io.sluice.catalog.QueueMetadata;
 import java.util.List;
 import java.util.Map;
 

@@ -1,6 +1,6 @@
 package io.sluice.metadata.image;
 
-import io.sluice.metadata.QueueMetadata;
+import io.sluice.catalog.QueueMetadata;
 
 /** The answer to a {@link MetadataCommand}. */
 public record MetadataResult(Status status, QueueMetadata queue, String message) {

@@ -1,7 +1,7 @@
 package io.sluice.metadata.raft;
 
-import io.sluice.metadata.QueueCatalog;
-import io.sluice.metadata.QueueMetadata;
+import io.sluice.catalog.QueueCatalog;
+import io.sluice.catalog.QueueMetadata;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.MetadataCommand;
 import io.sluice.metadata.image.MetadataResult;

@@ -1,11 +1,11 @@
-package io.sluice.metadata;
+package io.sluice.catalog;
 
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
 /**
- * The catalog of queues. Implemented by {@link io.sluice.metadata.raft.CachedCatalog} over the Raft metadata
+ * The catalog of queues. Implemented by broker-metadata's {@code CachedCatalog} over the Raft metadata
  * service behind the same interface. Writes return only once they are durable.
  */
 public interface QueueCatalog {

@@ -1,4 +1,4 @@
-package io.sluice.backend.engine;
+package io.sluice.partition;
 
 import io.sluice.common.MessageAttributeValue;
 import java.util.Map;

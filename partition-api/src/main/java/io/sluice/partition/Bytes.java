@@ -1,4 +1,4 @@
-package io.sluice.backend.engine;
+package io.sluice.partition;
 
 import io.sluice.common.MessageAttributeValue;
 import java.nio.ByteBuffer;
@@ -12,17 +12,17 @@ import java.util.Map;
  * strings with a -1 length for null, attribute maps in name order. Readers fail on truncated input with
  * {@link java.nio.BufferUnderflowException}, never by reading garbage.
  */
-final class Bytes {
-    static final byte V1 = 1;
+public final class Bytes {
+    public static final byte V1 = 1;
 
     private Bytes() {
     }
 
-    static final class Writer {
+    public static final class Writer {
         private byte[] buf;
         private int len;
 
-        Writer(int capacity) {
+        public Writer(int capacity) {
             buf = new byte[Math.max(16, capacity)];
         }
 
@@ -32,31 +32,31 @@ final class Bytes {
             }
         }
 
-        void u8(int v) {
+        public void u8(int v) {
             ensure(1);
             buf[len++] = (byte) v;
         }
 
-        void i32(int v) {
+        public void i32(int v) {
             ensure(4);
             ByteBuffer.wrap(buf, len, 4).putInt(v);
             len += 4;
         }
 
-        void i64(long v) {
+        public void i64(long v) {
             ensure(8);
             ByteBuffer.wrap(buf, len, 8).putLong(v);
             len += 8;
         }
 
-        void bytes(byte[] b) {
+        public void bytes(byte[] b) {
             i32(b.length);
             ensure(b.length);
             System.arraycopy(b, 0, buf, len, b.length);
             len += b.length;
         }
 
-        void str(String s) {
+        public void str(String s) {
             if (s == null) {
                 i32(-1);
             } else {
@@ -64,7 +64,7 @@ final class Bytes {
             }
         }
 
-        void attributes(Map<String, MessageAttributeValue> attributes) {
+        public void attributes(Map<String, MessageAttributeValue> attributes) {
             i32(attributes.size());
             for (Map.Entry<String, MessageAttributeValue> e : new java.util.TreeMap<>(attributes).entrySet()) {
                 str(e.getKey());
@@ -79,48 +79,48 @@ final class Bytes {
             }
         }
 
-        byte[] toBytes() {
+        public byte[] toBytes() {
             return Arrays.copyOf(buf, len);
         }
     }
 
-    static final class Reader {
+    public static final class Reader {
         private final ByteBuffer buf;
 
-        Reader(byte[] bytes) {
+        public Reader(byte[] bytes) {
             buf = ByteBuffer.wrap(bytes);
         }
 
-        void version() {
+        public void version() {
             int v = u8();
             if (v != V1) {
                 throw new IllegalStateException("unknown record format version " + v);
             }
         }
 
-        boolean hasRemaining() {
+        public boolean hasRemaining() {
             return buf.hasRemaining();
         }
 
-        int u8() {
+        public int u8() {
             return buf.get() & 0xFF;
         }
 
-        int i32() {
+        public int i32() {
             return buf.getInt();
         }
 
-        long i64() {
+        public long i64() {
             return buf.getLong();
         }
 
-        byte[] bytes() {
+        public byte[] bytes() {
             byte[] b = new byte[buf.getInt()];
             buf.get(b);
             return b;
         }
 
-        String str() {
+        public String str() {
             int n = buf.getInt();
             if (n < 0) {
                 return null;
@@ -130,7 +130,7 @@ final class Bytes {
             return s;
         }
 
-        Map<String, MessageAttributeValue> attributes() {
+        public Map<String, MessageAttributeValue> attributes() {
             int n = i32();
             if (n == 0) {
                 return Map.of();

@@ -1,4 +1,4 @@
-package io.sluice.backend.engine;
+package io.sluice.partition;
 
 import io.sluice.common.ReceiptHandle;
 import java.util.ArrayList;
@@ -64,7 +64,7 @@ public final class CommandCodec {
 
     private static void writeCommand(Bytes.Writer w, PartitionCommand c) {
         if (c instanceof PartitionCommand.Configure cfg) {
-            w.bytes(RecordCodec.encodeConfig(cfg.config()));
+            w.bytes(PayloadCodec.encodeConfig(cfg.config()));
         } else if (c instanceof PartitionCommand.Send s) {
             w.i32(s.messages().size());
             for (NewMessage m : s.messages()) {
@@ -97,7 +97,7 @@ public final class CommandCodec {
 
     private static PartitionCommand readCommand(Bytes.Reader r, int type) {
         return switch (type) {
-            case 1 -> new PartitionCommand.Configure(RecordCodec.decodeConfig(r.bytes()));
+            case 1 -> new PartitionCommand.Configure(PayloadCodec.decodeConfig(r.bytes()));
             case 2 -> {
                 int n = count(r.i32());
                 List<NewMessage> messages = new ArrayList<>(n);

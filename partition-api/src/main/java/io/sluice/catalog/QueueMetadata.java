@@ -1,4 +1,4 @@
-package io.sluice.metadata;
+package io.sluice.catalog;
 
 import java.util.Map;
 import java.util.Objects;

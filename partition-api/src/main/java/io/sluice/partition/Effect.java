@@ -1,4 +1,4 @@
-package io.sluice.backend.engine;
+package io.sluice.partition;
 
 /**
  * Side effects of a command, returned as data. Only the partition's primary executes them; replicas discard

@@ -1,25 +1,18 @@
-package io.sluice.backend;
+package io.sluice.partition;
 
-import io.sluice.backend.engine.Effect;
-import io.sluice.backend.engine.PartitionCommand;
-import io.sluice.backend.engine.PartitionConfig;
-import io.sluice.backend.engine.PartitionEngine;
-import io.sluice.backend.engine.PartitionId;
-import io.sluice.backend.engine.QueueCounts;
-import io.sluice.backend.engine.StoredMessage;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * The data plane as the frontend sees it: submit a command to a partition and get its outcome once it is
- * durable. {@code sluice dev} implements it in-process ({@link io.sluice.backend.local.LocalShard}); the
+ * durable. {@code sluice dev} implements it in-process (broker-backend's {@code LocalShard}); the
  * replicated cluster implements it over Raft shards. Futures complete off the caller's thread; callers on a
  * Netty event loop must not block on them.
  */
 public interface PartitionService {
 
     /** Applies a command; the outcome is released only after its mutations are on disk. */
-    CompletableFuture<PartitionEngine.Outcome> submit(PartitionId partition, PartitionCommand command);
+    CompletableFuture<PartitionOutcome> submit(PartitionId partition, PartitionCommand command);
 
     /** Creates a partition (idempotent: an existing partition is reconfigured). */
     CompletableFuture<Void> createPartition(PartitionId partition, PartitionConfig config);

@@ -1,4 +1,4 @@
-package io.sluice.backend.engine;
+package io.sluice.partition;
 
 import io.sluice.common.ReceiptHandle;
 import io.sluice.common.SqsError;
@@ -22,28 +22,28 @@ public final class OutcomeCodec {
     private OutcomeCodec() {
     }
 
-    public static byte[] encode(List<PartitionEngine.Outcome> outcomes) {
+    public static byte[] encode(List<PartitionOutcome> outcomes) {
         Bytes.Writer w = new Bytes.Writer(256);
         w.u8(Bytes.V1);
         w.i32(outcomes.size());
-        for (PartitionEngine.Outcome o : outcomes) {
+        for (PartitionOutcome o : outcomes) {
             write(w, o);
         }
         return w.toBytes();
     }
 
-    public static List<PartitionEngine.Outcome> decode(byte[] bytes) {
+    public static List<PartitionOutcome> decode(byte[] bytes) {
         Bytes.Reader r = new Bytes.Reader(bytes);
         r.version();
         int n = r.i32();
-        List<PartitionEngine.Outcome> out = new ArrayList<>(n);
+        List<PartitionOutcome> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             out.add(read(r));
         }
         return out;
     }
 
-    private static void write(Bytes.Writer w, PartitionEngine.Outcome o) {
+    private static void write(Bytes.Writer w, PartitionOutcome o) {
         PartitionResponse response = o.response();
         if (response instanceof PartitionResponse.Rejected rej) {
             w.u8(REJECTED);
@@ -89,7 +89,7 @@ public final class OutcomeCodec {
         }
     }
 
-    private static PartitionEngine.Outcome read(Bytes.Reader r) {
+    private static PartitionOutcome read(Bytes.Reader r) {
         int type = r.u8();
         return switch (type) {
             case REJECTED -> outcome(new PartitionResponse.Rejected(readFailure(r)));
@@ -124,17 +124,17 @@ public final class OutcomeCodec {
         };
     }
 
-    private static PartitionEngine.Outcome outcome(PartitionResponse response) {
-        return new PartitionEngine.Outcome(response, List.of(), List.of());
+    private static PartitionOutcome outcome(PartitionResponse response) {
+        return new PartitionOutcome(response, List.of(), List.of());
     }
 
     /** The stored form of a message (for reads of a single message). */
     public static byte[] encodeMessage(StoredMessage m) {
-        return RecordCodec.encodeMessage(m);
+        return PayloadCodec.encodeMessage(m);
     }
 
     public static StoredMessage decodeMessage(byte[] bytes) {
-        return RecordCodec.decodeMessage(bytes);
+        return PayloadCodec.decodeMessage(bytes);
     }
 
     /** Several stored messages, in order; a null (a message that is gone) stays null. */
@@ -145,7 +145,7 @@ public final class OutcomeCodec {
         for (StoredMessage m : messages) {
             w.u8(m == null ? 0 : 1);
             if (m != null) {
-                w.bytes(RecordCodec.encodeMessage(m));
+                w.bytes(PayloadCodec.encodeMessage(m));
             }
         }
         return w.toBytes();
@@ -157,7 +157,7 @@ public final class OutcomeCodec {
         int n = r.i32();
         List<StoredMessage> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            out.add(r.u8() == 0 ? null : RecordCodec.decodeMessage(r.bytes()));
+            out.add(r.u8() == 0 ? null : PayloadCodec.decodeMessage(r.bytes()));
         }
         return out;
     }

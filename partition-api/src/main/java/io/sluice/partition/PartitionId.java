@@ -1,4 +1,4 @@
-package io.sluice.backend.engine;
+package io.sluice.partition;
 
 /**
  * One partition of one queue incarnation. {@code queueId} is assigned by the catalog when the queue is created

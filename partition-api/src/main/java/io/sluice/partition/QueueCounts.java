@@ -1,4 +1,4 @@
-package io.sluice.backend.engine;
+package io.sluice.partition;
 
 /**
  * The figures behind {@code ApproximateNumberOfMessages*} and the queue metrics.

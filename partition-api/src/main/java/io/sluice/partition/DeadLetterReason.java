@@ -1,4 +1,4 @@
-package io.sluice.backend.engine;
+package io.sluice.partition;
 
 /** Why a message was handed off to the dead-letter queue. Codes are stored: add, never renumber. */
 public enum DeadLetterReason {

@@ -1,0 +1,62 @@
+package io.sluice.partition;
+
+/**
+ * The binary records a partition's message and configuration share between its store and the wire (log entries and
+ * replies): format version byte first, length-prefixed UTF-8 strings ({@link Bytes}). Readers accept every version
+ * they know, so a newer node reads older data.
+ */
+public final class PayloadCodec {
+    private static final byte V1 = Bytes.V1;
+
+    private PayloadCodec() {
+    }
+
+    public static byte[] encodeMessage(StoredMessage m) {
+        Bytes.Writer w = new Bytes.Writer(64 + m.body().length() * 3);
+        w.u8(V1);
+        w.str(m.messageId());
+        w.str(m.body());
+        w.attributes(m.attributes());
+        w.attributes(m.systemAttributes());
+        w.i64(m.sentTimestampMillis());
+        w.str(m.groupId());
+        w.str(m.deduplicationId());
+        w.str(m.sequenceNumber());
+        w.str(m.senderId());
+        w.str(m.deadLetterSourceArn());
+        return w.toBytes();
+    }
+
+    public static StoredMessage decodeMessage(byte[] bytes) {
+        Bytes.Reader r = new Bytes.Reader(bytes);
+        r.version();
+        return new StoredMessage(r.str(), r.str(), r.attributes(), r.attributes(), r.i64(), r.str(), r.str(), r.str(),
+                r.str(), r.str());
+    }
+
+    public static byte[] encodeConfig(PartitionConfig c) {
+        Bytes.Writer w = new Bytes.Writer(40);
+        w.u8(V1);
+        w.u8(c.fifo() ? 1 : 0);
+        w.u8(c.contentBasedDeduplication() ? 1 : 0);
+        w.u8(c.deduplicationPerGroup() ? 1 : 0);
+        w.i32(c.delaySeconds());
+        w.i32(c.visibilityTimeoutSeconds());
+        w.i32(c.retentionSeconds());
+        w.i32(c.maxReceiveCount());
+        w.u8(c.deadLetterOnExpiry() ? 1 : 0);
+        w.i32(c.maxInflight());
+        w.i32(c.maxBacklog()); // appended later: older records end before it
+        w.i64(c.version()); // likewise
+        return w.toBytes();
+    }
+
+    public static PartitionConfig decodeConfig(byte[] bytes) {
+        Bytes.Reader r = new Bytes.Reader(bytes);
+        r.version();
+        PartitionConfig c = new PartitionConfig(r.u8() != 0, r.u8() != 0, r.u8() != 0, r.i32(), r.i32(), r.i32(),
+                r.i32(), r.u8() != 0, r.i32());
+        c = r.hasRemaining() ? c.withMaxBacklog(r.i32()) : c;
+        return r.hasRemaining() ? c.withVersion(r.i64()) : c;
+    }
+}
