@@ -1,10 +1,10 @@
 package io.sluice.server;
 
-import io.sluice.partition.PartitionId;
 import io.sluice.backend.raft.ShardedPartitionService;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.PartitionAssignment;
 import io.sluice.metadata.image.ShardInfo;
+import io.sluice.partition.PartitionId;
 import java.util.Collection;
 import java.util.List;
 import java.util.function.Supplier;

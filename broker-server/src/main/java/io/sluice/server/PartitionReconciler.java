@@ -1,13 +1,13 @@
 package io.sluice.server;
 
-import io.sluice.partition.PartitionCommand;
-import io.sluice.partition.PartitionConfig;
 import io.sluice.backend.engine.PartitionEngine;
-import io.sluice.partition.PartitionId;
+import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.validation.QueueAttributesValidator;
 import io.sluice.frontend.service.SqsServices;
-import io.sluice.catalog.QueueMetadata;
 import io.sluice.metadata.image.ClusterImage;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionId;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;

@@ -1,7 +1,7 @@
 package io.sluice.backend.engine;
 
-import io.sluice.partition.DeadLetterReason;
 import io.sluice.backend.engine.MessageEntry.Status;
+import io.sluice.partition.DeadLetterReason;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

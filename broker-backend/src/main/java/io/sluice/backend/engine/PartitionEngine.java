@@ -1,14 +1,14 @@
 package io.sluice.backend.engine;
 
-import io.sluice.partition.PartitionOutcome;
+import io.sluice.backend.storage.ShardStore;
 import io.sluice.partition.DeliveredMessage;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionConfig;
 import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionOutcome;
 import io.sluice.partition.PartitionResponse;
 import io.sluice.partition.PayloadCodec;
 import io.sluice.partition.StoredMessage;
-import io.sluice.backend.storage.ShardStore;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;

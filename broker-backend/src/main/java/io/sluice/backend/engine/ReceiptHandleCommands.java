@@ -1,15 +1,15 @@
 package io.sluice.backend.engine;
 
-import io.sluice.partition.PartitionResponse;
 import io.sluice.backend.engine.MessageEntry.Status;
-import io.sluice.partition.PartitionCommand.ChangeVisibility;
-import io.sluice.partition.PartitionCommand.Delete;
-import io.sluice.partition.PartitionCommand.VisibilityChange;
-import io.sluice.partition.PartitionResponse.EntryOutcomes;
 import io.sluice.common.ReceiptHandle;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsFailure;
 import io.sluice.common.SqsLimits;
+import io.sluice.partition.PartitionCommand.ChangeVisibility;
+import io.sluice.partition.PartitionCommand.Delete;
+import io.sluice.partition.PartitionCommand.VisibilityChange;
+import io.sluice.partition.PartitionResponse.EntryOutcomes;
+import io.sluice.partition.PartitionResponse;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -1,14 +1,14 @@
 package io.sluice.backend.engine;
 
+import io.sluice.common.ReceiptHandle;
+import io.sluice.common.SqsError;
+import io.sluice.common.SqsLimits;
 import io.sluice.partition.DeadLetterReason;
-import io.sluice.partition.PartitionResponse;
 import io.sluice.partition.PartitionCommand.Receive;
 import io.sluice.partition.PartitionResponse.Delivery;
 import io.sluice.partition.PartitionResponse.Received;
 import io.sluice.partition.PartitionResponse.Rejected;
-import io.sluice.common.ReceiptHandle;
-import io.sluice.common.SqsError;
-import io.sluice.common.SqsLimits;
+import io.sluice.partition.PartitionResponse;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

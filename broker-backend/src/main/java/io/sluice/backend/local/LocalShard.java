@@ -1,18 +1,18 @@
 package io.sluice.backend.local;
 
-import io.sluice.partition.PartitionOutcome;
-import io.sluice.partition.PartitionService;
-import io.sluice.partition.Effect;
-import io.sluice.partition.PartitionCommand;
-import io.sluice.partition.PartitionConfig;
 import io.sluice.backend.engine.PartitionEngine;
-import io.sluice.partition.PartitionId;
-import io.sluice.partition.PartitionResponse;
-import io.sluice.partition.QueueCounts;
-import io.sluice.partition.StoredMessage;
 import io.sluice.backend.storage.ShardStore;
 import io.sluice.common.Clock;
 import io.sluice.common.SqsError;
+import io.sluice.partition.Effect;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionOutcome;
+import io.sluice.partition.PartitionResponse;
+import io.sluice.partition.PartitionService;
+import io.sluice.partition.QueueCounts;
+import io.sluice.partition.StoredMessage;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

@@ -1,23 +1,21 @@
 package io.sluice.backend.raft;
 
-import io.sluice.partition.Bytes;
 import io.sluice.common.Clock;
 import io.sluice.common.raft.RaftTransport;
 import io.sluice.common.raft.RatisSettings;
+import io.sluice.partition.Bytes;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionId;
 import java.io.IOException;
-import org.apache.ratis.retry.RetryPolicies;
-import org.apache.ratis.util.TimeDuration;
-import java.util.concurrent.TimeUnit;
-import java.util.List;
-import java.util.Map;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
@@ -25,8 +23,10 @@ import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.exceptions.AlreadyExistsException;
+import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,15 +1,15 @@
 package io.sluice.backend.raft;
 
-import io.sluice.partition.DeliveredMessage;
-import io.sluice.partition.PartitionOutcome;
+import io.sluice.common.raft.RaftTransport;
+import io.sluice.common.raft.RatisSettings;
 import io.sluice.partition.CommandCodec;
+import io.sluice.partition.DeliveredMessage;
 import io.sluice.partition.OutcomeCodec;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionOutcome;
 import io.sluice.partition.PartitionResponse;
 import io.sluice.partition.StoredMessage;
-import io.sluice.common.raft.RaftTransport;
-import io.sluice.common.raft.RatisSettings;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;

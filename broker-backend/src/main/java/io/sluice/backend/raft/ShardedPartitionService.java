@@ -1,18 +1,18 @@
 package io.sluice.backend.raft;
 
-import io.sluice.partition.PartitionOutcome;
-import io.sluice.partition.PartitionService;
+import io.sluice.common.SqsError;
+import io.sluice.common.raft.RaftTransport;
+import io.sluice.common.raft.RatisSettings;
 import io.sluice.partition.Effect;
 import io.sluice.partition.OutcomeCodec;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionConfig;
 import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionOutcome;
 import io.sluice.partition.PartitionResponse;
+import io.sluice.partition.PartitionService;
 import io.sluice.partition.QueueCounts;
 import io.sluice.partition.StoredMessage;
-import io.sluice.common.SqsError;
-import io.sluice.common.raft.RaftTransport;
-import io.sluice.common.raft.RatisSettings;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;

@@ -1,10 +1,10 @@
 package io.sluice.backend.bench;
 
+import io.sluice.backend.engine.PartitionQueueState;
 import io.sluice.partition.NewMessage;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionConfig;
 import io.sluice.partition.PartitionId;
-import io.sluice.backend.engine.PartitionQueueState;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,12 +1,12 @@
 package io.sluice.backend.bench;
 
+import io.sluice.backend.engine.PartitionEngine;
+import io.sluice.backend.storage.ShardStore;
+import io.sluice.common.ReceiptHandle;
 import io.sluice.partition.NewMessage;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionConfig;
-import io.sluice.backend.engine.PartitionEngine;
 import io.sluice.partition.PartitionId;
-import io.sluice.backend.storage.ShardStore;
-import io.sluice.common.ReceiptHandle;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

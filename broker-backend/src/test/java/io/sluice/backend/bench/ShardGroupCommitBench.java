@@ -1,13 +1,13 @@
 package io.sluice.backend.bench;
 
-import io.sluice.partition.NewMessage;
-import io.sluice.partition.PartitionCommand;
-import io.sluice.partition.PartitionConfig;
-import io.sluice.partition.PartitionId;
 import io.sluice.backend.raft.ShardClient;
 import io.sluice.backend.raft.ShardStateMachine;
 import io.sluice.common.SystemClock;
 import io.sluice.common.raft.RatisSettings;
+import io.sluice.partition.NewMessage;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionId;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -14,8 +14,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.partition.DeliveredMessage;
 import io.sluice.common.SqsError;
+import io.sluice.partition.DeliveredMessage;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;

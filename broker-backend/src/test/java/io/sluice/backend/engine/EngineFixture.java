@@ -1,21 +1,21 @@
 package io.sluice.backend.engine;
 
-import io.sluice.partition.PartitionOutcome;
 import io.sluice.partition.Effect;
 import io.sluice.partition.NewMessage;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionConfig;
 import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionOutcome;
 import io.sluice.partition.PartitionResponse;
 import io.sluice.partition.QueueCounts;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
-import io.sluice.partition.DeliveredMessage;
 import io.sluice.backend.storage.ShardStore;
 import io.sluice.common.ManualClock;
 import io.sluice.common.ReceiptHandle;
 import io.sluice.common.SqsFailure;
+import io.sluice.partition.DeliveredMessage;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HexFormat;

@@ -1,11 +1,11 @@
 package io.sluice.backend.engine;
 
-import io.sluice.partition.PartitionOutcome;
 import io.sluice.partition.DeadLetterReason;
 import io.sluice.partition.Effect;
 import io.sluice.partition.NewMessage;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionOutcome;
 import io.sluice.partition.PartitionResponse;
 import io.sluice.partition.QueueCounts;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -13,9 +13,9 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.partition.DeliveredMessage;
 import io.sluice.common.ReceiptHandle;
 import io.sluice.common.SqsFailure;
+import io.sluice.partition.DeliveredMessage;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -10,11 +10,11 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.partition.DeliveredMessage;
-import io.sluice.partition.PartitionResponse.SentMessage;
 import io.sluice.common.MessageDigests;
 import io.sluice.common.ReceiptHandle;
 import io.sluice.common.SqsError;
+import io.sluice.partition.DeliveredMessage;
+import io.sluice.partition.PartitionResponse.SentMessage;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;

@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.partition.DeliveredMessage;
 import io.sluice.common.ReceiptHandle;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsFailure;
+import io.sluice.partition.DeliveredMessage;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

@@ -11,9 +11,9 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.partition.DeliveredMessage;
 import io.sluice.common.MessageAttributeValue;
 import io.sluice.common.SqsError;
+import io.sluice.partition.DeliveredMessage;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;

@@ -5,15 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.backend.storage.ShardStore;
+import io.sluice.common.ManualClock;
+import io.sluice.common.SqsError;
 import io.sluice.partition.Effect;
 import io.sluice.partition.NewMessage;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionConfig;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.PartitionResponse;
-import io.sluice.backend.storage.ShardStore;
-import io.sluice.common.ManualClock;
-import io.sluice.common.SqsError;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

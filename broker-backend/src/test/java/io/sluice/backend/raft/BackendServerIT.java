@@ -4,12 +4,12 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
+import io.sluice.common.SystemClock;
 import io.sluice.partition.NewMessage;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionConfig;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.PartitionResponse;
-import io.sluice.common.SystemClock;
 import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -9,6 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.common.SystemClock;
+import io.sluice.common.raft.RatisSettings;
 import io.sluice.partition.CommandCodec;
 import io.sluice.partition.NewMessage;
 import io.sluice.partition.OutcomeCodec;
@@ -16,8 +18,6 @@ import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionConfig;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.PartitionResponse;
-import io.sluice.common.SystemClock;
-import io.sluice.common.raft.RatisSettings;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Path;

@@ -1,8 +1,7 @@
 package io.sluice.frontend.action;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sluice.partition.PartitionCommand;
-import io.sluice.partition.QueueCounts;
+import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsException;
 import io.sluice.common.validation.QueueAttributeName;
@@ -10,7 +9,8 @@ import io.sluice.common.validation.QueueAttributes;
 import io.sluice.common.validation.QueueAttributesValidator;
 import io.sluice.common.validation.TagValidator;
 import io.sluice.frontend.service.SqsServices;
-import io.sluice.catalog.QueueMetadata;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.QueueCounts;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;

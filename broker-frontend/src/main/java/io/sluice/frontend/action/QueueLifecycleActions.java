@@ -1,7 +1,8 @@
 package io.sluice.frontend.action;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sluice.partition.PartitionCommand;
+import io.sluice.catalog.QueueCatalog;
+import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsException;
 import io.sluice.common.SqsLimits;
@@ -10,8 +11,7 @@ import io.sluice.common.validation.QueueAttributes;
 import io.sluice.common.validation.QueueAttributesValidator;
 import io.sluice.common.validation.TagValidator;
 import io.sluice.frontend.service.SqsServices;
-import io.sluice.catalog.QueueCatalog;
-import io.sluice.catalog.QueueMetadata;
+import io.sluice.partition.PartitionCommand;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 

@@ -2,11 +2,11 @@ package io.sluice.frontend.action;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsException;
 import io.sluice.common.validation.QueueAttributes;
 import io.sluice.frontend.service.SqsServices;
-import io.sluice.catalog.QueueMetadata;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.List;

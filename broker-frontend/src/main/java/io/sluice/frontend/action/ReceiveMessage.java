@@ -1,13 +1,8 @@
 package io.sluice.frontend.action;
 
-import io.sluice.partition.DeliveredMessage;
-import io.sluice.partition.PartitionOutcome;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sluice.partition.PartitionCommand;
-import io.sluice.partition.PartitionId;
-import io.sluice.partition.PartitionResponse;
-import io.sluice.partition.StoredMessage;
+import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.MessageAttributeValue;
 import io.sluice.common.MessageDigests;
 import io.sluice.common.SqsError;
@@ -18,7 +13,12 @@ import io.sluice.common.validation.ReceiveValidator;
 import io.sluice.common.validation.SystemAttributeSelection;
 import io.sluice.frontend.service.LongPolls;
 import io.sluice.frontend.service.SqsServices;
-import io.sluice.catalog.QueueMetadata;
+import io.sluice.partition.DeliveredMessage;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionOutcome;
+import io.sluice.partition.PartitionResponse;
+import io.sluice.partition.StoredMessage;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;

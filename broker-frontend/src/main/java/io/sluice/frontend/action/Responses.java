@@ -1,12 +1,12 @@
 package io.sluice.frontend.action;
 
-import io.sluice.partition.PartitionOutcome;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sluice.partition.PartitionResponse;
 import io.sluice.common.SqsException;
 import io.sluice.common.SqsFailure;
+import io.sluice.partition.PartitionOutcome;
+import io.sluice.partition.PartitionResponse;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;

@@ -1,14 +1,14 @@
 package io.sluice.frontend.service;
 
-import io.sluice.partition.PartitionService;
+import io.sluice.catalog.QueueMetadata;
+import io.sluice.common.validation.QueueAttributes;
 import io.sluice.partition.Effect;
 import io.sluice.partition.NewMessage;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.PartitionResponse;
+import io.sluice.partition.PartitionService;
 import io.sluice.partition.StoredMessage;
-import io.sluice.common.validation.QueueAttributes;
-import io.sluice.catalog.QueueMetadata;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;

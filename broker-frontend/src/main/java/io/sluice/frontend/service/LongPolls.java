@@ -1,9 +1,9 @@
 package io.sluice.frontend.service;
 
-import io.sluice.partition.PartitionService;
+import io.sluice.common.Clock;
 import io.sluice.partition.Effect;
 import io.sluice.partition.PartitionId;
-import io.sluice.common.Clock;
+import io.sluice.partition.PartitionService;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;

@@ -1,17 +1,17 @@
 package io.sluice.frontend.service;
 
-import io.sluice.partition.DeliveredMessage;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sluice.catalog.QueueMetadata;
+import io.sluice.common.SqsError;
+import io.sluice.common.SqsException;
+import io.sluice.common.SqsFailure;
+import io.sluice.common.validation.QueueAttributes;
+import io.sluice.partition.DeliveredMessage;
 import io.sluice.partition.NewMessage;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.PartitionResponse;
 import io.sluice.partition.StoredMessage;
-import io.sluice.common.SqsError;
-import io.sluice.common.SqsException;
-import io.sluice.common.SqsFailure;
-import io.sluice.common.validation.QueueAttributes;
-import io.sluice.catalog.QueueMetadata;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;

@@ -1,8 +1,7 @@
 package io.sluice.frontend.service;
 
-import io.sluice.partition.PartitionService;
-import io.sluice.partition.PartitionConfig;
-import io.sluice.partition.PartitionId;
+import io.sluice.catalog.QueueCatalog;
+import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.Clock;
 import io.sluice.common.validation.QueueArn;
 import io.sluice.common.validation.QueueAttributes;
@@ -10,8 +9,9 @@ import io.sluice.common.validation.QueueAttributesValidator;
 import io.sluice.frontend.FrontendConfig;
 import io.sluice.frontend.action.ActionContext;
 import io.sluice.frontend.action.Params;
-import io.sluice.catalog.QueueCatalog;
-import io.sluice.catalog.QueueMetadata;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionService;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -2,9 +2,9 @@ package io.sluice.frontend.service;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.sluice.common.ManualClock;
 import io.sluice.partition.Effect;
 import io.sluice.partition.PartitionId;
-import io.sluice.common.ManualClock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

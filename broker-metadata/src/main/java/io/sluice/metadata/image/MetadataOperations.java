@@ -1,7 +1,7 @@
 package io.sluice.metadata.image;
 
-import io.sluice.common.SqsLimits;
 import io.sluice.catalog.QueueMetadata;
+import io.sluice.common.SqsLimits;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

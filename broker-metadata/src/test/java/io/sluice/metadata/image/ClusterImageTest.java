@@ -8,9 +8,9 @@ import io.sluice.catalog.QueueMetadata;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.junit.jupiter.api.Test;
 
 /** Fixtures as Kafka's image tests have them: IMAGE1 + DELTA1 == IMAGE2, and every record survives its JSON. */
 class ClusterImageTest {

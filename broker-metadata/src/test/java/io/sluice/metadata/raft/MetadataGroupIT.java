@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.common.SystemClock;
 import io.sluice.catalog.QueueCatalog;
+import io.sluice.common.SystemClock;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.MetadataCommand;
 import io.sluice.metadata.image.PartitionAssignment;
