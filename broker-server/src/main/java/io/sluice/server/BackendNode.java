@@ -2,6 +2,9 @@ package io.sluice.server;
 
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.sluice.backend.agent.LostDiskGuard;
+import io.sluice.backend.metrics.QueueMetrics;
+import io.sluice.backend.metrics.ShardMetrics;
 import io.sluice.backend.raft.BackendServer;
 import io.sluice.backend.raft.LeaderClock;
 import io.sluice.common.SystemClock;

@@ -1,4 +1,4 @@
-package io.sluice.server;
+package io.sluice.backend.metrics;
 
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
@@ -21,15 +21,15 @@ import java.util.function.ToLongFunction;
  * cluster never double counts; a fail-over moves the series to the new primary with the same (replicated) values.
  * Sum by {@code queue} for queue figures; take the max of the age.
  */
-final class QueueMetrics implements MultiCollector {
+public final class QueueMetrics implements MultiCollector {
     /** One partition as exported. */
-    record Row(String queue, int partition, String shard, QueueCounts counts, PartitionTotals totals) {
+    public record Row(String queue, int partition, String shard, QueueCounts counts, PartitionTotals totals) {
     }
 
     private final Supplier<List<Row>> rows;
     private final Clock clock;
 
-    QueueMetrics(Supplier<List<Row>> rows, Clock clock) {
+    public QueueMetrics(Supplier<List<Row>> rows, Clock clock) {
         this.rows = rows;
         this.clock = clock;
     }

@@ -1,4 +1,4 @@
-package io.sluice.server;
+package io.sluice.backend.metrics;
 
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
@@ -18,7 +18,7 @@ import org.apache.ratis.protocol.RaftGroupId;
  * members in sync and each follower's lag; plus bytes on disk per shard. The disk figures walk folders, so they are
  * refreshed at most every 15 s.
  */
-final class ShardMetrics implements MultiCollector {
+public final class ShardMetrics implements MultiCollector {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ShardMetrics.class);
     private static final long DISK_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(15);
 
@@ -32,7 +32,7 @@ final class ShardMetrics implements MultiCollector {
      * @param shardName       the catalog's name of a shard group (its group id when the catalog does not know it yet)
      * @param catalogReplicas the replicas the catalog assigns the group (empty when it does not know it)
      */
-    ShardMetrics(BackendServer backend, Function<RaftGroupId, String> shardName,
+    public ShardMetrics(BackendServer backend, Function<RaftGroupId, String> shardName,
                  Function<RaftGroupId, java.util.Set<String>> catalogReplicas) {
         this.backend = backend;
         this.shardName = shardName;

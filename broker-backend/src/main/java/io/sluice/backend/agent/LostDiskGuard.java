@@ -1,4 +1,4 @@
-package io.sluice.server;
+package io.sluice.backend.agent;
 
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.ShardInfo;
@@ -22,7 +22,7 @@ import java.util.stream.Collectors;
  * forbidden replicas to other backends ({@code ReleaseReplicas}); a shard with no other backend to take it stays
  * under-replicated (and this backend not ready) until one appears.
  */
-final class LostDiskGuard {
+public final class LostDiskGuard {
     static final String MARKER = "LOST-DISK-FORBIDDEN-GROUPS";
 
     private final Path marker;
@@ -31,24 +31,24 @@ final class LostDiskGuard {
     private volatile Set<String> forbidden;
 
     /** @param freshDisk the data folder had no Raft storage folder when the process started */
-    LostDiskGuard(Path dataDir, boolean freshDisk) {
+    public LostDiskGuard(Path dataDir, boolean freshDisk) {
         this.marker = dataDir.resolve(MARKER);
         this.freshDisk = freshDisk;
     }
 
     /** Decided: the forbidden groups are known (a fresh disk needs one fresh read of the catalog). */
-    boolean decided() {
+    public boolean decided() {
         return forbidden != null;
     }
 
     /** Whether the backend may join this shard group: not one it lost its copy of, and only once decided. */
-    boolean mayJoin(String groupId) {
+    public boolean mayJoin(String groupId) {
         Set<String> f = forbidden;
         return f != null && !f.contains(groupId);
     }
 
     /** Shards the catalog still gives this id although it lost their groups: to be released. */
-    List<String> listedForbidden(String nodeId, ClusterImage image) {
+    public List<String> listedForbidden(String nodeId, ClusterImage image) {
         Set<String> f = forbidden;
         if (f == null || f.isEmpty()) {
             return List.of();
@@ -61,7 +61,7 @@ final class LostDiskGuard {
      * Makes the decision once: the marker's groups, plus, on a fresh disk, every group the catalog (read fresh, so a
      * metadata outage delays the decision, never skips it) lists this id in. Throws while the catalog is unreachable.
      */
-    void decide(String nodeId, CachedCatalog catalog) {
+    public void decide(String nodeId, CachedCatalog catalog) {
         if (forbidden != null) {
             return;
         }
@@ -76,7 +76,7 @@ final class LostDiskGuard {
         forbidden = Set.copyOf(groups);
     }
 
-    Set<String> forbidden() {
+    public Set<String> forbidden() {
         Set<String> f = forbidden;
         return f == null ? Set.of() : f;
     }
