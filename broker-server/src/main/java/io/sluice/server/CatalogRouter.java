@@ -1,5 +1,6 @@
 package io.sluice.server;
 
+import io.sluice.backend.agent.BackendAgent;
 import io.sluice.backend.raft.ShardedPartitionService;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.PartitionAssignment;
@@ -23,14 +24,14 @@ final class CatalogRouter implements ShardedPartitionService.Router {
         ClusterImage image = catalog.get();
         PartitionAssignment a = image.partitions().get(PartitionAssignment.key(partition.queueId(), partition.index()));
         ShardInfo shard = a == null || a.shardId() == null ? null : image.shards().get(a.shardId());
-        return shard == null ? null : BackendNode.group(image, shard);
+        return shard == null ? null : BackendAgent.group(image, shard);
     }
 
     @Override
     public Collection<RaftGroup> allGroups() {
         ClusterImage image = catalog.get();
         List<RaftGroup> groups = new java.util.ArrayList<>();
-        image.shards().values().forEach(s -> groups.add(BackendNode.group(image, s)));
+        image.shards().values().forEach(s -> groups.add(BackendAgent.group(image, s)));
         return groups;
     }
 }

@@ -1,6 +1,8 @@
 package io.sluice.partition;
 
+import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.SqsLimits;
+import io.sluice.common.validation.QueueAttributes;
 
 /**
  * The queue attributes a partition's engine needs, replicated through the log (the {@code Configure} command)
@@ -135,5 +137,24 @@ public record PartitionConfig(
         if (value < min || value > max) {
             throw new IllegalArgumentException(name + " must be in [" + min + ", " + max + "]: " + value);
         }
+    }
+
+    /**
+     * The rules a queue's partitions enforce, from its catalog entry and parsed attributes, stamped with its
+     * {@code configVersion}. The one mapping, used by frontends (create, SetQueueAttributes) and by the shard
+     * leaders' repair alike.
+     */
+    public static PartitionConfig forQueue(QueueMetadata queue, QueueAttributes a, int maxInflight) {
+        PartitionConfig pc = fromAttributes(a, maxInflight).withVersion(queue.configVersion());
+        int parts = Math.max(1, queue.partitions());
+        return a.maxBacklog() == 0 ? pc : pc.withMaxBacklog((int) ((a.maxBacklog() + (long) parts - 1) / parts));
+    }
+
+    /** The rules the engine enforces, from the queue's attributes (without the backlog limit, which is per queue). */
+    private static PartitionConfig fromAttributes(QueueAttributes a, int maxInflight) {
+        return new PartitionConfig(a.fifo(), a.contentBasedDeduplication(),
+                a.deduplicationScope() == QueueAttributes.DeduplicationScope.MESSAGE_GROUP, a.delaySeconds(),
+                a.visibilityTimeout(), a.messageRetentionPeriod(),
+                a.redrivePolicy() == null ? 0 : a.redrivePolicy().maxReceiveCount(), false, maxInflight);
     }
 }

@@ -125,26 +125,7 @@ public final class SqsServices {
      * (rounded up), since sends are spread over them.
      */
     public PartitionConfig partitionConfig(QueueMetadata queue) {
-        return partitionConfig(queue, attributes(queue), config.maxInflightPerPartition());
-    }
-
-    /**
-     * The rules a queue's partitions enforce, from its catalog entry and parsed attributes, stamped with its
-     * {@code configVersion}. The one mapping, used by frontends (create, SetQueueAttributes) and by the shard
-     * leaders' repair alike.
-     */
-    public static PartitionConfig partitionConfig(QueueMetadata queue, QueueAttributes a, int maxInflight) {
-        PartitionConfig pc = partitionConfig(a, maxInflight).withVersion(queue.configVersion());
-        int parts = Math.max(1, queue.partitions());
-        return a.maxBacklog() == 0 ? pc : pc.withMaxBacklog((int) ((a.maxBacklog() + (long) parts - 1) / parts));
-    }
-
-    /** The rules the engine enforces, from the queue's attributes (without the backlog limit, which is per queue). */
-    private static PartitionConfig partitionConfig(QueueAttributes a, int maxInflight) {
-        return new PartitionConfig(a.fifo(), a.contentBasedDeduplication(),
-                a.deduplicationScope() == QueueAttributes.DeduplicationScope.MESSAGE_GROUP, a.delaySeconds(),
-                a.visibilityTimeout(), a.messageRetentionPeriod(),
-                a.redrivePolicy() == null ? 0 : a.redrivePolicy().maxReceiveCount(), false, maxInflight);
+        return PartitionConfig.forQueue(queue, attributes(queue), config.maxInflightPerPartition());
     }
 
     public List<PartitionId> partitionIds(QueueMetadata queue) {

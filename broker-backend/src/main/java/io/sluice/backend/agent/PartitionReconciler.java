@@ -1,9 +1,8 @@
-package io.sluice.server;
+package io.sluice.backend.agent;
 
 import io.sluice.backend.engine.PartitionEngine;
 import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.validation.QueueAttributesValidator;
-import io.sluice.frontend.service.SqsServices;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionConfig;
@@ -109,6 +108,6 @@ public final class PartitionReconciler {
                     queue.name(), attributes.failure().orElse(null));
             return Optional.empty();
         }
-        return Optional.of(SqsServices.partitionConfig(queue, attributes.value(), maxInflight));
+        return Optional.of(PartitionConfig.forQueue(queue, attributes.value(), maxInflight));
     }
 }

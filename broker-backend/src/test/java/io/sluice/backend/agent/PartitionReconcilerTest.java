@@ -1,4 +1,4 @@
-package io.sluice.server;
+package io.sluice.backend.agent;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

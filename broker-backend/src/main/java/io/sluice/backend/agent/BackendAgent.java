@@ -1,0 +1,350 @@
+package io.sluice.backend.agent;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import io.sluice.backend.metrics.QueueMetrics;
+import io.sluice.backend.raft.BackendServer;
+import io.sluice.metadata.image.ClusterImage;
+import io.sluice.metadata.image.MetadataCommand;
+import io.sluice.metadata.image.NodeInfo;
+import io.sluice.metadata.image.ShardInfo;
+import io.sluice.metadata.raft.CachedCatalog;
+import io.sluice.metadata.raft.MetadataClient;
+import io.sluice.metadata.raft.MetadataUnavailableException;
+import io.sluice.partition.PartitionId;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What keeps a backend in line with the catalog: registers it and heartbeats (its clock checked against the
+ * metadata leader's), joins the shard groups assigned to it, follows replica changes (the shard leader changes the
+ * Raft membership, a dropped replica leaves), hands back shards it lost with its disk ({@link LostDiskGuard}), and,
+ * on the shards it leads, runs the housekeeping of their partitions every second: clock-skew step-down, opening idle
+ * partitions, the retention sweep and, every {@link #RECONCILE_EVERY} seconds, {@link PartitionReconciler}. The
+ * launcher ({@code BackendNode}) only assembles it with the server, the metadata client and the catalog.
+ */
+public final class BackendAgent implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(BackendAgent.class);
+
+    private final String id;
+    private final String address;
+    private final int defaultMaxInflight;
+    private final BackendServer backend;
+    private final MetadataClient client;
+    private final CachedCatalog catalog;
+    private final LostDiskGuard guard;
+    private final ScheduledExecutorService agent = Executors.newSingleThreadScheduledExecutor(
+            daemon("sluice-backend-agent"));
+    private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(
+            daemon("sluice-backend-sweeper"));
+    private final java.util.concurrent.atomic.AtomicBoolean reconfiguring = new java.util.concurrent.atomic.AtomicBoolean();
+    private long lastReleaseNanos;
+    private long lastUnavailableLogNanos = System.nanoTime() - TimeUnit.MINUTES.toNanos(1);
+    private long lastFailedLogNanos = System.nanoTime() - TimeUnit.MINUTES.toNanos(1);
+
+    /**
+     * @param id                 the node id it registers under
+     * @param address            host:port of its Raft server as the cluster reaches it
+     * @param defaultMaxInflight the in-flight limit of a partition it creates while reconciling
+     */
+    public BackendAgent(String id, String address, int defaultMaxInflight, BackendServer backend,
+                        MetadataClient client, CachedCatalog catalog, LostDiskGuard guard) {
+        this.id = id;
+        this.address = address;
+        this.defaultMaxInflight = defaultMaxInflight;
+        this.backend = backend;
+        this.client = client;
+        this.catalog = catalog;
+        this.guard = guard;
+    }
+
+    /** Starts the loops: the registration/heartbeat tick every {@code tickMillis}, the housekeeping every second. */
+    public void start(long tickMillis) {
+        sweeper.scheduleWithFixedDelay(this::sweep, 1, 1, TimeUnit.SECONDS);
+        agent.scheduleWithFixedDelay(() -> tick(id, address), 0, tickMillis, TimeUnit.MILLISECONDS);
+    }
+
+    /** Whether it may take requests: registered and hosting every shard the catalog assigns it. */
+    public boolean ready() {
+        return ready(id);
+    }
+
+    /** Whether its lost-disk guard keeps it out of shard groups it was listed in. */
+    public boolean lostDiskGuarded() {
+        return !guard.forbidden().isEmpty();
+    }
+
+    /**
+     * Ready once registered under its current address and hosting every shard group the catalog assigns to it (a
+     * rolling restart waits for this before taking down the next backend).
+     */
+    private boolean ready(String id) {
+        if (!guard.decided()) {
+            return false;
+        }
+        ClusterImage image = catalog.image();
+        NodeInfo me = image.nodes().get(id);
+        if (me == null || !me.address().equals(address)) {
+            return false;
+        }
+        var hosted = backend.hostedGroups();
+        return image.shardsOf(id).stream().allMatch(sh -> hosted.contains(groupId(sh)))
+                && backend.failedGroups().isEmpty();
+    }
+
+    /**
+     * Shards the catalog still gives this backend although it lost their groups with its disk: asks the metadata
+     * group to hand them to other backends (at most every 10 s; where no other backend can take one, it stays
+     * listed, the shard under-replicated, this backend not ready).
+     */
+    private void releaseLostReplicas(String id, ClusterImage image) {
+        List<String> lost = guard.listedForbidden(id, image);
+        if (lost.isEmpty() || System.nanoTime() - lastReleaseNanos < TimeUnit.SECONDS.toNanos(10)) {
+            return;
+        }
+        lastReleaseNanos = System.nanoTime();
+        LOG.error("backend {} lost its data but the catalog still lists it as a replica of shards {}: it does not"
+                + " rejoin them under this id (the others counted its acknowledgements) and asks the metadata group"
+                + " to give them to other backends. See docs/operations.md, Backup and restore.", id, lost);
+        client.submit(new MetadataCommand.ReleaseReplicas(id, lost));
+    }
+
+    private static RaftGroupId groupId(ShardInfo shard) {
+        return RaftGroupId.valueOf(UUID.fromString(shard.groupId()));
+    }
+
+    public String shardName(RaftGroupId gid) {
+        for (ShardInfo shard : catalog.image().shards().values()) {
+            if (groupId(shard).equals(gid)) {
+                return shard.shardId();
+            }
+        }
+        return gid.getUuid().toString();
+    }
+
+    public java.util.Set<String> catalogReplicas(RaftGroupId gid) {
+        for (ShardInfo shard : catalog.image().shards().values()) {
+            if (groupId(shard).equals(gid)) {
+                return new java.util.TreeSet<>(shard.replicas());
+            }
+        }
+        return java.util.Set.of();
+    }
+
+    /** The partitions of the shards this backend leads, for the queue metrics (each is exported by its primary only). */
+    public List<QueueMetrics.Row> primaryPartitions() {
+        ClusterImage image = catalog.image();
+        Map<String, List<PartitionId>> byShard = new java.util.HashMap<>();
+        Map<Long, String> names = new java.util.HashMap<>();
+        for (var q : image.queues().values()) {
+            names.put(q.queueId(), q.name());
+            for (var p : image.partitionsOf(q.queueId())) {
+                if (p.shardId() != null) {
+                    byShard.computeIfAbsent(p.shardId(), k -> new ArrayList<>())
+                            .add(new PartitionId(q.queueId(), p.index()));
+                }
+            }
+        }
+        List<QueueMetrics.Row> rows = new ArrayList<>();
+        for (ShardInfo shard : image.shards().values()) {
+            RaftGroupId gid = groupId(shard);
+            var machine = backend.shard(gid);
+            List<PartitionId> ids = byShard.get(shard.shardId());
+            if (machine == null || ids == null || !backend.isLeaderReady(gid)) {
+                continue;
+            }
+            try {
+                for (var st : machine.stats(ids)) {
+                    String name = names.get(st.id().queueId());
+                    if (name != null) {
+                        rows.add(new QueueMetrics.Row(name, st.id().index(), shard.shardId(), st.counts(), st.totals()));
+                    }
+                }
+            } catch (RuntimeException e) { // one shard's failure must not empty the whole scrape
+                LOG.warn("queue metrics of shard {} unavailable: {}", shard.shardId(), e.toString());
+            }
+        }
+        return rows;
+    }
+
+    /**
+     * Housekeeping of the shards this backend leads, every second (frontends of a cluster do none): step down if its
+     * clock is off, open partitions idle since a restart, sweep retention, and every {@link #RECONCILE_EVERY} ticks
+     * reconcile the shards' partitions with the catalog ({@link PartitionReconciler}).
+     */
+    private void sweep() {
+        try {
+            backend.stepDownIfSkewed();
+            for (RaftGroupId gid : backend.hostedGroups()) {
+                var machine = backend.shard(gid);
+                if (machine != null && backend.isLeaderReady(gid)) {
+                    machine.openStored(64);
+                }
+            }
+            backend.sweep(backend.clock().now());
+            if (++sweeps % RECONCILE_EVERY == 0) {
+                reconcile();
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("retention sweep failed", e);
+        }
+    }
+
+    public static final int RECONCILE_EVERY = 10;
+    private long sweeps;
+
+    private void reconcile() {
+        ClusterImage image = catalog.image();
+        Map<String, List<PartitionId>> assigned = new java.util.HashMap<>();
+        for (var q : image.queues().values()) {
+            for (var p : image.partitionsOf(q.queueId())) {
+                if (p.shardId() != null) {
+                    assigned.computeIfAbsent(p.shardId(), k -> new ArrayList<>())
+                            .add(new PartitionId(q.queueId(), p.index()));
+                }
+            }
+        }
+        for (ShardInfo shard : image.shards().values()) {
+            RaftGroupId gid = groupId(shard);
+            var machine = backend.shard(gid);
+            if (machine == null || !backend.isLeaderReady(gid)) {
+                continue;
+            }
+            PartitionReconciler.run(shard.shardId(), image, assigned.getOrDefault(shard.shardId(), List.of()),
+                    machine.storedPartitions(), defaultMaxInflight,
+                    (id, command) -> backend.submit(gid, id, command));
+        }
+    }
+
+    /** The shard groups this backend hosts, with whether it leads each. */
+    public ArrayNode hostedShards() {
+        var out = JsonNodeFactory.instance.arrayNode();
+        for (RaftGroupId gid : backend.hostedGroups()) {
+            var machine = backend.shard(gid);
+            out.addObject().put("groupId", gid.getUuid().toString()).put("leader", backend.isLeader(gid))
+                    .put("failed", machine != null && machine.closed())
+                    .put("livePartitions", machine == null ? 0
+                            : machine.storedPartitions().stream().filter(p -> !p.retired()).count());
+        }
+        return out;
+    }
+
+    /** Register (until the group has accepted us), heartbeat, and join newly assigned shards. */
+    private void tick(String id, String address) {
+        try {
+            guard.decide(id, catalog); // throws (and the next tick retries) while the catalog cannot be read
+            ClusterImage image = catalog.image();
+            NodeInfo me = image.nodes().get(id);
+            if (me == null || !me.address().equals(address)) {
+                client.submit(new MetadataCommand.RegisterNode(id, address));
+                image = catalog.refresh();
+            }
+            long sent = System.nanoTime();
+            long reference = client.heartbeat(id);
+            backend.clock().observeReference(reference, sent, System.nanoTime());
+            if (image.shards().isEmpty() || !image.shardsOf(id).stream().allMatch(
+                    sh -> backend.hostedGroups().contains(RaftGroupId.valueOf(UUID.fromString(sh.groupId()))))) {
+                image = catalog.refresh(); // shards may have been assigned since the last periodic refresh
+            }
+            for (ShardInfo shard : image.shardsOf(id)) {
+                if (guard.mayJoin(shard.groupId())) {
+                    backend.join(group(image, shard));
+                }
+            }
+            releaseLostReplicas(id, image);
+            var failed = backend.failedGroups();
+            if (!failed.isEmpty() && System.nanoTime() - lastFailedLogNanos > TimeUnit.SECONDS.toNanos(30)) {
+                lastFailedLogNanos = System.nanoTime();
+                LOG.error("backend {}: its replicas of shard groups {} have failed (Ratis closed them; see the first"
+                        + " error above): those shards run a replica short and this backend is not ready; restart it"
+                        + " to recover them", id, failed);
+            }
+            ClusterImage current = image;
+            if (reconfiguring.compareAndSet(false, true)) {
+                // membership changes can block for seconds: never on the thread that heartbeats
+                sweeper.execute(() -> {
+                    try {
+                        followReplicaChanges(id, current);
+                    } finally {
+                        reconfiguring.set(false);
+                    }
+                });
+            }
+        } catch (MetadataUnavailableException e) {
+            // said at most every 30 s: a group that stays out of reach (down, or refusing this node's certificate)
+            // must show in the log, a leader change must not flood it
+            long now = System.nanoTime();
+            if (now - lastUnavailableLogNanos > TimeUnit.SECONDS.toNanos(30)) {
+                lastUnavailableLogNanos = now;
+                LOG.warn("metadata group unavailable (retrying): {}", e.getMessage());
+            } else {
+                LOG.debug("metadata group unavailable: {}", e.getMessage());
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("backend agent tick failed", e);
+        }
+    }
+
+    /**
+     * When the catalog replaced a shard's replica (a dead backend), the shard's leader changes the Raft membership to
+     * match, and a backend no longer among a shard's replicas drops its copy.
+     */
+    private void followReplicaChanges(String id, ClusterImage image) {
+        for (ShardInfo shard : image.shards().values()) {
+            RaftGroupId gid = RaftGroupId.valueOf(UUID.fromString(shard.groupId()));
+            if (!backend.hostedGroups().contains(gid)) {
+                continue;
+            }
+            if (!shard.replicas().contains(id)) {
+                backend.leave(gid);
+            } else {
+                backend.reconfigure(group(image, shard));
+            }
+        }
+        java.util.Set<RaftGroupId> assigned = new java.util.HashSet<>();
+        catalog.image().shardsOf(id).forEach(shard -> assigned.add(groupId(shard))); // the latest, not the tick's
+        backend.deleteDroppedStores(assigned::contains);
+    }
+
+    /**
+     * The Raft group of a shard: its replicas at their registered addresses. The first replica gets a higher Raft
+     * priority: Ratis makes it the leader whenever it is up and caught up (a leader yields to it), which spreads
+     * shard leadership, i.e. the primaries, over the backends.
+     */
+    public static RaftGroup group(ClusterImage image, ShardInfo shard) {
+        List<RaftPeer> peers = new ArrayList<>();
+        for (String replica : shard.replicas()) {
+            NodeInfo node = image.nodes().get(replica);
+            if (node != null) {
+                peers.add(RaftPeer.newBuilder().setId(replica).setAddress(node.address())
+                        .setPriority(replica.equals(shard.replicas().get(0)) ? 1 : 0).build());
+            }
+        }
+        return RaftGroup.valueOf(RaftGroupId.valueOf(UUID.fromString(shard.groupId())), peers);
+    }
+
+    private static ThreadFactory daemon(String name) {
+        return r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    @Override
+    public void close() {
+        agent.shutdownNow();
+        sweeper.shutdownNow();
+    }
+}
