@@ -237,9 +237,9 @@ final class AdminServer implements AutoCloseable {
     public void close() {
         scrapes.shutdownNow();
         writes.shutdownNow();
-        if (channel != null) {
-            channel.close().syncUninterruptibly();
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        if (channel != null) { // bounded: a stuck event loop must not hold a node's shutdown forever
+            channel.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
     }
 }

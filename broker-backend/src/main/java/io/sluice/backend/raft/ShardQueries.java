@@ -6,7 +6,9 @@ import io.sluice.partition.PartitionId;
 import io.sluice.partition.QueueCounts;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The read-only queries a shard answers (Raft read requests, served by the leader): partition counts, the next
@@ -101,20 +103,30 @@ public final class ShardQueries {
         return out;
     }
 
-    /** AWAIT answer: the partitions that have messages now (empty at timeout). */
-    static byte[] encodePartitions(List<PartitionId> partitions) {
-        ByteBuffer b = ByteBuffer.allocate(4 + partitions.size() * 12);
-        b.putInt(partitions.size());
-        partitions.forEach(p -> b.putLong(p.queueId()).putInt(p.index()));
+    /**
+     * AWAIT answer: the partitions that have messages now (empty at timeout), then how many each has visible. The
+     * counts trail the list so that either side may be older: a reader that knows no counts stops before them, and
+     * {@link #decodeAvailable} gives an answer without them {@link Integer#MAX_VALUE} each ("unknown: wake all").
+     */
+    static byte[] encodeAvailable(Map<PartitionId, Integer> available) {
+        ByteBuffer b = ByteBuffer.allocate(4 + available.size() * 16);
+        b.putInt(available.size());
+        available.keySet().forEach(p -> b.putLong(p.queueId()).putInt(p.index()));
+        available.values().forEach(b::putInt);
         return b.array();
     }
 
-    static List<PartitionId> decodePartitions(byte[] bytes) {
+    static Map<PartitionId, Integer> decodeAvailable(byte[] bytes) {
         ByteBuffer b = ByteBuffer.wrap(bytes);
         int n = b.getInt();
-        List<PartitionId> out = new ArrayList<>(n);
+        List<PartitionId> ids = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            out.add(new PartitionId(b.getLong(), b.getInt()));
+            ids.add(new PartitionId(b.getLong(), b.getInt()));
+        }
+        boolean counted = b.remaining() >= 4 * n;
+        Map<PartitionId, Integer> out = new LinkedHashMap<>();
+        for (PartitionId id : ids) {
+            out.put(id, counted ? b.getInt() : Integer.MAX_VALUE);
         }
         return out;
     }

@@ -356,12 +356,16 @@ public final class ShardStateMachine extends BaseStateMachine {
     }
 
     private void wakeAwaiting(List<Effect> effects) {
-        List<PartitionId> available = effects.stream().filter(Effect.MessagesAvailable.class::isInstance)
-                .map(e -> ((Effect.MessagesAvailable) e).partition()).distinct().toList();
+        Map<PartitionId, Integer> available = new java.util.LinkedHashMap<>();
+        for (Effect e : effects) {
+            if (e instanceof Effect.MessagesAvailable m) {
+                available.put(m.partition(), m.visibleCount()); // the entry's last count for a partition is current
+            }
+        }
         if (available.isEmpty()) {
             return;
         }
-        Message answer = Message.valueOf(ByteString.copyFrom(ShardQueries.encodePartitions(available)));
+        Message answer = Message.valueOf(ByteString.copyFrom(ShardQueries.encodeAvailable(available)));
         for (CompletableFuture<Message> f : List.copyOf(awaiting)) {
             if (awaiting.remove(f)) {
                 f.complete(answer);
@@ -382,7 +386,7 @@ public final class ShardStateMachine extends BaseStateMachine {
             long timeoutMillis = Math.max(1, Math.min(ShardQueries.argOf(q), 60_000));
             awaitTimer.schedule(() -> {
                 if (awaiting.remove(parked)) {
-                    parked.complete(Message.valueOf(ByteString.copyFrom(ShardQueries.encodePartitions(List.of()))));
+                    parked.complete(Message.valueOf(ByteString.copyFrom(ShardQueries.encodeAvailable(Map.of()))));
                 }
             }, timeoutMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
             return parked;
@@ -443,7 +447,7 @@ public final class ShardStateMachine extends BaseStateMachine {
         // Parked AWAITs belong to the leader: answer them empty so their frontends ask the new one.
         for (CompletableFuture<Message> f : List.copyOf(awaiting)) {
             if (awaiting.remove(f)) {
-                f.complete(Message.valueOf(ByteString.copyFrom(ShardQueries.encodePartitions(List.of()))));
+                f.complete(Message.valueOf(ByteString.copyFrom(ShardQueries.encodeAvailable(Map.of()))));
             }
         }
     }

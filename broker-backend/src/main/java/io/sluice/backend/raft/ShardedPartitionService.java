@@ -223,12 +223,12 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
         reader(group).async().sendReadOnlyUnordered(Message.valueOf(ByteString.copyFrom(
                 ShardQueries.simple(ShardQueries.AWAIT, AWAIT_MILLIS)))).whenCompleteAsync((RaftClientReply reply, Throwable e) -> {
                     if (e == null && reply.isSuccess()) {
-                        List<PartitionId> available = ShardQueries.decodePartitions(
+                        Map<PartitionId, Integer> available = ShardQueries.decodeAvailable(
                                 reply.getMessage().getContent().toByteArray());
                         if (!available.isEmpty()) {
                             List<Effect> effects = new ArrayList<>();
-                            // how many is not in the answer: wake every parked poll
-                            available.forEach(p -> effects.add(new Effect.MessagesAvailable(p, Integer.MAX_VALUE)));
+                            // each frontend wakes up to that many of its polls (unknown from an older backend: all)
+                            available.forEach((p, count) -> effects.add(new Effect.MessagesAvailable(p, count)));
                             listeners.forEach(l -> l.onEffects(effects));
                         }
                         await(group);

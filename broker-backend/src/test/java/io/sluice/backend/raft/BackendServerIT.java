@@ -3,8 +3,10 @@ package io.sluice.backend.raft;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.common.SystemClock;
+import io.sluice.partition.Effect;
 import io.sluice.partition.NewMessage;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionConfig;
@@ -104,5 +106,67 @@ class BackendServerIT {
         } finally {
             backend.close();
         }
+    }
+    /**
+     * A frontend's arrival watch learns how many messages a partition has visible, so it wakes that many parked polls
+     * rather than all of them; an answer from a backend that sends no counts still wakes all.
+     */
+    @Test
+    void arrivalsReachAFrontendWithTheirCount() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        BackendServer backend = new BackendServer("b1", "127.0.0.1", port, dir, SystemClock.INSTANCE, 1_000_000);
+        RaftGroup group = RaftGroup.valueOf(RaftGroupId.valueOf(UUID.randomUUID()),
+                RaftPeer.newBuilder().setId("b1").setAddress("127.0.0.1:" + port).build());
+        ShardedPartitionService.Router router = new ShardedPartitionService.Router() {
+            @Override
+            public RaftGroup groupOf(PartitionId partition) {
+                return group;
+            }
+
+            @Override
+            public java.util.Collection<RaftGroup> allGroups() {
+                return List.of(group);
+            }
+        };
+        try (ShardedPartitionService service = new ShardedPartitionService(router)) {
+            backend.start();
+            backend.join(group);
+            await().atMost(Duration.ofSeconds(60)).until(() -> backend.isLeaderReady(group.getGroupId()));
+            PartitionId p = new PartitionId(1, 0);
+            service.createPartition(p, PartitionConfig.STANDARD_DEFAULTS).get(30, TimeUnit.SECONDS);
+            List<Effect.MessagesAvailable> seen = new CopyOnWriteArrayList<>();
+            service.addListener(effects -> effects.stream().filter(Effect.MessagesAvailable.class::isInstance)
+                    .map(Effect.MessagesAvailable.class::cast).forEach(seen::add));
+            // the watch parks its AWAIT within a second of start; sends until one arrival is seen after it
+            await().atMost(Duration.ofSeconds(30)).until(() -> {
+                service.submit(p, new PartitionCommand.Send(List.of(NewMessage.of("a", "1"), NewMessage.of("b", "2"),
+                        NewMessage.of("c", "3")))).get(30, TimeUnit.SECONDS);
+                return !seen.isEmpty();
+            });
+            Effect.MessagesAvailable first = seen.get(0);
+            assertEquals(p, first.partition());
+            assertTrue(first.visibleCount() >= 3 && first.visibleCount() % 3 == 0,
+                    "the answer carries the partition's visible count: " + first.visibleCount());
+        } finally {
+            backend.close();
+        }
+    }
+
+    @Test
+    void anAwaitAnswerWithoutCountsWakesAll() {
+        PartitionId a = new PartitionId(7, 0);
+        PartitionId b = new PartitionId(7, 1);
+        java.util.Map<PartitionId, Integer> counted = new java.util.LinkedHashMap<>();
+        counted.put(a, 3);
+        counted.put(b, 1);
+        byte[] answer = ShardQueries.encodeAvailable(counted);
+        assertEquals(counted, ShardQueries.decodeAvailable(answer));
+        assertEquals(List.of(a, b), List.copyOf(ShardQueries.decodeAvailable(answer).keySet()), "in order");
+        // an older backend's answer: the partitions only
+        byte[] old = java.util.Arrays.copyOf(answer, 4 + 2 * 12);
+        assertEquals(java.util.Map.of(a, Integer.MAX_VALUE, b, Integer.MAX_VALUE), ShardQueries.decodeAvailable(old));
     }
 }
