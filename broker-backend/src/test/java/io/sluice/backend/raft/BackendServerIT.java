@@ -36,10 +36,7 @@ class BackendServerIT {
 
     @Test
     void aReplicaThatFailsIsReportedFailed() throws Exception {
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
+        int port = freePort();
         BackendServer backend = new BackendServer("b1", "127.0.0.1", port, dir, SystemClock.INSTANCE, 1_000_000);
         try {
             backend.start();
@@ -113,10 +110,7 @@ class BackendServerIT {
      */
     @Test
     void arrivalsReachAFrontendWithTheirCount() throws Exception {
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
+        int port = freePort();
         BackendServer backend = new BackendServer("b1", "127.0.0.1", port, dir, SystemClock.INSTANCE, 1_000_000);
         RaftGroup group = RaftGroup.valueOf(RaftGroupId.valueOf(UUID.randomUUID()),
                 RaftPeer.newBuilder().setId("b1").setAddress("127.0.0.1:" + port).build());
@@ -168,5 +162,11 @@ class BackendServerIT {
         // an older backend's answer: the partitions only
         byte[] old = java.util.Arrays.copyOf(answer, 4 + 2 * 12);
         assertEquals(java.util.Map.of(a, Integer.MAX_VALUE, b, Integer.MAX_VALUE), ShardQueries.decodeAvailable(old));
+    }
+
+    private static int freePort() throws java.io.IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
     }
 }
