@@ -3,7 +3,6 @@ package io.sluice.backend.raft;
 import io.sluice.common.Clock;
 import io.sluice.common.raft.RaftTransport;
 import io.sluice.common.raft.RatisSettings;
-import io.sluice.partition.Bytes;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionId;
 import java.io.IOException;
