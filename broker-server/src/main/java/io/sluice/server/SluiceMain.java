@@ -178,11 +178,8 @@ public final class SluiceMain implements Runnable {
                 + " ${DEFAULT-VALUE}; the admin endpoint binds sluice.admin.host).")
         String host;
 
-        @Option(names = "--access-key", description = "An access key accepted besides the catalog's.")
-        String accessKey;
-
-        @Option(names = "--secret-key", description = "Its secret.")
-        String secretKey;
+        @CommandLine.Mixin
+        ClusterKey key;
 
         @Option(names = "--config", description = "A properties file of configuration keys (docs/configuration.md).")
         Path configFile;
@@ -200,12 +197,7 @@ public final class SluiceMain implements Runnable {
             flagOrDefault(parsed, overrides, defaults, "--admin-port", ServerConfigKeys.ADMIN_PORT,
                     Integer.toString(adminPort));
             flagOrDefault(parsed, overrides, defaults, "--host", ServerConfigKeys.HOST, host);
-            if (accessKey != null) {
-                overrides.put(ServerConfigKeys.ACCESS_KEY.name(), accessKey);
-            }
-            if (secretKey != null) {
-                overrides.put(ServerConfigKeys.SECRET_KEY.name(), secretKey);
-            }
+            key.putInto(overrides);
             DevServer server = new DevServer(ServerConfig.load(configFile, System.getenv(), overrides, defaults), true);
             return runUntilStopped(server::start, server);
         }
@@ -309,11 +301,8 @@ public final class SluiceMain implements Runnable {
                 + " at, when it differs from --host.")
         String advertiseHost;
 
-        @Option(names = "--access-key", description = "An access key accepted besides the catalog's.")
-        String accessKey;
-
-        @Option(names = "--secret-key", description = "Its secret.")
-        String secretKey;
+        @CommandLine.Mixin
+        ClusterKey key;
 
         @Option(names = "--config", description = "A properties file of configuration keys (docs/configuration.md).")
         Path configFile;
@@ -338,14 +327,27 @@ public final class SluiceMain implements Runnable {
             if (advertiseHost != null) {
                 overrides.put(ServerConfigKeys.BACKEND_ADVERTISE_HOST.name(), advertiseHost);
             }
+            key.putInto(overrides);
+            CombinedNode node = new CombinedNode(ServerConfig.load(configFile, System.getenv(), overrides, defaults));
+            return runUntilStopped(node::start, node);
+        }
+    }
+
+    /** A cluster frontend's own access key (besides the catalog's): {@code sluice frontend} and {@code sluice node}. */
+    static final class ClusterKey {
+        @Option(names = "--access-key", description = "An access key accepted besides the catalog's.")
+        String accessKey;
+
+        @Option(names = "--secret-key", description = "Its secret.")
+        String secretKey;
+
+        void putInto(Map<String, String> overrides) {
             if (accessKey != null) {
                 overrides.put(ServerConfigKeys.ACCESS_KEY.name(), accessKey);
             }
             if (secretKey != null) {
                 overrides.put(ServerConfigKeys.SECRET_KEY.name(), secretKey);
             }
-            CombinedNode node = new CombinedNode(ServerConfig.load(configFile, System.getenv(), overrides, defaults));
-            return runUntilStopped(node::start, node);
         }
     }
 
@@ -370,7 +372,6 @@ public final class SluiceMain implements Runnable {
         void start() throws Exception;
     }
 
-    /** Command-line values win over file and environment, but only when actually given. */
     /**
      * A flag given on the command line overrides everything; otherwise its default is the role's default, which the
      * config file and the environment ({@code SLUICE_...}) may still change.
@@ -380,6 +381,7 @@ public final class SluiceMain implements Runnable {
         (parsed.hasMatchedOption(option) ? overrides : defaults).put(key.name(), value);
     }
 
+    /** Command-line values win over file and environment, but only when actually given. */
     static void putIfGiven(CommandLine.ParseResult parsed, Map<String, String> overrides, String option,
                            ConfigKey<?> key, String value) {
         if (parsed.hasMatchedOption(option)) {
