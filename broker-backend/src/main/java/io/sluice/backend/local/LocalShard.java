@@ -1,22 +1,22 @@
 package io.sluice.backend.local;
 
 import io.sluice.backend.engine.PartitionEngine;
+import io.sluice.backend.engine.PartitionStats;
+import io.sluice.backend.engine.ShardPartitions;
 import io.sluice.backend.storage.ShardStore;
 import io.sluice.common.Clock;
-import io.sluice.common.SqsError;
+import io.sluice.backend.storage.StorageException;
+import io.sluice.partition.CommandCodec;
 import io.sluice.partition.Effect;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionConfig;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.PartitionOutcome;
-import io.sluice.partition.PartitionResponse;
 import io.sluice.partition.PartitionService;
 import io.sluice.partition.QueueCounts;
 import io.sluice.partition.StoredMessage;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -26,24 +26,26 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A shard on one machine, without replication: the partitions of one {@link ShardStore}, applied by one
- * thread. It is what {@code sluice dev} runs (replication factor 1) and has the same contract as a replicated
- * shard: an outcome is released only once it is forced to disk.
+ * A shard on one machine, without replication: the partitions of one {@link ShardStore}, applied by one thread
+ * through the same {@link ShardPartitions} a replicated shard's state machine uses. It is what {@code sluice dev}
+ * runs (replication factor 1) and has the same contract as a replicated shard: an outcome is released only once it is
+ * forced to disk.
  *
- * <p>Group commit: the shard thread takes every queued command (up to {@link #MAX_GROUP}), applies each with an
- * unsynced WAL write, then forces the WAL once and releases all their outcomes. Under load one fsync serves many
+ * <p>Group commit: the shard thread takes every queued task (up to {@link #MAX_GROUP}); consecutive commands form
+ * one entry (one time, one unsynced WriteBatch, the role a Raft log entry plays), a read sees every command queued
+ * before it; then the WAL is forced once and all their outcomes are released. Under load one fsync serves many
  * requests; an idle shard pays one fsync per request.
  *
- * <p>Time: each command is stamped with the clock when it is applied, the same role the Raft leader's
- * timestamp plays in the replicated shard.
+ * <p>Unlike a replicated shard, whose replies are cached on every replica and so carry leases only, a receive's
+ * outcome here carries the bodies (read from the store after the entry is written).
  */
 public final class LocalShard implements PartitionService, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LocalShard.class);
     static final int MAX_GROUP = 256;
 
     private final ShardStore store;
+    private final ShardPartitions partitions;
     private final Clock clock;
-    private final Map<PartitionId, PartitionEngine> partitions = new HashMap<>();
     private final LinkedBlockingQueue<Task> queue = new LinkedBlockingQueue<>();
     private final List<EffectListener> listeners = new CopyOnWriteArrayList<>();
     private final Thread thread;
@@ -52,8 +54,25 @@ public final class LocalShard implements PartitionService, AutoCloseable {
     private volatile boolean running = true;
     private long logIndex;
 
-    /** Work for the shard thread: runs there and returns what to release after the WAL sync. */
-    private record Task(Function<LocalShard, Runnable> work, CompletableFuture<?> done) {
+    /** Work for the shard thread: a command (part of the next entry), or a read run in its turn. */
+    private sealed interface Task permits Command, Read {
+        CompletableFuture<?> done();
+    }
+
+    private record Command(CommandCodec.Addressed command, CompletableFuture<PartitionOutcome> done) implements Task {
+    }
+
+    private record Read<T>(Function<ShardPartitions, T> read, CompletableFuture<T> done) implements Task {
+        Runnable run(ShardPartitions partitions) {
+            try {
+                T value = read.apply(partitions);
+                return () -> done.complete(value);
+            } catch (StorageException e) {
+                throw e;
+            } catch (RuntimeException e) {
+                return () -> done.completeExceptionally(e); // a bad request or a bug: nothing was changed
+            }
+        }
     }
 
     public LocalShard(ShardStore store, Clock clock) {
@@ -66,6 +85,7 @@ public final class LocalShard implements PartitionService, AutoCloseable {
      */
     public LocalShard(ShardStore store, Clock clock, java.util.concurrent.Executor completions) {
         this.store = store;
+        this.partitions = new ShardPartitions(store, store.dir().getFileName().toString());
         this.clock = clock;
         this.completions = completions;
         this.logIndex = store.appliedIndex();
@@ -74,151 +94,68 @@ public final class LocalShard implements PartitionService, AutoCloseable {
         this.thread.start();
     }
 
-    /** Every partition the store holds, with its config and retired flag (read on the shard thread). */
+    /** Every partition the store holds, with its config and retired flag. */
     public CompletableFuture<List<PartitionEngine.Stored>> storedPartitions() {
-        return call(shard -> PartitionEngine.storedPartitions(store));
+        return call(ShardPartitions::storedPartitions);
     }
 
     /** Reopens a partition stored here (at start-up). */
     public CompletableFuture<Boolean> openPartition(PartitionId id) {
-        return call(shard -> {
-            boolean found = partitions.containsKey(id);
-            if (!found) {
-                var engine = PartitionEngine.open(store, id);
-                engine.ifPresent(e -> partitions.put(id, e));
-                found = engine.isPresent();
-            }
-            return found;
-        });
+        return call(p -> p.open(id));
     }
 
     @Override
     public CompletableFuture<Void> createPartition(PartitionId id, PartitionConfig config) {
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        enqueue(shard -> {
-            PartitionEngine existing = engine(id);
-            List<Effect> effects = List.of();
-            if (existing == null) {
-                partitions.put(id, PartitionEngine.create(store, id, config, clock.nowMillis(), ++logIndex));
-            } else {
-                effects = existing.apply(new PartitionCommand.Configure(config), clock.nowMillis(), ++logIndex, false)
-                        .effects();
-            }
-            List<Effect> released = effects;
-            return () -> {
-                publish(released);
-                done.complete(null);
-            };
-        }, done);
-        return done;
+        return submit(id, new PartitionCommand.Configure(config)).thenApply(o -> null);
     }
 
     /** Forgets a partition after its {@code Retire} (its keys are already deleted or handed off). */
     @Override
     public CompletableFuture<Void> dropPartition(PartitionId id) {
-        return call(shard -> {
-            partitions.remove(id);
+        return call(p -> {
+            p.drop(id);
             return null;
         });
-    }
-
-    /**
-     * The partition's engine (shard thread only): opened, or read from the store; null if neither (a
-     * {@code Configure} then creates it, as a replicated shard does).
-     */
-    private PartitionEngine engine(PartitionId id) {
-        PartitionEngine engine = partitions.get(id);
-        if (engine == null) {
-            engine = PartitionEngine.open(store, id).orElse(null);
-            if (engine != null) {
-                partitions.put(id, engine);
-            }
-        }
-        return engine;
     }
 
     @Override
     public CompletableFuture<PartitionOutcome> submit(PartitionId id, PartitionCommand command) {
         CompletableFuture<PartitionOutcome> done = new CompletableFuture<>();
-        enqueue(shard -> {
-            PartitionEngine engine = engine(id);
-            PartitionOutcome outcome;
-            if (engine == null && command instanceof PartitionCommand.Configure c) {
-                partitions.put(id, PartitionEngine.create(store, id, c.config(), clock.nowMillis(), ++logIndex));
-                outcome = new PartitionOutcome(new PartitionResponse.Done(), List.of(), List.of());
-            } else {
-                outcome = engine == null ? new PartitionOutcome(new PartitionResponse.Rejected(
-                        SqsError.QUEUE_DOES_NOT_EXIST.failure()), List.of(), List.of())
-                        : engine.apply(command, clock.nowMillis(), ++logIndex, false);
-            }
-            return () -> {
-                publish(outcome.effects());
-                done.complete(outcome);
-            };
-        }, done);
+        enqueue(new Command(new CommandCodec.Addressed(id, command), done));
         return done;
     }
 
     @Override
     public CompletableFuture<QueueCounts> counts(PartitionId id) {
-        return call(shard -> {
-            PartitionEngine engine = partitions.get(id);
-            return engine == null ? new QueueCounts(0, 0, 0, 0, -1) : engine.state().countsAt(clock.nowMillis());
-        });
+        return call(p -> p.counts(id, clock.nowMillis()));
     }
 
     /** Counts and totals of every partition here (for metrics). */
-    public CompletableFuture<List<io.sluice.backend.engine.PartitionStats>> stats() {
-        return call(shard -> {
-            List<io.sluice.backend.engine.PartitionStats> out = new java.util.ArrayList<>();
-            partitions.forEach((id, engine) -> {
-                if (!engine.state().retired()) {
-                    out.add(new io.sluice.backend.engine.PartitionStats(id,
-                            engine.state().countsAt(clock.nowMillis()), engine.state().totals()));
-                }
-            });
-            return out;
-        });
+    public CompletableFuture<List<PartitionStats>> stats() {
+        return call(p -> p.stats(clock.nowMillis()));
     }
 
     /** Visible messages at this moment, counting deadlines passed since the last command. */
     @Override
     public CompletableFuture<Integer> visibleNow(PartitionId id) {
-        return call(shard -> {
-            PartitionEngine engine = partitions.get(id);
-            return engine == null ? 0 : engine.state().visibleCountAt(clock.nowMillis());
-        });
+        return call(p -> p.visibleAt(id, clock.nowMillis()));
     }
 
     /** When the next delayed or in-flight message of a partition becomes visible (-1: none). */
     @Override
     public CompletableFuture<Long> nextDeadlineMillis(PartitionId id) {
-        return call(shard -> {
-            PartitionEngine engine = partitions.get(id);
-            return engine == null ? -1L : engine.state().nextDeadlineMillis();
-        });
+        return call(p -> p.nextDeadlineMillis(id));
     }
 
     /** Dead-letter hand-offs not yet acknowledged, for every partition. */
     @Override
     public CompletableFuture<List<Effect.DeadLetter>> pendingDeadLetters() {
-        return call(shard -> {
-            List<Effect.DeadLetter> out = new ArrayList<>();
-            partitions.values().forEach(e -> out.addAll(e.state().pendingDeadLetters()));
-            return out;
-        });
+        return call(ShardPartitions::pendingDeadLetters);
     }
 
     @Override
     public CompletableFuture<StoredMessage> readMessage(PartitionId id, long seq) {
-        return call(shard -> {
-            PartitionEngine engine = partitions.get(id);
-            try {
-                return engine == null ? null : engine.readMessage(seq);
-            } catch (IllegalStateException e) {
-                return null;
-            }
-        });
+        return call(p -> p.readMessage(id, seq));
     }
 
     @Override
@@ -239,32 +176,24 @@ public final class LocalShard implements PartitionService, AutoCloseable {
         }
     }
 
-    /** Runs a read on the shard thread (no write, no sync needed beyond the group's). */
-    private <T> CompletableFuture<T> call(Function<LocalShard, T> read) {
+    /** Runs a read on the shard thread, after every command queued before it. */
+    private <T> CompletableFuture<T> call(Function<ShardPartitions, T> read) {
         CompletableFuture<T> done = new CompletableFuture<>();
-        enqueue(shard -> {
-            T value = read.apply(shard);
-            return () -> done.complete(value);
-        }, done);
+        enqueue(new Read<>(read, done));
         return done;
     }
 
-    private void enqueue(Function<LocalShard, Runnable> work, CompletableFuture<?> done) {
+    private void enqueue(Task task) {
         if (!running) {
-            done.completeExceptionally(new IllegalStateException("shard is closed"));
+            task.done().completeExceptionally(new IllegalStateException("shard is closed"));
             return;
         }
-        queue.add(new Task(shard -> {
-            try {
-                return work.apply(shard);
-            } catch (IllegalArgumentException | IllegalStateException e) {
-                return () -> done.completeExceptionally(e); // a bad request, not a storage fault
-            }
-        }, done));
+        queue.add(task);
     }
 
     private void run() {
         List<Task> group = new ArrayList<>(MAX_GROUP);
+        List<Command> entry = new ArrayList<>(MAX_GROUP);
         List<Runnable> release = new ArrayList<>(MAX_GROUP);
         while (running || !queue.isEmpty()) {
             try {
@@ -276,8 +205,14 @@ public final class LocalShard implements PartitionService, AutoCloseable {
                 queue.drainTo(group, MAX_GROUP - 1);
                 long indexBefore = logIndex;
                 for (Task t : group) {
-                    release.add(t.work().apply(this));
+                    if (t instanceof Command c) {
+                        entry.add(c);
+                    } else {
+                        applyEntry(entry, release); // a read sees every command queued before it
+                        release.add(((Read<?>) t).run(partitions));
+                    }
                 }
+                applyEntry(entry, release);
                 if (logIndex != indexBefore) {
                     store.syncWal();
                 }
@@ -297,9 +232,29 @@ public final class LocalShard implements PartitionService, AutoCloseable {
                 return;
             } finally {
                 group.clear();
+                entry.clear();
                 release.clear();
             }
         }
+    }
+
+    /** Applies the commands gathered so far as one entry; their outcomes (receives with bodies) join the release. */
+    private void applyEntry(List<Command> entry, List<Runnable> release) {
+        if (entry.isEmpty()) {
+            return;
+        }
+        List<CommandCodec.Addressed> batch = new ArrayList<>(entry.size());
+        entry.forEach(c -> batch.add(c.command()));
+        List<PartitionOutcome> outcomes = partitions.apply(batch, clock.nowMillis(), ++logIndex, false);
+        for (int i = 0; i < entry.size(); i++) {
+            Command c = entry.get(i);
+            PartitionOutcome outcome = partitions.withBodies(c.command().partition(), outcomes.get(i));
+            release.add(() -> {
+                publish(outcome.effects());
+                c.done().complete(outcome);
+            });
+        }
+        entry.clear();
     }
 
     /** Stops after the queued work is done; the store stays open (its owner closes it). */

@@ -1,18 +1,15 @@
 package io.sluice.backend.raft;
 
-import io.sluice.backend.engine.Mutation;
 import io.sluice.backend.engine.PartitionEngine;
+import io.sluice.backend.engine.ShardPartitions;
 import io.sluice.backend.storage.ShardStore;
 import io.sluice.common.Clock;
-import io.sluice.common.SqsError;
 import io.sluice.common.raft.StateMachineLifecycle;
 import io.sluice.partition.CommandCodec;
 import io.sluice.partition.Effect;
 import io.sluice.partition.OutcomeCodec;
-import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.PartitionOutcome;
-import io.sluice.partition.PartitionResponse;
 import io.sluice.partition.PartitionService;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -20,7 +17,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -69,7 +65,6 @@ public final class ShardStateMachine extends BaseStateMachine {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ShardStateMachine.class);
     private final Path storeDir;
     private final List<PartitionService.EffectListener> listeners = new CopyOnWriteArrayList<>();
-    private final Map<PartitionId, PartitionEngine> engines = new HashMap<>();
     private final LeaderClock clock;
     /** The leader time of the last entry applied here, and this process's monotonic clock when it was applied. */
     private volatile long lastStampMillis = Long.MIN_VALUE;
@@ -84,6 +79,8 @@ public final class ShardStateMachine extends BaseStateMachine {
             });
     private final ShardSnapshots snapshots = new ShardSnapshots();
     private ShardStore store;
+    /** The store's partitions (null while no store is open): the apply, read, stats and sweep logic. */
+    private ShardPartitions partitions;
 
     /** @param storeDir where this replica's RocksDB lives (outside Ratis' own folders: a snapshot install replaces those) */
     public ShardStateMachine(Path storeDir, Clock clock) {
@@ -118,11 +115,17 @@ public final class ShardStateMachine extends BaseStateMachine {
                 replaceStoreWith(snapshots.dirOf(latest.getTermIndex()));
             }
         }
-        store = ShardStore.open(storeDir, ShardStore.Durability.NO_WAL);
+        openStore();
         if (latest != null) {
             updateLastAppliedTermIndex(latest.getTermIndex());
         }
         StateMachineLifecycle.started(this);
+    }
+
+    private void openStore() {
+        store = ShardStore.open(storeDir, ShardStore.Durability.NO_WAL);
+        partitions = new ShardPartitions(store, String.valueOf(getGroupId()));
+        partitions.applyFault(applyFault);
     }
 
     @Override
@@ -179,14 +182,9 @@ public final class ShardStateMachine extends BaseStateMachine {
             if (store != null && store.appliedIndex() >= latest.getIndex()) {
                 return; // our own snapshot, or an install we already took in
             }
-            if (store != null) {
-                store.close();
-                store = null;
-            }
-            engines.clear();
-            allStoredOpen = false;
+            closeStore();
             replaceStoreWith(snapshots.dirOf(latest.getTermIndex()));
-            store = ShardStore.open(storeDir, ShardStore.Durability.NO_WAL);
+            openStore(); // its partitions are opened from the new store lazily
             updateLastAppliedTermIndex(latest.getTermIndex());
         }
     }
@@ -257,23 +255,16 @@ public final class ShardStateMachine extends BaseStateMachine {
             List<CommandCodec.Addressed> batch = trx.getStateMachineContext() instanceof List<?> decoded
                     ? (List<CommandCodec.Addressed>) decoded // the leader decoded it in startTransaction
                     : CommandCodec.decode(data.substring(8).toByteArray());
-            List<Mutation> mutations = new ArrayList<>();
-            List<PartitionOutcome> outcomes = new ArrayList<>(batch.size());
-            List<Effect> effects = new ArrayList<>();
-            java.util.Set<PartitionId> broken = new java.util.HashSet<>();
             // Every replica computes the answer: Ratis keeps each replica's reply in its retry cache, and a client
             // that retries a committed request on a new leader gets the reply cached there. Answers carry no message
             // bodies (a receive's leases only): that cache holds every reply for a minute on every replica.
-            for (CommandCodec.Addressed a : batch) {
-                outcomes.add(applyOne(a, leaderTime, mutations, broken, termIndex));
-                effects.addAll(outcomes.get(outcomes.size() - 1).effects());
-            }
+            List<PartitionOutcome> outcomes;
             try {
-                store.write(mutations, termIndex.getIndex());
+                outcomes = partitions.apply(batch, leaderTime, termIndex.getIndex(), true);
             } catch (io.sluice.backend.storage.StorageException e) {
                 throw storageFailed(e);
             }
-            broken.forEach(engines::remove); // reloaded from the store when next addressed
+            List<Effect> effects = ShardPartitions.effectsOf(outcomes);
             updateLastAppliedTermIndex(termIndex);
             if (trx.getServerRole() == RaftPeerRole.LEADER && !effects.isEmpty()) {
                 listeners.forEach(l -> l.onEffects(effects));
@@ -281,40 +272,6 @@ public final class ShardStateMachine extends BaseStateMachine {
             }
             return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(OutcomeCodec.encode(outcomes))));
         }
-    }
-
-    /**
-     * One command of an entry. A command that throws (a bug: the engine answers domain errors as values) gets an
-     * InternalError answer instead, on every replica alike, and its partition is reloaded from the store after the
-     * entry (its in-memory state may be half-changed; the rest of the entry's commands for it are refused too). A
-     * storage failure stops the process instead ({@link #storageFailed}).
-     */
-    private PartitionOutcome applyOne(CommandCodec.Addressed a, long leaderTime, List<Mutation> mutations,
-                                             java.util.Set<PartitionId> broken, TermIndex at) {
-        if (broken.contains(a.partition())) {
-            return failed();
-        }
-        int before = mutations.size();
-        try {
-            applyFault.accept(a);
-            PartitionEngine engine = engine(a.partition(), a.command());
-            return engine == null ? new PartitionOutcome(new PartitionResponse.Rejected(
-                    SqsError.QUEUE_DOES_NOT_EXIST.failure()), List.of(), List.of())
-                    : engine.applyBuffered(a.command(), leaderTime, mutations);
-        } catch (io.sluice.backend.storage.StorageException e) {
-            throw storageFailed(e);
-        } catch (RuntimeException e) {
-            LOG.error("shard {}: entry {}: {} on partition {} could not be applied; answered InternalError",
-                    getGroupId(), at, a.command().getClass().getSimpleName(), a.partition(), e);
-            mutations.subList(before, mutations.size()).clear();
-            broken.add(a.partition());
-            return failed();
-        }
-    }
-
-    private static PartitionOutcome failed() {
-        return new PartitionOutcome(new PartitionResponse.Rejected(SqsError.INTERNAL_FAILURE.failure()),
-                List.of(), List.of());
     }
 
     /**
@@ -336,23 +293,11 @@ public final class ShardStateMachine extends BaseStateMachine {
         this.onStorageFailure = handler;
     }
 
-    void applyFault(java.util.function.Consumer<CommandCodec.Addressed> fault) {
+    synchronized void applyFault(java.util.function.Consumer<CommandCodec.Addressed> fault) {
         this.applyFault = fault;
-    }
-
-    /** The partition's engine, opened from the store or created by its first {@code Configure}; null if neither. */
-    private PartitionEngine engine(PartitionId id, PartitionCommand command) {
-        PartitionEngine engine = engines.get(id);
-        if (engine == null) {
-            engine = PartitionEngine.open(store, id).orElse(null);
-            if (engine == null && command instanceof PartitionCommand.Configure c) {
-                engine = PartitionEngine.newPartition(store, id, c.config());
-            }
-            if (engine != null) {
-                engines.put(id, engine);
-            }
+        if (partitions != null) {
+            partitions.applyFault(fault);
         }
-        return engine;
     }
 
     private void wakeAwaiting(List<Effect> effects) {
@@ -393,53 +338,35 @@ public final class ShardStateMachine extends BaseStateMachine {
         }
         byte[] answer;
         synchronized (this) {
+            if (partitions == null) {
+                return CompletableFuture.failedFuture(new IllegalStateException("shard " + getGroupId() + " is closed"));
+            }
             if (type == ShardQueries.PENDING_DEAD_LETTERS) {
-                List<Effect.DeadLetter> pending = new ArrayList<>();
-                engines.values().forEach(e -> pending.addAll(e.state().pendingDeadLetters()));
-                answer = ShardQueries.encodeDeadLetters(pending);
+                answer = ShardQueries.encodeDeadLetters(partitions.pendingDeadLetters());
             } else if (type == ShardQueries.READ_MESSAGES) {
-                PartitionEngine engine = engine(ShardQueries.partitionOf(q), null);
+                PartitionId id = ShardQueries.partitionOf(q);
                 List<io.sluice.partition.StoredMessage> found = new ArrayList<>();
                 for (long seq : ShardQueries.seqsOf(q)) {
-                    found.add(engine == null ? null : readMessageOrNull(engine, seq));
+                    found.add(partitions.readMessage(id, seq));
                 }
                 answer = OutcomeCodec.encodeMessages(found);
             } else {
                 PartitionId id = ShardQueries.partitionOf(q);
-                PartitionEngine engine = engine(id, null);
                 long arg = ShardQueries.argOf(q);
                 answer = switch (type) {
-                    case ShardQueries.COUNTS -> ShardQueries.encodeCounts(engine == null
-                            ? new io.sluice.partition.QueueCounts(0, 0, 0, 0, -1)
-                            : engine.state().countsAt(Math.max(arg, clock.now())));
-                    case ShardQueries.NEXT_DEADLINE -> ShardQueries.encodeLong(engine == null ? -1
-                            : engine.state().nextDeadlineMillis());
-                    case ShardQueries.VISIBLE_AT -> ShardQueries.encodeLong(engine == null ? 0
-                            : engine.state().visibleCountAt(Math.max(arg, clock.now())));
-                    case ShardQueries.READ_MESSAGE -> readMessageOrEmpty(engine, arg);
+                    case ShardQueries.COUNTS -> ShardQueries.encodeCounts(partitions.counts(id, Math.max(arg, clock.now())));
+                    case ShardQueries.NEXT_DEADLINE -> ShardQueries.encodeLong(partitions.nextDeadlineMillis(id));
+                    case ShardQueries.VISIBLE_AT -> ShardQueries.encodeLong(partitions.visibleAt(id, Math.max(arg, clock.now())));
+                    case ShardQueries.READ_MESSAGE -> {
+                        io.sluice.partition.StoredMessage m = partitions.readMessage(id, arg);
+                        yield m == null ? new byte[0] : OutcomeCodec.encodeMessage(m);
+                    }
                     default -> null;
                 };
             }
         }
         return answer == null ? CompletableFuture.failedFuture(new IllegalArgumentException("unknown query " + type))
                 : CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(answer)));
-    }
-
-    private static io.sluice.partition.StoredMessage readMessageOrNull(PartitionEngine engine, long seq) {
-        try {
-            return engine.readMessage(seq);
-        } catch (IllegalStateException e) {
-            return null; // deleted, purged or expired since
-        }
-    }
-
-    private static byte[] readMessageOrEmpty(PartitionEngine engine, long seq) {
-        try {
-            return engine == null ? new byte[0]
-                    : io.sluice.partition.OutcomeCodec.encodeMessage(engine.readMessage(seq));
-        } catch (IllegalStateException e) {
-            return new byte[0];
-        }
     }
 
     @Override
@@ -458,13 +385,7 @@ public final class ShardStateMachine extends BaseStateMachine {
      * every partition.
      */
     public synchronized List<PartitionId> partitionsToSweep(long nowMillis) {
-        List<PartitionId> out = new ArrayList<>();
-        engines.forEach((id, engine) -> {
-            if (engine.state().needsSweep(nowMillis)) {
-                out.add(id);
-            }
-        });
-        return out;
+        return partitions == null ? List.of() : partitions.partitionsToSweep(nowMillis);
     }
 
     /**
@@ -478,17 +399,14 @@ public final class ShardStateMachine extends BaseStateMachine {
             // one partition per lock hold: applies interleave with a scrape; loading a partition not opened since
             // start (a scan of its states) is bounded per scrape, the rest follow on the next ones
             synchronized (this) {
-                if (store == null) {
+                if (partitions == null) {
                     return out;
                 }
-                PartitionEngine engine = engines.get(id);
-                if (engine == null && opened < MAX_OPENED_PER_STATS) {
-                    engine = engine(id, null); // a partition with no state here costs one read and no slot
-                    opened += engine == null ? 0 : 1;
-                }
-                if (engine != null && !engine.state().retired()) {
-                    out.add(new io.sluice.backend.engine.PartitionStats(id,
-                            engine.state().countsAt(clock.now()), engine.state().totals()));
+                boolean wasOpen = partitions.isOpen(id);
+                var st = partitions.stats(id, clock.now(), opened < ShardPartitions.MAX_OPENED_PER_STATS);
+                opened += !wasOpen && partitions.isOpen(id) ? 1 : 0; // a partition with no state here costs no slot
+                if (st != null) {
+                    out.add(st);
                 }
             }
         }
@@ -503,33 +421,39 @@ public final class ShardStateMachine extends BaseStateMachine {
      * @return how many it opened
      */
     public int openStored(int max) {
-        if (allStoredOpen) {
-            return 0;
+        ShardPartitions of;
+        List<PartitionEngine.Stored> stored;
+        synchronized (this) {
+            of = partitions;
+            if (of == null || of.allStoredOpen()) {
+                return 0;
+            }
+            stored = of.storedPartitions();
         }
         int opened = 0;
-        for (PartitionEngine.Stored p : storedPartitions()) {
+        for (PartitionEngine.Stored p : stored) {
             if (opened >= max) {
                 return opened;
             }
             synchronized (this) {
-                if (store != null && !p.retired() && !engines.containsKey(p.id()) && engine(p.id(), null) != null) {
+                if (partitions != of) {
+                    return opened; // the store was replaced meanwhile: the next sweep starts over
+                }
+                if (!p.retired() && !of.isOpen(p.id()) && of.open(p.id())) {
                     opened++;
                 }
             }
         }
-        allStoredOpen = true; // from now on every partition is opened by the command that creates it
+        synchronized (this) {
+            of.markAllStoredOpen(); // from now on every partition is opened by the command that creates it
+        }
         return opened;
     }
 
-    private volatile boolean allStoredOpen;
-
     /** Every partition this replica's store holds (opened since start or not), with its config and retired flag. */
     public synchronized List<PartitionEngine.Stored> storedPartitions() {
-        return store == null ? List.of() : PartitionEngine.storedPartitions(store);
+        return partitions == null ? List.of() : partitions.storedPartitions();
     }
-
-    /** Partitions {@link #stats} loads from the store per call at most. */
-    static final int MAX_OPENED_PER_STATS = 16;
 
     /** Ratis closed this replica (its group was removed here, or the server stops). */
     public boolean closed() {
@@ -547,21 +471,14 @@ public final class ShardStateMachine extends BaseStateMachine {
     /** Deletes this replica's store once the group was removed from this backend (it was replaced elsewhere). */
     public void deleteStore() throws IOException {
         synchronized (this) {
-            if (store != null) {
-                store.close();
-                store = null;
-            }
+            closeStore();
             ShardSnapshots.deleteRecursively(storeDir);
         }
     }
 
     /** A read of a partition's state on this replica (for tests and status): its canonical description. */
     public synchronized String describe(PartitionId id) {
-        if (store == null) {
-            return "not open";
-        }
-        PartitionEngine engine = engine(id, null);
-        return engine == null ? null : engine.state().describe();
+        return partitions == null ? "not open" : partitions.describe(id);
     }
 
     @Override
@@ -571,10 +488,15 @@ public final class ShardStateMachine extends BaseStateMachine {
         super.close();
         awaitTimer.shutdownNow();
         synchronized (this) {
-            if (store != null) {
-                store.close();
-                store = null;
-            }
+            closeStore();
+        }
+    }
+
+    private void closeStore() {
+        if (store != null) {
+            store.close();
+            store = null;
+            partitions = null;
         }
     }
 }

@@ -66,4 +66,45 @@ class LocalShardTest {
             shard.close();
         }
     }
+
+    /**
+     * Commands and reads queued together run as one group: consecutive commands form one entry, and a read sees every
+     * command queued before it (not the whole group's).
+     */
+    @Test
+    void aReadInAGroupSeesTheCommandsQueuedBeforeIt() throws Exception {
+        try (ShardStore store = ShardStore.open(dir, ShardStore.Durability.SYNC_WAL)) {
+            LocalShard shard = new LocalShard(store, new ManualClock(1_000_000));
+            shard.createPartition(P, PartitionConfig.STANDARD_DEFAULTS).join();
+            java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch hold = new java.util.concurrent.CountDownLatch(1);
+            shard.addListener(effects -> { // completions run on the shard thread here: this holds it
+                if (entered.getCount() > 0) {
+                    entered.countDown();
+                    try {
+                        hold.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            });
+            shard.submit(P, new PartitionCommand.Send(List.of(NewMessage.of("m0", "first"))));
+            assertTrue(entered.await(10, java.util.concurrent.TimeUnit.SECONDS));
+            var second = shard.submit(P, new PartitionCommand.Send(List.of(NewMessage.of("m1", "second"))));
+            var afterSecond = shard.counts(P);
+            var third = shard.submit(P, new PartitionCommand.Send(List.of(NewMessage.of("m2", "third"))));
+            var received = shard.submit(P, new PartitionCommand.Receive(10, 30, null));
+            var afterAll = shard.counts(P);
+            hold.countDown(); // the five tasks above are queued together: one group
+            assertInstanceOf(PartitionResponse.Sent.class, second.join().response());
+            assertInstanceOf(PartitionResponse.Sent.class, third.join().response());
+            assertEquals(2, afterSecond.join().visible(), "the read saw the commands before it, not the third send");
+            assertEquals(List.of("first", "second", "third"),
+                    received.join().delivered().stream().map(d -> d.message().body()).toList(),
+                    "a receive in the same entry as the sends carries their bodies");
+            assertEquals(0, afterAll.join().visible());
+            assertEquals(3, afterAll.join().inflight());
+            shard.close();
+        }
+    }
 }
