@@ -8,8 +8,12 @@ import java.util.List;
 
 /**
  * The binary form of command outcomes in a shard's replies: the response of each command of a batch, in order; a
- * receive's leases without their bodies (read after the commit, {@link #encodeMessages}). Effects are not sent: only the primary executes them. Format
- * {@code version(1) count(4)} then per outcome a response type byte and its fields; add, never renumber.
+ * receive's leases, optionally followed by their bodies ({@link #encodeWithBodies}; without them the client reads
+ * the bodies after the commit, {@link #encodeMessages}). Effects are not sent: only the primary executes them. Format
+ * {@code version(1) count(4)} then per outcome a response type byte and its fields; then, optionally, the bodies
+ * section ({@code BODIES(1)}, then per receive with leases, in order, an included flag and, if included, one present
+ * flag and message per lease).
+ * Decoders ignore what trails the sections they know; add, never renumber.
  */
 public final class OutcomeCodec {
     private static final int REJECTED = 1;
@@ -18,6 +22,8 @@ public final class OutcomeCodec {
     private static final int RECEIVED = 4;
     private static final int ENTRY_OUTCOMES = 5;
     private static final int COUNT = 6;
+    /** Marks the trailing section with the bodies of the receives' leased messages. */
+    private static final int BODIES = 0xB0;
 
     private OutcomeCodec() {
     }
@@ -32,6 +38,57 @@ public final class OutcomeCodec {
         return w.toBytes();
     }
 
+    /**
+     * The most body bytes one reply carries (the receives past it carry leases only and their bodies are read
+     * separately): an entry may batch many receives, and a reply must stay far below gRPC's message limit (64 MiB).
+     * One receive (at most 10 messages of 256 KiB) always fits.
+     */
+    public static final int REPLY_BODY_BUDGET = 4 * 1024 * 1024;
+
+    /**
+     * The outcomes and the bodies of their receives' leased messages, taken from each outcome's {@code delivered}
+     * (a lease without a delivered message is sent as gone), up to {@link #REPLY_BODY_BUDGET}.
+     */
+    public static byte[] encodeWithBodies(List<PartitionOutcome> outcomes) {
+        Bytes.Writer w = new Bytes.Writer(1024);
+        w.u8(Bytes.V1);
+        w.i32(outcomes.size());
+        for (PartitionOutcome o : outcomes) {
+            write(w, o);
+        }
+        w.u8(BODIES);
+        long budget = REPLY_BODY_BUDGET;
+        for (PartitionOutcome o : outcomes) {
+            if (o.response() instanceof PartitionResponse.Received received && !received.deliveries().isEmpty()) {
+                java.util.Map<Long, byte[]> bySeq = new java.util.HashMap<>();
+                long size = 0;
+                for (DeliveredMessage d : o.delivered()) {
+                    byte[] encoded = PayloadCodec.encodeMessage(d.message());
+                    bySeq.put(d.delivery().seq(), encoded);
+                    size += encoded.length;
+                }
+                boolean included = size <= budget || budget == REPLY_BODY_BUDGET; // the first one always
+                budget -= included ? size : 0;
+                w.u8(included ? 1 : 0);
+                if (included) {
+                    for (PartitionResponse.Delivery d : received.deliveries()) {
+                        byte[] m = bySeq.get(d.seq());
+                        w.u8(m == null ? 0 : 1);
+                        if (m != null) {
+                            w.bytes(m);
+                        }
+                    }
+                }
+            }
+        }
+        return w.toBytes();
+    }
+
+    /**
+     * The outcomes. For each receive whose bodies the reply carries, the outcome has its messages in
+     * {@code delivered}, and a lease whose message was gone is left out of both; otherwise {@code delivered} is
+     * empty and the caller reads the bodies ({@link #hasBodies}).
+     */
     public static List<PartitionOutcome> decode(byte[] bytes) {
         Bytes.Reader r = new Bytes.Reader(bytes);
         r.version();
@@ -40,7 +97,29 @@ public final class OutcomeCodec {
         for (int i = 0; i < n; i++) {
             out.add(read(r));
         }
+        if (r.hasRemaining() && r.u8() == BODIES) {
+            for (int i = 0; i < n; i++) {
+                if (out.get(i).response() instanceof PartitionResponse.Received received
+                        && !received.deliveries().isEmpty() && r.u8() != 0) {
+                    List<PartitionResponse.Delivery> kept = new ArrayList<>();
+                    List<DeliveredMessage> delivered = new ArrayList<>();
+                    for (PartitionResponse.Delivery d : received.deliveries()) {
+                        if (r.u8() != 0) {
+                            kept.add(d);
+                            delivered.add(new DeliveredMessage(d, PayloadCodec.decodeMessage(r.bytes())));
+                        }
+                    }
+                    out.set(i, new PartitionOutcome(new PartitionResponse.Received(kept), List.of(), delivered));
+                }
+            }
+        }
         return out;
+    }
+
+    /** Whether a decoded outcome is complete: not a receive whose leases still need their bodies read. */
+    public static boolean hasBodies(PartitionOutcome decoded) {
+        return !(decoded.response() instanceof PartitionResponse.Received received)
+                || received.deliveries().size() == decoded.delivered().size();
     }
 
     private static void write(Bytes.Writer w, PartitionOutcome o) {

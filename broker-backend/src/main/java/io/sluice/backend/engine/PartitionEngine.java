@@ -127,8 +127,7 @@ public final class PartitionEngine {
     /**
      * Applies a command without writing: its mutations are appended to {@code mutations}, to be written with the
      * other commands of the same log entry in one batch. A receive's outcome carries its leases only, no bodies:
-     * a replicated shard's reply is cached by Ratis on every replica for a minute, so the bodies are read after the
-     * commit, from the primary ({@code ShardClient#withBodies}).
+     * they are read once the entry is written ({@link ShardPartitions#withBodies}).
      */
     public PartitionOutcome applyBuffered(PartitionCommand command, long leaderTimeMillis, List<Mutation> mutations) {
         ApplyResult result = state.apply(command, leaderTimeMillis);

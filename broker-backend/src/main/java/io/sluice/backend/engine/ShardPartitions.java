@@ -13,7 +13,6 @@ import io.sluice.partition.PartitionResponse;
 import io.sluice.partition.QueueCounts;
 import io.sluice.partition.StoredMessage;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -58,10 +57,6 @@ public final class ShardPartitions {
     public ShardPartitions(ShardStore store, String name) {
         this.store = store;
         this.name = name;
-    }
-
-    public ShardStore store() {
-        return store;
     }
 
     /**
@@ -164,12 +159,6 @@ public final class ShardPartitions {
         engines.remove(id);
     }
 
-    /** Forgets every partition's in-memory state: the store under them was replaced. */
-    public void clear() {
-        engines.clear();
-        allStoredOpen = false;
-    }
-
     public QueueCounts counts(PartitionId id, long nowMillis) {
         PartitionEngine engine = engine(id, null);
         return engine == null ? new QueueCounts(0, 0, 0, 0, -1) : engine.state().countsAt(nowMillis);
@@ -269,16 +258,5 @@ public final class ShardPartitions {
     /** Tests only: makes the engine throw for the commands {@code fault} throws for. */
     public void applyFault(Consumer<CommandCodec.Addressed> fault) {
         this.applyFault = fault;
-    }
-
-    /** The ids of the partitions given that are opened here (for callers iterating a subset). */
-    public List<PartitionId> opened(Collection<PartitionId> ids) {
-        List<PartitionId> out = new ArrayList<>();
-        for (PartitionId id : ids) {
-            if (engines.containsKey(id)) {
-                out.add(id);
-            }
-        }
-        return out;
     }
 }

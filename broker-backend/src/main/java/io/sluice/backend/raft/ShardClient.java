@@ -215,7 +215,9 @@ public final class ShardClient implements AutoCloseable {
             batch.forEach(p -> p.done().completeExceptionally(cause));
             return;
         }
-        if (reply.getMessage() == null || reply.getMessage().getContent().isEmpty()) {
+        // read once: a shard's reply serialises its bodies each time it is asked (ShardStateMachine.OutcomeReply)
+        ByteString content = reply.getMessage() == null ? ByteString.EMPTY : reply.getMessage().getContent();
+        if (content.isEmpty()) {
             // A replica that skipped the entry on replay (its store had it) answers nothing: committed, outcome unknown.
             IllegalStateException unknown = new IllegalStateException("shard entry committed, outcome unknown");
             batch.forEach(p -> p.done().completeExceptionally(unknown));
@@ -223,7 +225,7 @@ public final class ShardClient implements AutoCloseable {
         }
         List<PartitionOutcome> outcomes;
         try {
-            outcomes = OutcomeCodec.decode(reply.getMessage().getContent().toByteArray());
+            outcomes = OutcomeCodec.decode(content.toByteArray());
         } catch (RuntimeException e) {
             batch.forEach(p -> p.done().completeExceptionally(e));
             return;
@@ -231,8 +233,8 @@ public final class ShardClient implements AutoCloseable {
         for (int i = 0; i < batch.size(); i++) {
             Pending p = batch.get(i);
             PartitionOutcome o = outcomes.get(i);
-            if (o.response() instanceof PartitionResponse.Received r && !r.deliveries().isEmpty()) {
-                withBodies(used, p.partition(), r).whenComplete((full, e) -> {
+            if (!OutcomeCodec.hasBodies(o)) { // a reply without them (a backend before they were sent, a closed store)
+                withBodies(used, p.partition(), (PartitionResponse.Received) o.response()).whenComplete((full, e) -> {
                     if (e != null) {
                         p.done().completeExceptionally(e);
                     } else {
@@ -247,7 +249,8 @@ public final class ShardClient implements AutoCloseable {
 
     /**
      * A receive's outcome with the bodies of its leased messages, read from the shard's leader once the receive is
-     * committed (a reply carries leases only: Ratis caches replies on every replica). A message gone meanwhile
+     * committed, for a reply that carried leases only (from a backend that predates bodies in replies, or one whose
+     * store closed as it answered). A message gone meanwhile
      * (purged, expired, or not yet applied on a leader elected in between) is left out: its lease ends on its own and
      * it is delivered again.
      */

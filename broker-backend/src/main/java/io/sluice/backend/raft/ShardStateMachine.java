@@ -256,8 +256,7 @@ public final class ShardStateMachine extends BaseStateMachine {
                     ? (List<CommandCodec.Addressed>) decoded // the leader decoded it in startTransaction
                     : CommandCodec.decode(data.substring(8).toByteArray());
             // Every replica computes the answer: Ratis keeps each replica's reply in its retry cache, and a client
-            // that retries a committed request on a new leader gets the reply cached there. Answers carry no message
-            // bodies (a receive's leases only): that cache holds every reply for a minute on every replica.
+            // that retries a committed request on a new leader gets the reply cached there (OutcomeReply).
             List<PartitionOutcome> outcomes;
             try {
                 outcomes = partitions.apply(batch, leaderTime, termIndex.getIndex(), true);
@@ -270,8 +269,52 @@ public final class ShardStateMachine extends BaseStateMachine {
                 listeners.forEach(l -> l.onEffects(effects));
                 wakeAwaiting(effects);
             }
-            return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(OutcomeCodec.encode(outcomes))));
+            return CompletableFuture.completedFuture(new OutcomeReply(batch, outcomes));
         }
+    }
+
+    /**
+     * An entry's reply. Its receives carry their messages' bodies, read from this replica's store each time the reply
+     * is serialised (sent to the client by the leader, or by a new leader from its retry cache after a fail-over) and
+     * never kept: Ratis keeps every reply of every replica in its retry cache for a minute, and followers never send
+     * theirs unless asked again. So a consumer's receive needs no second round trip for the bodies, and followers do
+     * no work for replies they do not send.
+     */
+    private final class OutcomeReply implements Message {
+        private final List<PartitionId> partitions;
+        private final List<PartitionOutcome> outcomes;
+
+        OutcomeReply(List<CommandCodec.Addressed> batch, List<PartitionOutcome> applied) {
+            this.partitions = new ArrayList<>(batch.size());
+            this.outcomes = new ArrayList<>(applied.size());
+            for (int i = 0; i < applied.size(); i++) {
+                partitions.add(batch.get(i).partition());
+                outcomes.add(new PartitionOutcome(applied.get(i).response(), List.of(), List.of())); // effects not kept
+            }
+        }
+
+        @Override
+        public ByteString getContent() {
+            List<PartitionOutcome> full = withBodies(partitions, outcomes);
+            return ByteString.copyFrom(full == null ? OutcomeCodec.encode(outcomes) : OutcomeCodec.encodeWithBodies(full));
+        }
+
+        @Override
+        public String toString() {
+            return "outcomes of " + outcomes.size() + " commands";
+        }
+    }
+
+    /** The outcomes with their receives' bodies read from the store; null if the store is closed (leases only). */
+    private synchronized List<PartitionOutcome> withBodies(List<PartitionId> ids, List<PartitionOutcome> outcomes) {
+        if (partitions == null) {
+            return null;
+        }
+        List<PartitionOutcome> full = new ArrayList<>(outcomes.size());
+        for (int i = 0; i < outcomes.size(); i++) {
+            full.add(partitions.withBodies(ids.get(i), outcomes.get(i)));
+        }
+        return full;
     }
 
     /**

@@ -82,6 +82,59 @@ class CodecTest {
         }
     }
 
+    /**
+     * A shard's reply with its receives' bodies: the bodies come back in lease order, a lease whose message is gone
+     * is left out of the outcome, other outcomes are unchanged; a reply without the section is marked incomplete
+     * (the client then reads the bodies).
+     */
+    @Test
+    void repliesWithBodiesCarryThemAndLeaveOutWhatIsGone(@TempDir Path dir) {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS)) {
+            q.send(NewMessage.of("m1", "one"));
+            q.send(NewMessage.of("m2", "two"));
+            q.send(NewMessage.of("m3", "three"));
+            PartitionOutcome sent = q.apply(new PartitionCommand.Send(List.of(NewMessage.of("m4", "four"))));
+            PartitionOutcome received = q.apply(new PartitionCommand.Receive(3, 30, null));
+            assertEquals(3, received.delivered().size());
+            PartitionOutcome empty = q.apply(new PartitionCommand.Receive(10, 30, null)); // m4 only
+            PartitionOutcome gone = new PartitionOutcome(received.response(), List.of(),
+                    List.of(received.delivered().get(0), received.delivered().get(2))); // m2 deleted since
+            List<PartitionOutcome> decoded = OutcomeCodec.decode(OutcomeCodec.encodeWithBodies(List.of(sent, gone, empty)));
+            assertEquals(sent.response(), decoded.get(0).response());
+            PartitionResponse.Received r = (PartitionResponse.Received) decoded.get(1).response();
+            assertEquals(List.of(received.delivered().get(0).delivery(), received.delivered().get(2).delivery()),
+                    r.deliveries(), "the gone lease is left out");
+            assertEquals(List.of("one", "three"), decoded.get(1).delivered().stream().map(d -> d.message().body()).toList());
+            assertEquals(List.of("four"), decoded.get(2).delivered().stream().map(d -> d.message().body()).toList());
+            decoded.forEach(o -> assertEquals(true, OutcomeCodec.hasBodies(o)));
+
+            List<PartitionOutcome> leasesOnly = OutcomeCodec.decode(OutcomeCodec.encode(List.of(sent, received)));
+            assertEquals(true, OutcomeCodec.hasBodies(leasesOnly.get(0)));
+            assertEquals(false, OutcomeCodec.hasBodies(leasesOnly.get(1)), "without the section: read the bodies");
+            assertEquals(received.response(), leasesOnly.get(1).response());
+        }
+    }
+
+    /** A reply carries at most the budget of bodies: the receives past it carry leases and are read separately. */
+    @Test
+    void aReplyCarriesBodiesUpToItsBudget(@TempDir Path dir) {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS)) {
+            String mebibyte = "x".repeat(1024 * 1024);
+            for (int i = 0; i < 6; i++) {
+                q.send(NewMessage.of("big" + i, i + mebibyte));
+            }
+            PartitionOutcome first = q.apply(new PartitionCommand.Receive(3, 30, null));
+            PartitionOutcome second = q.apply(new PartitionCommand.Receive(3, 30, null));
+            byte[] reply = OutcomeCodec.encodeWithBodies(List.of(first, second));
+            assertEquals(true, reply.length < OutcomeCodec.REPLY_BODY_BUDGET, "3 MiB of bodies, not 6: " + reply.length);
+            List<PartitionOutcome> decoded = OutcomeCodec.decode(reply);
+            assertEquals(true, OutcomeCodec.hasBodies(decoded.get(0)));
+            assertEquals(3, decoded.get(0).delivered().size());
+            assertEquals(false, OutcomeCodec.hasBodies(decoded.get(1)), "past the budget: leases only");
+            assertEquals(second.response(), decoded.get(1).response());
+        }
+    }
+
     @Test
     void truncatedOrForeignBytesAreRefused() {
         byte[] good = CommandCodec.encode(everyCommand());

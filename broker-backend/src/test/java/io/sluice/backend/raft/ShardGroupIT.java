@@ -122,24 +122,10 @@ class ShardGroupIT {
             throw new IOException("not committed", reply.getException());
         }
         List<PartitionOutcome> outcomes = OutcomeCodec.decode(reply.getMessage().getContent().toByteArray());
-        List<PartitionOutcome> withBodies = new ArrayList<>();
-        for (int i = 0; i < outcomes.size(); i++) { // replies carry leases only: read the bodies as ShardClient does
-            PartitionOutcome o = outcomes.get(i);
-            if (o.response() instanceof PartitionResponse.Received r && !r.deliveries().isEmpty()) {
-                List<Long> seqs = r.deliveries().stream().map(PartitionResponse.Delivery::seq).toList();
-                RaftClientReply read = client.io().sendReadOnly(Message.valueOf(ByteString.copyFrom(
-                        ShardQueries.readMessages(batch.get(i).partition(), seqs))));
-                List<io.sluice.partition.StoredMessage> bodies = OutcomeCodec.decodeMessages(
-                        read.getMessage().getContent().toByteArray());
-                List<DeliveredMessage> delivered = new ArrayList<>();
-                for (int k = 0; k < seqs.size(); k++) {
-                    delivered.add(new DeliveredMessage(r.deliveries().get(k), bodies.get(k)));
-                }
-                o = new PartitionOutcome(r, List.of(), delivered);
-            }
-            withBodies.add(o);
+        for (PartitionOutcome o : outcomes) { // the leader's reply carries its receives' bodies
+            assertTrue(OutcomeCodec.hasBodies(o), "a receive's reply without its bodies: " + o);
         }
-        return withBodies;
+        return outcomes;
     }
 
     static CommandCodec.Addressed at(PartitionId p, PartitionCommand c) {
@@ -349,13 +335,10 @@ class ShardGroupIT {
                 }
             }
             assertEquals(12, bodies.size(), "every send came back");
-            // Ratis caches every reply on every replica for a minute: a receive's reply holds leases, not bodies
+            // a receive's reply carries the body (read from the leader's store as the reply is sent)
             shard.submit(P, new PartitionCommand.Send(List.of(NewMessage.of("last", mebibyte)))).get(30, TimeUnit.SECONDS);
-            RaftClientReply raw = client(3).io().send(Message.valueOf(ByteString.copyFrom(CommandCodec.encode(
-                    List.of(at(P, new PartitionCommand.Receive(10, 600, null)))))));
-            assertTrue(raw.isSuccess());
-            assertTrue(raw.getMessage().getContent().size() < 1_024, "a lease, not a 1 MiB body: "
-                    + raw.getMessage().getContent().size() + " bytes");
+            List<PartitionOutcome> raw = submit(client(3), List.of(at(P, new PartitionCommand.Receive(10, 600, null))));
+            assertEquals(List.of(mebibyte), raw.get(0).delivered().stream().map(d -> d.message().body()).toList());
         }
         try (ShardClient uncapped = new ShardClient(group, 512, 64 * 1024 * 1024, 1, replies,
                 io.sluice.common.raft.RaftTransport.PLAINTEXT)) {
