@@ -28,14 +28,19 @@ public final class OutcomeCodec {
     private OutcomeCodec() {
     }
 
+    /** The outcomes, a receive's leases without their bodies. */
     public static byte[] encode(List<PartitionOutcome> outcomes) {
-        Bytes.Writer w = new Bytes.Writer(256);
+        return outcomes(outcomes, 256).toBytes();
+    }
+
+    private static Bytes.Writer outcomes(List<PartitionOutcome> outcomes, int capacity) {
+        Bytes.Writer w = new Bytes.Writer(capacity);
         w.u8(Bytes.V1);
         w.i32(outcomes.size());
         for (PartitionOutcome o : outcomes) {
             write(w, o);
         }
-        return w.toBytes();
+        return w;
     }
 
     /**
@@ -50,12 +55,7 @@ public final class OutcomeCodec {
      * (a lease without a delivered message is sent as gone), up to {@link #REPLY_BODY_BUDGET}.
      */
     public static byte[] encodeWithBodies(List<PartitionOutcome> outcomes) {
-        Bytes.Writer w = new Bytes.Writer(1024);
-        w.u8(Bytes.V1);
-        w.i32(outcomes.size());
-        for (PartitionOutcome o : outcomes) {
-            write(w, o);
-        }
+        Bytes.Writer w = outcomes(outcomes, 1024);
         w.u8(BODIES);
         long budget = REPLY_BODY_BUDGET;
         for (PartitionOutcome o : outcomes) {
