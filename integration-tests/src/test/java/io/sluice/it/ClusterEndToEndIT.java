@@ -15,134 +15,119 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 import software.amazon.awssdk.services.sqs.SqsClient;
 import software.amazon.awssdk.services.sqs.model.Message;
 
 /**
- * The cluster shape end to end with real processes: 3 metadata members, 3 backends hosting replicated shards (R = 3),
- * and a stateless frontend; the AWS SDK sends and receives through it. The leader of the queue's shard is killed
- * with SIGKILL in the middle: no acknowledged message is lost (duplicates are counted and printed).
+ * The cluster end to end with real processes, through the AWS SDK: in the split topology 3 metadata members, 3
+ * backends hosting replicated shards (R = 3) and a stateless frontend; in the combined one (scripts/fault-suite.sh,
+ * {@code -Dsluice.topologies=split,combined}) three {@code sluice node} processes. A long poll through a shard wakes on a send; the leader
+ * of the queue's shard is killed with SIGKILL in the middle of sends: no acknowledged message is lost (duplicates are
+ * counted and printed); twelve 1 MiB messages sent at once come back intact; a deleted queue's partition is retired on
+ * every replica.
  */
 class ClusterEndToEndIT {
 
-    @Test
-    void acknowledgedMessagesSurviveKillingTheirShardsLeader() throws Exception {
-        try (MetadataProcess.Group group = new MetadataProcess.Group("e2e", Map.of("SLUICE_SHARDS", "2",
-                "SLUICE_REPLICATION_FACTOR", "3"))) {
-            group.startAll();
-            group.awaitLeader();
-            List<BackendProcess> backends = new ArrayList<>();
-            try {
-                for (int i = 1; i <= 3; i++) {
-                    BackendProcess b = new BackendProcess("b" + i, group.peers);
-                    b.start();
-                    backends.add(b);
+    @ParameterizedTest
+    @MethodSource("io.sluice.it.LocalCluster#topologies")
+    void acknowledgedMessagesSurviveKillingTheirShardsLeader(LocalCluster.Topology topology) throws Exception {
+        try (LocalCluster cluster = LocalCluster.start(topology, "e2e", 2, 3, Map.of());
+             SqsClient first = cluster.sqs(0);
+             MetadataClient metadata = new MetadataClient(MetadataPeers.parse(cluster.metadataPeers))) {
+            String url = first.createQueue(b -> b.queueName("replicated")).queueUrl();
+
+            long start = System.nanoTime();
+            CompletableFuture<List<Message>> parked = CompletableFuture.supplyAsync(() ->
+                    first.receiveMessage(b -> b.queueUrl(url).waitTimeSeconds(10)).messages());
+            cluster.frontends().get(0).awaitParkedPolls(1);
+            first.sendMessage(b -> b.queueUrl(url).messageBody("wake"));
+            Message woken = parked.join().get(0);
+            System.out.printf("long poll through a shard woke after %d ms%n", (System.nanoTime() - start) / 1_000_000);
+            first.deleteMessage(b -> b.queueUrl(url).receiptHandle(woken.receiptHandle()));
+
+            String leader = cluster.shardLeader("replicated", 0);
+            // in the combined topology the leader is also a frontend: the client talks to a node that stays up
+            try (SqsClient sqs = SqsClients.client(cluster.frontendOtherThan(leader).endpoint())) {
+                Set<String> acknowledged = new HashSet<>();
+                for (int i = 0; i < 50; i++) {
+                    int n = i;
+                    acknowledged.add(sqs.sendMessage(b -> b.queueUrl(url).messageBody("m" + n)).messageId());
                 }
-                await().atMost(Duration.ofSeconds(120)).until(() -> backends.stream().allMatch(b -> b.hostedShards() == 2));
-                try (SluiceProcess frontend = SluiceProcess.startFrontend("frontend", group.peers);
-                     SqsClient sqs = SqsClients.client(frontend.endpoint());
-                     MetadataClient metadata = new MetadataClient(MetadataPeers.parse(group.peers))) {
-                    String url = sqs.createQueue(b -> b.queueName("replicated")).queueUrl();
-
-                    long start = System.nanoTime();
-                    CompletableFuture<List<Message>> parked = CompletableFuture.supplyAsync(() ->
-                            sqs.receiveMessage(b -> b.queueUrl(url).waitTimeSeconds(10)).messages());
-                    frontend.awaitParkedPolls(1);
-                    sqs.sendMessage(b -> b.queueUrl(url).messageBody("wake"));
-                    Message woken = parked.join().get(0);
-                    System.out.printf("long poll through a shard woke after %d ms%n", (System.nanoTime() - start) / 1_000_000);
-                    sqs.deleteMessage(b -> b.queueUrl(url).receiptHandle(woken.receiptHandle()));
-
-                    Set<String> acknowledged = new HashSet<>();
-                    for (int i = 0; i < 50; i++) {
-                        int n = i;
-                        acknowledged.add(sqs.sendMessage(b -> b.queueUrl(url).messageBody("m" + n)).messageId());
-                    }
-                    ClusterImage image = metadata.fetchImage();
-                    long queueId = image.queues().get("replicated").queueId();
-                    String shardId = image.partitions().get(PartitionAssignment.key(queueId, 0)).shardId();
-                    String groupId = image.shards().get(shardId).groupId();
-                    await().atMost(Duration.ofSeconds(120)).until(() -> backends.stream().anyMatch(b -> b.leads(groupId)));
-                    BackendProcess leader = backends.stream().filter(b -> b.leads(groupId)).findFirst().orElseThrow();
-                    leader.kill();
-                    long killed = System.nanoTime();
-                    acknowledged.add(sqs.sendMessage(b -> b.queueUrl(url).messageBody("after the kill")).messageId());
-                    System.out.printf("shard leader %s killed (SIGKILL): first send acknowledged after %d ms%n", leader.id,
-                            (System.nanoTime() - killed) / 1_000_000);
-                    for (int i = 0; i < 20; i++) {
-                        int n = i;
-                        acknowledged.add(sqs.sendMessage(b -> b.queueUrl(url).messageBody("late" + n)).messageId());
-                    }
-
-                    // Drain: a send the SDK retried after an unknown outcome (during the failover) may be stored twice,
-                    // under two ids with one body: at-least-once, counted as duplicates. Nothing acknowledged may miss.
-                    Set<String> received = new HashSet<>();
-                    Map<String, Integer> copiesPerBody = new java.util.HashMap<>();
-                    int emptyRounds = 0;
-                    for (int round = 0; round < 300 && emptyRounds < 3; round++) {
-                        List<Message> got = sqs.receiveMessage(b -> b.queueUrl(url).maxNumberOfMessages(10)
-                                .waitTimeSeconds(1)).messages();
-                        emptyRounds = got.isEmpty() ? emptyRounds + 1 : 0;
-                        for (Message m : got) {
-                            received.add(m.messageId());
-                            copiesPerBody.merge(m.body(), 1, Integer::sum);
-                            sqs.deleteMessage(b -> b.queueUrl(url).receiptHandle(m.receiptHandle()));
-                        }
-                    }
-                    int duplicates = copiesPerBody.values().stream().mapToInt(n -> n - 1).sum();
-                    System.out.printf("acknowledged %d, received %d distinct ids, %d duplicates (retried sends)%n",
-                            acknowledged.size(), received.size(), duplicates);
-                    Set<String> lost = new HashSet<>(acknowledged);
-                    lost.removeAll(received);
-                    assertEquals(Set.of(), lost, "no acknowledged message lost");
-                    assertEquals(71, copiesPerBody.size(), "every body sent arrived, nothing else");
-
-                    // 1 MiB messages sent at once: the frontend's shard client batches them into entries under Ratis'
-                    // limit (a batch over it would fail every send in it); all come back intact
-                    String big = sqs.createQueue(b -> b.queueName("big")).queueUrl();
-                    String mebibyte = "y".repeat(1024 * 1024 - 8);
-                    List<CompletableFuture<String>> bigSends = new ArrayList<>();
-                    java.util.concurrent.ExecutorService senders = java.util.concurrent.Executors.newFixedThreadPool(12);
-                    for (int i = 0; i < 12; i++) {
-                        String body = String.format("%02d", i) + mebibyte;
-                        bigSends.add(CompletableFuture.supplyAsync(() -> sqs.sendMessage(b -> b.queueUrl(big)
-                                .messageBody(body)).messageId(), senders));
-                    }
-                    bigSends.forEach(CompletableFuture::join);
-                    senders.shutdown();
-                    Set<String> bigBodies = new HashSet<>();
-                    for (int round = 0; round < 60 && bigBodies.size() < 12; round++) {
-                        for (Message m : sqs.receiveMessage(b -> b.queueUrl(big).maxNumberOfMessages(10)
-                                .waitTimeSeconds(1)).messages()) {
-                            assertEquals(mebibyte, m.body().substring(2), "intact");
-                            bigBodies.add(m.body().substring(0, 2));
-                            sqs.deleteMessage(b -> b.queueUrl(big).receiptHandle(m.receiptHandle()));
-                        }
-                    }
-                    assertEquals(12, bigBodies.size(), "every 1 MiB message came back");
-
-                    // DeleteQueue drops the queue's routes from the catalog first: its shard's leader then retires the
-                    // orphaned partition (messages and all) on every replica
-                    String doomed = sqs.createQueue(b -> b.queueName("doomed")).queueUrl();
-                    sqs.sendMessage(b -> b.queueUrl(doomed).messageBody("left behind?"));
-                    ClusterImage withDoomed = metadata.fetchImage();
-                    long doomedId = withDoomed.queues().get("doomed").queueId();
-                    String doomedGroup = withDoomed.shards().get(withDoomed.partitions()
-                            .get(PartitionAssignment.key(doomedId, 0)).shardId()).groupId();
-                    List<BackendProcess> replicas = backends.stream().filter(b -> b.livePartitions(doomedGroup) > 0)
-                            .toList();
-                    Map<BackendProcess, Integer> before = new java.util.HashMap<>();
-                    replicas.forEach(b -> before.put(b, b.livePartitions(doomedGroup)));
-                    assertTrue(replicas.size() >= 2, "the doomed queue's shard is replicated: " + before);
-                    sqs.deleteQueue(b -> b.queueUrl(doomed));
-                    await().atMost(Duration.ofSeconds(60)).until(() -> replicas.stream()
-                            .allMatch(b -> b.livePartitions(doomedGroup) == before.get(b) - 1));
+                cluster.kill(leader);
+                long killed = System.nanoTime();
+                acknowledged.add(sqs.sendMessage(b -> b.queueUrl(url).messageBody("after the kill")).messageId());
+                System.out.printf("shard leader %s killed (SIGKILL): first send acknowledged after %d ms%n", leader,
+                        (System.nanoTime() - killed) / 1_000_000);
+                for (int i = 0; i < 20; i++) {
+                    int n = i;
+                    acknowledged.add(sqs.sendMessage(b -> b.queueUrl(url).messageBody("late" + n)).messageId());
                 }
-            } finally {
-                for (BackendProcess b : backends) {
-                    b.stop();
+
+                // Drain: a send the SDK retried after an unknown outcome (during the failover) may be stored twice,
+                // under two ids with one body: at-least-once, counted as duplicates. Nothing acknowledged may miss.
+                Set<String> received = new HashSet<>();
+                Map<String, Integer> copiesPerBody = new java.util.HashMap<>();
+                int emptyRounds = 0;
+                for (int round = 0; round < 300 && emptyRounds < 3; round++) {
+                    List<Message> got = sqs.receiveMessage(b -> b.queueUrl(url).maxNumberOfMessages(10)
+                            .waitTimeSeconds(1)).messages();
+                    emptyRounds = got.isEmpty() ? emptyRounds + 1 : 0;
+                    for (Message m : got) {
+                        received.add(m.messageId());
+                        copiesPerBody.merge(m.body(), 1, Integer::sum);
+                        sqs.deleteMessage(b -> b.queueUrl(url).receiptHandle(m.receiptHandle()));
+                    }
                 }
+                int duplicates = copiesPerBody.values().stream().mapToInt(n -> n - 1).sum();
+                System.out.printf("acknowledged %d, received %d distinct ids, %d duplicates (retried sends)%n",
+                        acknowledged.size(), received.size(), duplicates);
+                Set<String> lost = new HashSet<>(acknowledged);
+                lost.removeAll(received);
+                assertEquals(Set.of(), lost, "no acknowledged message lost");
+                assertEquals(71, copiesPerBody.size(), "every body sent arrived, nothing else");
+
+                // 1 MiB messages sent at once: the frontend's shard client batches them into entries under Ratis'
+                // limit (a batch over it would fail every send in it); all come back intact
+                String big = sqs.createQueue(b -> b.queueName("big")).queueUrl();
+                String mebibyte = "y".repeat(1024 * 1024 - 8);
+                List<CompletableFuture<String>> bigSends = new ArrayList<>();
+                java.util.concurrent.ExecutorService senders = java.util.concurrent.Executors.newFixedThreadPool(12);
+                for (int i = 0; i < 12; i++) {
+                    String body = String.format("%02d", i) + mebibyte;
+                    bigSends.add(CompletableFuture.supplyAsync(() -> sqs.sendMessage(b -> b.queueUrl(big)
+                            .messageBody(body)).messageId(), senders));
+                }
+                bigSends.forEach(CompletableFuture::join);
+                senders.shutdown();
+                Set<String> bigBodies = new HashSet<>();
+                for (int round = 0; round < 60 && bigBodies.size() < 12; round++) {
+                    for (Message m : sqs.receiveMessage(b -> b.queueUrl(big).maxNumberOfMessages(10)
+                            .waitTimeSeconds(1)).messages()) {
+                        assertEquals(mebibyte, m.body().substring(2), "intact");
+                        bigBodies.add(m.body().substring(0, 2));
+                        sqs.deleteMessage(b -> b.queueUrl(big).receiptHandle(m.receiptHandle()));
+                    }
+                }
+                assertEquals(12, bigBodies.size(), "every 1 MiB message came back");
+
+                // DeleteQueue drops the queue's routes from the catalog first: its shard's leader then retires the
+                // orphaned partition (messages and all) on every replica
+                String doomed = sqs.createQueue(b -> b.queueName("doomed")).queueUrl();
+                sqs.sendMessage(b -> b.queueUrl(doomed).messageBody("left behind?"));
+                ClusterImage withDoomed = metadata.fetchImage();
+                long doomedId = withDoomed.queues().get("doomed").queueId();
+                String doomedGroup = withDoomed.shards().get(withDoomed.partitions()
+                        .get(PartitionAssignment.key(doomedId, 0)).shardId()).groupId();
+                List<LocalCluster.Member> replicas = cluster.backends().stream()
+                        .filter(b -> b.livePartitions(doomedGroup) > 0).toList();
+                Map<LocalCluster.Member, Integer> before = new java.util.HashMap<>();
+                replicas.forEach(b -> before.put(b, b.livePartitions(doomedGroup)));
+                assertTrue(replicas.size() >= 2, "the doomed queue's shard is replicated: " + before);
+                sqs.deleteQueue(b -> b.queueUrl(doomed));
+                await().atMost(Duration.ofSeconds(60)).until(() -> replicas.stream()
+                        .allMatch(b -> b.livePartitions(doomedGroup) == before.get(b) - 1));
             }
         }
     }

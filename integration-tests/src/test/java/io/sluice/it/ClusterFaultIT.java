@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.PartitionAssignment;
 import io.sluice.metadata.raft.MetadataClient;
@@ -48,7 +47,6 @@ class ClusterFaultIT {
     static final int BASE = 22000;
     static final String PEERS = "m1=127.0.0.1:" + (BASE + 101) + ",m2=127.0.0.1:" + (BASE + 102) + ",m3=127.0.0.1:"
             + (BASE + 103);
-    static final ObjectMapper JSON = new ObjectMapper();
     static final HttpClient HTTP = HttpClient.newHttpClient();
     static Path dir;
     static List<URI> endpoints = new ArrayList<>();
@@ -303,13 +301,7 @@ class ClusterFaultIT {
 
     /** A process's {@code /admin/status}, or null when it does not answer. */
     static JsonNode status(int adminPort) {
-        try {
-            HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminPort
-                    + "/admin/status")).timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
-            return r.statusCode() == 200 ? JSON.readTree(r.body()) : null;
-        } catch (IOException | InterruptedException e) {
-            return null;
-        }
+        return LocalCluster.status(adminPort);
     }
 
     private static String cluster(String command) throws IOException, InterruptedException {

@@ -1,0 +1,409 @@
+package io.sluice.it;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sluice.metadata.image.ClusterImage;
+import io.sluice.metadata.image.PartitionAssignment;
+import io.sluice.metadata.raft.MetadataClient;
+import io.sluice.metadata.raft.MetadataPeers;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import software.amazon.awssdk.services.sqs.SqsClient;
+
+/**
+ * A cluster of real Sluice processes on loopback for one test, in either topology:
+ * <ul>
+ *   <li><b>split</b>: three metadata members {@code m1..m3}, backends {@code b1..bN}, SQS frontends {@code f1..fM};</li>
+ *   <li><b>combined</b>: nodes {@code n1..nN}, each {@code sluice node} (a metadata member, a backend and a
+ *       frontend in one JVM).</li>
+ * </ul>
+ * Every process is addressed by its name: {@link #kill} (SIGKILL, the crash), {@link #stop} (SIGTERM, the graceful
+ * path), {@link #start} again on the same data, {@link #pause} (SIGSTOP: alive but silent, as a machine in a long GC
+ * pause or a partition) and {@link #resume} (SIGCONT). {@link #shardLeader} finds the backend (or node) leading a
+ * queue partition's shard; {@link #sqs} gives an SDK client of a frontend; {@link #state} describes every process
+ * (status and shard gauges) for the message of a wait that timed out. Closing stops every process, paused ones too.
+ */
+final class LocalCluster implements AutoCloseable {
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    enum Topology { SPLIT, COMBINED }
+
+    /**
+     * The topologies a test runs on: {@code -Dsluice.topologies=split,combined} (scripts/fault-suite.sh and
+     * scripts/scale-suite.sh), the split one alone by default (CI: the combined topology's own test is
+     * CombinedClusterIT).
+     */
+    static java.util.stream.Stream<Topology> topologies() {
+        return java.util.Arrays.stream(System.getProperty("sluice.topologies", "split").split(","))
+                .map(t -> Topology.valueOf(t.trim().toUpperCase(java.util.Locale.ROOT)));
+    }
+
+    /** {@link #split} with one frontend, or {@link #combined}, with {@code hosts} backends or nodes. */
+    static LocalCluster start(Topology topology, String name, int shards, int hosts, Map<String, String> env)
+            throws IOException {
+        return topology == Topology.SPLIT ? split(name, shards, hosts, 1, env)
+                : combined(name + "-combined", shards, hosts, env);
+    }
+
+    final Topology topology;
+    final String metadataPeers;
+    private final Map<String, Member> members = new LinkedHashMap<>();
+
+    /** One process of the cluster: its launcher arguments are fixed, so a restart reuses its ports and data. */
+    static final class Member {
+        final String name;
+        final String role;
+        final int adminPort;
+        /** Its SQS port (frontends and nodes), else 0. */
+        final int sqsPort;
+        final Path dataDir;
+        private final List<String> args;
+        private final List<String> jvm;
+        private final Map<String, String> env;
+        private Process process;
+        private boolean paused;
+
+        Member(String name, String role, int adminPort, int sqsPort, Path dataDir, List<String> args, List<String> jvm,
+               Map<String, String> env) {
+            this.name = name;
+            this.role = role;
+            this.adminPort = adminPort;
+            this.sqsPort = sqsPort;
+            this.dataDir = dataDir;
+            this.args = args;
+            this.jvm = jvm;
+            this.env = env;
+        }
+
+        void launch() throws IOException {
+            Path log = dataDir.resolveSibling(dataDir.getFileName() + ".log");
+            process = ProcessFixtures.launch(jvm, args, log, env);
+        }
+
+        void awaitHealthy() {
+            Path log = dataDir.resolveSibling(dataDir.getFileName() + ".log");
+            ProcessFixtures.awaitHealthy(process, adminPort, log, role + " " + name);
+        }
+
+        boolean alive() {
+            return process != null && process.isAlive();
+        }
+
+        long pid() {
+            return process.pid();
+        }
+
+        URI endpoint() {
+            return URI.create("http://127.0.0.1:" + sqsPort);
+        }
+
+        /** Its {@code /admin/status}, or null if it does not answer. */
+        JsonNode status() {
+            return LocalCluster.status(adminPort);
+        }
+
+        /** How many shard groups it hosts now, -1 if it does not answer. */
+        int hostedShards() {
+            JsonNode s = status();
+            return s == null ? -1 : s.path("hostedShards").size();
+        }
+
+        /** Whether it leads the shard group {@code groupId} now. */
+        boolean leads(String groupId) {
+            return hostedShard(groupId).path("leader").asBoolean();
+        }
+
+        /** Partitions of the shard group its replica stores that are not retired (-1 if it hosts none of the group). */
+        int livePartitions(String groupId) {
+            return hostedShard(groupId).path("livePartitions").asInt(-1);
+        }
+
+        private JsonNode hostedShard(String groupId) {
+            JsonNode s = status();
+            if (s != null) {
+                for (JsonNode shard : s.path("hostedShards")) {
+                    if (shard.path("groupId").asText().equals(groupId)) {
+                        return shard;
+                    }
+                }
+            }
+            return com.fasterxml.jackson.databind.node.MissingNode.getInstance();
+        }
+
+        /** Waits until it holds at least {@code n} parked long polls (its {@code sqs_long_polls_parked} gauge). */
+        void awaitParkedPolls(int n) {
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> PromScrape.of(URI.create("http://127.0.0.1:" + adminPort)).sum("sqs_long_polls_parked")
+                            >= n);
+        }
+    }
+
+    /** The {@code /admin/status} of the process whose admin port is given, or null if it does not answer. */
+    static JsonNode status(int adminPort) {
+        try {
+            HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminPort
+                    + "/admin/status")).timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+            return r.statusCode() == 200 ? JSON.readTree(r.body()) : null;
+        } catch (IOException | InterruptedException e) {
+            return null;
+        }
+    }
+
+    private LocalCluster(Topology topology, String metadataPeers) {
+        this.topology = topology;
+        this.metadataPeers = metadataPeers;
+    }
+
+    /**
+     * Starts three metadata members, {@code backends} backends and {@code frontends} frontends, and waits until every
+     * backend hosts its shards ({@code shards} groups at R = min(3, backends)).
+     *
+     * @param env configuration of every process, as SLUICE_... variables ({@code SLUICE_SHARDS} and
+     *            {@code SLUICE_REPLICATION_FACTOR} are set from the arguments unless given)
+     */
+    static LocalCluster split(String name, int shards, int backends, int frontends, Map<String, String> env)
+            throws IOException {
+        Path base = Files.createTempDirectory(SluiceProcess.itDir(), name + "-");
+        Map<String, String> all = clusterEnv(shards, Math.min(3, backends), env);
+        List<String> parts = new ArrayList<>();
+        Map<String, Integer> raftPorts = new LinkedHashMap<>();
+        for (int i = 1; i <= 3; i++) {
+            raftPorts.put("m" + i, MetadataProcess.freePort());
+            parts.add("m" + i + "=127.0.0.1:" + raftPorts.get("m" + i));
+        }
+        LocalCluster cluster = new LocalCluster(Topology.SPLIT, String.join(",", parts));
+        try {
+            for (String id : raftPorts.keySet()) {
+                int admin = MetadataProcess.freePort();
+                cluster.add(new Member(id, "metadata", admin, 0, base.resolve(id), List.of("metadata", "--node-id", id,
+                        "--peers", cluster.metadataPeers, "--data-dir", base.resolve(id).toString(), "--admin-port",
+                        Integer.toString(admin)), List.of("-Xmx256m", "-XX:+UseSerialGC"), all));
+            }
+            cluster.startAll(List.of("m1", "m2", "m3"));
+            for (int i = 1; i <= backends; i++) {
+                String id = "b" + i;
+                int admin = MetadataProcess.freePort();
+                cluster.add(new Member(id, "backend", admin, 0, base.resolve(id), List.of("backend", "--node-id", id,
+                        "--metadata-peers", cluster.metadataPeers, "--raft-port",
+                        Integer.toString(MetadataProcess.freePort()), "--data-dir", base.resolve(id).toString(),
+                        "--admin-port", Integer.toString(admin)), List.of("-Xmx384m", "-XX:+UseSerialGC"), all));
+                cluster.start(id);
+            }
+            cluster.awaitShardsHosted(shards, backends);
+            for (int i = 1; i <= frontends; i++) {
+                String id = "f" + i;
+                int admin = MetadataProcess.freePort();
+                int sqs = MetadataProcess.freePort();
+                cluster.add(new Member(id, "frontend", admin, sqs, base.resolve(id), List.of("frontend",
+                        "--metadata-peers", cluster.metadataPeers, "--port", Integer.toString(sqs), "--admin-port",
+                        Integer.toString(admin), "--access-key", SluiceProcess.ACCESS_KEY, "--secret-key",
+                        SluiceProcess.SECRET_KEY), List.of("-Xmx512m", "-XX:+UseSerialGC"), all));
+                cluster.start(id);
+            }
+            return cluster;
+        } catch (IOException | RuntimeException | Error e) {
+            cluster.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Starts {@code nodes} combined nodes ({@code sluice node}: every role in one JVM), all launched before any is
+     * awaited (the metadata group needs a majority to serve), and waits until every node hosts its shards.
+     */
+    static LocalCluster combined(String name, int shards, int nodes, Map<String, String> env) throws IOException {
+        Path base = Files.createTempDirectory(SluiceProcess.itDir(), name + "-");
+        Map<String, String> all = clusterEnv(shards, Math.min(3, nodes), env);
+        List<String> parts = new ArrayList<>();
+        for (int i = 1; i <= nodes; i++) {
+            parts.add("n" + i + "=127.0.0.1:" + MetadataProcess.freePort());
+        }
+        LocalCluster cluster = new LocalCluster(Topology.COMBINED, String.join(",", parts));
+        try {
+            List<String> names = new ArrayList<>();
+            for (int i = 1; i <= nodes; i++) {
+                String id = "n" + i;
+                int admin = MetadataProcess.freePort();
+                int sqs = MetadataProcess.freePort();
+                cluster.add(new Member(id, "node", admin, sqs, base.resolve(id), List.of("node", "--node-id", id,
+                        "--metadata-peers", cluster.metadataPeers, "--raft-port",
+                        Integer.toString(MetadataProcess.freePort()), "--port", Integer.toString(sqs), "--admin-port",
+                        Integer.toString(admin), "--data-dir", base.resolve(id).toString(), "--access-key",
+                        SluiceProcess.ACCESS_KEY, "--secret-key", SluiceProcess.SECRET_KEY),
+                        List.of("-Xmx768m", "-XX:+UseSerialGC"), all));
+                names.add(id);
+            }
+            cluster.startAll(names);
+            cluster.awaitShardsHosted(shards, nodes);
+            return cluster;
+        } catch (IOException | RuntimeException | Error e) {
+            cluster.close();
+            throw e;
+        }
+    }
+
+    private static Map<String, String> clusterEnv(int shards, int replication, Map<String, String> env) {
+        Map<String, String> all = new LinkedHashMap<>(Map.of("SLUICE_SHARDS", Integer.toString(shards),
+                "SLUICE_REPLICATION_FACTOR", Integer.toString(replication), "SLUICE_ACCESS_LOG_LEVEL", "WARN"));
+        all.putAll(env);
+        return Map.copyOf(all);
+    }
+
+    private void add(Member m) {
+        members.put(m.name, m);
+    }
+
+    /** Launches every named process first, then waits for each: members of one Raft group need each other. */
+    private void startAll(List<String> names) throws IOException {
+        for (String n : names) {
+            member(n).launch();
+        }
+        for (String n : names) {
+            member(n).awaitHealthy();
+        }
+    }
+
+    /** Waits until the backends host every replica: {@code shards} groups of min(3, hosts) replicas. */
+    private void awaitShardsHosted(int shards, int hosts) {
+        int replicas = shards * Math.min(3, hosts);
+        ClusterState.awaitTrue("the backends host all " + replicas + " shard replicas", Duration.ofMinutes(2),
+                () -> backends().stream().mapToInt(Member::hostedShards).sum() == replicas, this::state);
+    }
+
+    Member member(String name) {
+        Member m = members.get(name);
+        if (m == null) {
+            throw new IllegalArgumentException("no process " + name + " in " + members.keySet());
+        }
+        return m;
+    }
+
+    /** The processes holding shard replicas: backends, or every node. */
+    List<Member> backends() {
+        return members.values().stream().filter(m -> m.role.equals("backend") || m.role.equals("node")).toList();
+    }
+
+    /** The processes serving SQS: frontends, or every node. */
+    List<Member> frontends() {
+        return members.values().stream().filter(m -> m.sqsPort != 0).toList();
+    }
+
+    /** An SDK client (the test key) of the {@code i}-th SQS-serving process (0-based); the caller closes it. */
+    SqsClient sqs(int i) {
+        return SqsClients.client(frontends().get(i).endpoint());
+    }
+
+    /** The first SQS-serving process other than {@code name}: one that stays up while {@code name} is killed. */
+    Member frontendOtherThan(String name) {
+        return frontends().stream().filter(m -> !m.name.equals(name)).findFirst().orElseThrow();
+    }
+
+    /** Starts a stopped or killed process again, on its ports and data, and waits until it is healthy. */
+    void start(String name) throws IOException {
+        Member m = member(name);
+        m.launch();
+        m.awaitHealthy();
+    }
+
+    /** SIGKILL: the crash path (a paused process is killed too). */
+    void kill(String name) throws InterruptedException {
+        Member m = member(name);
+        ProcessFixtures.kill(m.process);
+        m.paused = false;
+    }
+
+    /** SIGTERM and wait: the graceful path. */
+    void stop(String name) throws InterruptedException, IOException {
+        Member m = member(name);
+        if (m.paused) {
+            resume(name); // a stopped process cannot act on SIGTERM
+        }
+        ProcessFixtures.stop(m.process);
+    }
+
+    /** SIGSTOP: the process stays alive and holds its sockets but does nothing, as in a long pause. */
+    void pause(String name) throws IOException, InterruptedException {
+        signal(member(name), "STOP");
+        member(name).paused = true;
+    }
+
+    /** SIGCONT after {@link #pause}. */
+    void resume(String name) throws IOException, InterruptedException {
+        signal(member(name), "CONT");
+        member(name).paused = false;
+    }
+
+    private static void signal(Member m, String signal) throws IOException, InterruptedException {
+        if (!m.alive()) {
+            throw new IllegalStateException(m.name + " is not running");
+        }
+        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(m.pid())).inheritIO().start();
+        if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+            throw new IOException("kill -" + signal + " " + m.pid() + " failed");
+        }
+    }
+
+    /** The catalog as the metadata group holds it now. */
+    ClusterImage image() throws IOException {
+        try (MetadataClient metadata = new MetadataClient(MetadataPeers.parse(metadataPeers))) {
+            return metadata.fetchImage();
+        }
+    }
+
+    /** The Raft group id of the shard holding partition {@code index} of {@code queue}. */
+    String shardGroupOf(String queue, int index) throws IOException {
+        ClusterImage image = image();
+        long queueId = image.queues().get(queue).queueId();
+        String shardId = image.partitions().get(PartitionAssignment.key(queueId, index)).shardId();
+        return image.shards().get(shardId).groupId();
+    }
+
+    /** The backend (or node) leading the shard of partition {@code index} of {@code queue}, waiting for one. */
+    String shardLeader(String queue, int index) throws IOException {
+        String group = shardGroupOf(queue, index);
+        return ClusterState.await("the leader of " + queue + "/" + index + "'s shard " + group, Duration.ofMinutes(2),
+                () -> backends().stream().filter(b -> b.leads(group)).map(b -> b.name).findFirst().orElse(null),
+                n -> n != null, this::state);
+    }
+
+    /** Every process's status and shard gauges, for the message of a wait that timed out. */
+    String state() {
+        Map<String, Integer> ports = new LinkedHashMap<>();
+        members.values().forEach(m -> ports.put(m.role + " " + m.name + (m.paused ? " (paused)" : "")
+                + (m.alive() ? "" : " (not running)"), m.adminPort));
+        return ClusterState.describe(ports);
+    }
+
+    /** Stops every process (SIGTERM, then SIGKILL after 30 s), resuming paused ones first; frontends first. */
+    @Override
+    public void close() {
+        List<Member> order = new ArrayList<>(members.values());
+        java.util.Collections.reverse(order);
+        for (Member m : order) {
+            try {
+                if (m.paused) {
+                    resume(m.name);
+                }
+                ProcessFixtures.stop(m.process);
+            } catch (IOException | InterruptedException | RuntimeException e) {
+                try {
+                    ProcessFixtures.kill(m.process);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+    }
+}
