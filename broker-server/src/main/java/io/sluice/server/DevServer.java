@@ -31,7 +31,6 @@ import io.sluice.metadata.raft.MetadataClient;
 import io.sluice.metadata.raft.MetadataPeers;
 import io.sluice.metadata.raft.MetadataServer;
 import io.sluice.metadata.raft.MetadataUnavailableException;
-import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionId;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -213,10 +212,10 @@ public final class DevServer implements AutoCloseable {
         SqsRequestProcessor processor = new SqsRequestProcessor(new ActionTable(services, longPolls, moveTasks),
                 verifier, accessKeys, workers, registry, limiter, name -> catalog.image().queues().containsKey(name));
 
-        if (sharded == null) { // in a cluster each shard's leader sweeps its own partitions (BackendServer.sweep)
+        if (shard != null) { // in a cluster each shard's leader sweeps its own partitions (BackendServer.sweep)
+            LocalShard local = shard;
             long expireEvery = config.get(ServerConfigKeys.EXPIRE_INTERVAL_MS);
-            scheduler.scheduleWithFixedDelay(() -> housekeeping(services), expireEvery, expireEvery,
-                    TimeUnit.MILLISECONDS);
+            scheduler.scheduleWithFixedDelay(() -> sweep(local), expireEvery, expireEvery, TimeUnit.MILLISECONDS);
         }
         scheduler.scheduleWithFixedDelay(mover::resumePending, 0, 10, TimeUnit.SECONDS);
         if (shard != null) { // in a cluster each shard's leader reconciles its own partitions (BackendNode)
@@ -407,16 +406,12 @@ public final class DevServer implements AutoCloseable {
         return roles;
     }
 
-    private void housekeeping(SqsServices services) {
-        try {
-            for (QueueMetadata q : services.catalog().list("")) {
-                for (PartitionId id : services.partitionIds(q)) {
-                    services.partitions().submit(id, new PartitionCommand.Expire(1000));
-                }
-            }
-        } catch (RuntimeException e) {
-            LOG.warn("housekeeping failed", e);
-        }
+    /** The local shard's sweep: as a replicated shard's leader, only partitions that one would change. */
+    private void sweep(LocalShard local) {
+        local.sweep().exceptionally(e -> {
+            LOG.warn("sweep failed", e);
+            return 0;
+        });
     }
 
     public InetSocketAddress sqsAddress() {

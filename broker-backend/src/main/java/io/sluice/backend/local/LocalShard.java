@@ -158,6 +158,19 @@ public final class LocalShard implements PartitionService, AutoCloseable {
         return call(p -> p.readMessage(id, seq));
     }
 
+    /**
+     * Retention and window sweeps, as a replicated shard's leader does them: an {@code Expire} to each partition that
+     * one would change now, and nothing to the others (an idle shard writes nothing).
+     *
+     * @return how many partitions were due
+     */
+    public CompletableFuture<Integer> sweep() {
+        return call(p -> p.partitionsToSweep(clock.nowMillis())).thenApply(due -> {
+            due.forEach(id -> submit(id, new PartitionCommand.Expire(1000)));
+            return due.size();
+        });
+    }
+
     @Override
     public void addListener(EffectListener listener) {
         listeners.add(listener);

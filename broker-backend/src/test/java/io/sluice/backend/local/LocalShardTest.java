@@ -107,4 +107,27 @@ class LocalShardTest {
             shard.close();
         }
     }
+
+    /** The sweep writes only to partitions with something to expire, as a replicated shard's leader does. */
+    @Test
+    void aSweepExpiresWhatIsDueAndWritesNothingElse() {
+        ManualClock clock = new ManualClock(1_000_000);
+        PartitionId idle = new PartitionId(4, 0);
+        try (ShardStore store = ShardStore.open(dir, ShardStore.Durability.SYNC_WAL)) {
+            LocalShard shard = new LocalShard(store, clock);
+            shard.createPartition(P, PartitionConfig.STANDARD_DEFAULTS.withRetentionSeconds(60)).join();
+            shard.createPartition(idle, PartitionConfig.STANDARD_DEFAULTS).join();
+            shard.submit(P, new PartitionCommand.Send(List.of(NewMessage.of("m0", "short-lived")))).join();
+            assertEquals(0, shard.sweep().join(), "nothing due yet");
+            long applied = store.appliedIndex();
+            assertEquals(0, shard.sweep().join());
+            assertEquals(applied, store.appliedIndex(), "an idle sweep writes nothing");
+            clock.advance(java.time.Duration.ofSeconds(61));
+            assertEquals(1, shard.sweep().join(), "only the partition with an expired message");
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+                    .until(() -> shard.counts(P).join().visible() == 0);
+            assertEquals(applied + 1, store.appliedIndex(), "one entry: the Expire");
+            shard.close();
+        }
+    }
 }
