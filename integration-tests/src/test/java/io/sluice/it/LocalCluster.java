@@ -59,6 +59,8 @@ final class LocalCluster implements AutoCloseable {
 
     final Topology topology;
     final String metadataPeers;
+    private final Path base;
+    private final Map<String, String> env;
     private final Map<String, Member> members = new LinkedHashMap<>();
 
     /** One process of the cluster: its launcher arguments are fixed, so a restart reuses its ports and data. */
@@ -142,6 +144,16 @@ final class LocalCluster implements AutoCloseable {
             return com.fasterxml.jackson.databind.node.MissingNode.getInstance();
         }
 
+        /** Its {@code GET /ready} status code, or -1 if it does not answer. */
+        int readyStatus() {
+            try {
+                return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminPort + "/ready"))
+                        .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+            } catch (IOException | InterruptedException e) {
+                return -1;
+            }
+        }
+
         /** Waits until it holds at least {@code n} parked long polls (its {@code sqs_long_polls_parked} gauge). */
         void awaitParkedPolls(int n) {
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20))
@@ -161,9 +173,11 @@ final class LocalCluster implements AutoCloseable {
         }
     }
 
-    private LocalCluster(Topology topology, String metadataPeers) {
+    private LocalCluster(Topology topology, String metadataPeers, Path base, Map<String, String> env) {
         this.topology = topology;
         this.metadataPeers = metadataPeers;
+        this.base = base;
+        this.env = env;
     }
 
     /**
@@ -183,7 +197,7 @@ final class LocalCluster implements AutoCloseable {
             raftPorts.put("m" + i, MetadataProcess.freePort());
             parts.add("m" + i + "=127.0.0.1:" + raftPorts.get("m" + i));
         }
-        LocalCluster cluster = new LocalCluster(Topology.SPLIT, String.join(",", parts));
+        LocalCluster cluster = new LocalCluster(Topology.SPLIT, String.join(",", parts), base, all);
         try {
             for (String id : raftPorts.keySet()) {
                 int admin = MetadataProcess.freePort();
@@ -193,13 +207,7 @@ final class LocalCluster implements AutoCloseable {
             }
             cluster.startAll(List.of("m1", "m2", "m3"));
             for (int i = 1; i <= backends; i++) {
-                String id = "b" + i;
-                int admin = MetadataProcess.freePort();
-                cluster.add(new Member(id, "backend", admin, 0, base.resolve(id), List.of("backend", "--node-id", id,
-                        "--metadata-peers", cluster.metadataPeers, "--raft-port",
-                        Integer.toString(MetadataProcess.freePort()), "--data-dir", base.resolve(id).toString(),
-                        "--admin-port", Integer.toString(admin)), List.of("-Xmx384m", "-XX:+UseSerialGC"), all));
-                cluster.start(id);
+                cluster.addBackend();
             }
             cluster.awaitShardsHosted(shards, backends);
             for (int i = 1; i <= frontends; i++) {
@@ -230,7 +238,7 @@ final class LocalCluster implements AutoCloseable {
         for (int i = 1; i <= nodes; i++) {
             parts.add("n" + i + "=127.0.0.1:" + MetadataProcess.freePort());
         }
-        LocalCluster cluster = new LocalCluster(Topology.COMBINED, String.join(",", parts));
+        LocalCluster cluster = new LocalCluster(Topology.COMBINED, String.join(",", parts), base, all);
         try {
             List<String> names = new ArrayList<>();
             for (int i = 1; i <= nodes; i++) {
@@ -251,6 +259,45 @@ final class LocalCluster implements AutoCloseable {
         } catch (IOException | RuntimeException | Error e) {
             cluster.close();
             throw e;
+        }
+    }
+
+    /**
+     * Starts one more backend of the split topology ({@code b<n+1>}) and waits until it is healthy (joining shards is
+     * the metadata group's decision: wait for that separately).
+     */
+    Member addBackend(String... extraArgs) throws IOException {
+        if (topology != Topology.SPLIT) {
+            throw new IllegalStateException("backends are added to a split cluster");
+        }
+        String id = "b" + (members.values().stream().filter(m -> m.role.equals("backend")).count() + 1);
+        int admin = MetadataProcess.freePort();
+        List<String> args = new ArrayList<>(List.of("backend", "--node-id", id, "--metadata-peers", metadataPeers,
+                "--raft-port", Integer.toString(MetadataProcess.freePort()), "--data-dir", base.resolve(id).toString(),
+                "--admin-port", Integer.toString(admin)));
+        args.addAll(List.of(extraArgs));
+        Member m = new Member(id, "backend", admin, 0, base.resolve(id), List.copyOf(args),
+                List.of("-Xmx384m", "-XX:+UseSerialGC"), env);
+        add(m);
+        start(id);
+        return m;
+    }
+
+    /** Deletes everything in a stopped process's data folder: a lost disk. */
+    void wipeData(String name) throws IOException {
+        Member m = member(name);
+        if (m.alive()) {
+            throw new IllegalStateException(name + " is running");
+        }
+        if (!Files.exists(m.dataDir)) {
+            return;
+        }
+        try (var walk = Files.walk(m.dataDir)) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                if (!p.equals(m.dataDir)) {
+                    Files.delete(p);
+                }
+            }
         }
     }
 
