@@ -70,6 +70,8 @@ final class LocalCluster implements AutoCloseable {
         final int adminPort;
         /** Its SQS port (frontends and nodes), else 0. */
         final int sqsPort;
+        /** Its shard Raft port (backends and nodes), else 0. */
+        final int raftPort;
         final Path dataDir;
         private final List<String> args;
         private final List<String> jvm;
@@ -77,12 +79,13 @@ final class LocalCluster implements AutoCloseable {
         private Process process;
         private boolean paused;
 
-        Member(String name, String role, int adminPort, int sqsPort, Path dataDir, List<String> args, List<String> jvm,
-               Map<String, String> env) {
+        Member(String name, String role, int adminPort, int sqsPort, int raftPort, Path dataDir, List<String> args,
+               List<String> jvm, Map<String, String> env) {
             this.name = name;
             this.role = role;
             this.adminPort = adminPort;
             this.sqsPort = sqsPort;
+            this.raftPort = raftPort;
             this.dataDir = dataDir;
             this.args = args;
             this.jvm = jvm;
@@ -201,7 +204,7 @@ final class LocalCluster implements AutoCloseable {
         try {
             for (String id : raftPorts.keySet()) {
                 int admin = MetadataProcess.freePort();
-                cluster.add(new Member(id, "metadata", admin, 0, base.resolve(id), List.of("metadata", "--node-id", id,
+                cluster.add(new Member(id, "metadata", admin, 0, 0, base.resolve(id), List.of("metadata", "--node-id", id,
                         "--peers", cluster.metadataPeers, "--data-dir", base.resolve(id).toString(), "--admin-port",
                         Integer.toString(admin)), List.of("-Xmx256m", "-XX:+UseSerialGC"), all));
             }
@@ -214,7 +217,7 @@ final class LocalCluster implements AutoCloseable {
                 String id = "f" + i;
                 int admin = MetadataProcess.freePort();
                 int sqs = MetadataProcess.freePort();
-                cluster.add(new Member(id, "frontend", admin, sqs, base.resolve(id), List.of("frontend",
+                cluster.add(new Member(id, "frontend", admin, sqs, 0, base.resolve(id), List.of("frontend",
                         "--metadata-peers", cluster.metadataPeers, "--port", Integer.toString(sqs), "--admin-port",
                         Integer.toString(admin), "--access-key", SluiceProcess.ACCESS_KEY, "--secret-key",
                         SluiceProcess.SECRET_KEY), List.of("-Xmx512m", "-XX:+UseSerialGC"), all));
@@ -245,9 +248,10 @@ final class LocalCluster implements AutoCloseable {
                 String id = "n" + i;
                 int admin = MetadataProcess.freePort();
                 int sqs = MetadataProcess.freePort();
-                cluster.add(new Member(id, "node", admin, sqs, base.resolve(id), List.of("node", "--node-id", id,
+                int raft = MetadataProcess.freePort();
+                cluster.add(new Member(id, "node", admin, sqs, raft, base.resolve(id), List.of("node", "--node-id", id,
                         "--metadata-peers", cluster.metadataPeers, "--raft-port",
-                        Integer.toString(MetadataProcess.freePort()), "--port", Integer.toString(sqs), "--admin-port",
+                        Integer.toString(raft), "--port", Integer.toString(sqs), "--admin-port",
                         Integer.toString(admin), "--data-dir", base.resolve(id).toString(), "--access-key",
                         SluiceProcess.ACCESS_KEY, "--secret-key", SluiceProcess.SECRET_KEY),
                         List.of("-Xmx768m", "-XX:+UseSerialGC"), all));
@@ -267,17 +271,25 @@ final class LocalCluster implements AutoCloseable {
      * the metadata group's decision: wait for that separately).
      */
     Member addBackend(String... extraArgs) throws IOException {
+        return addBackend(Map.of(), extraArgs);
+    }
+
+    /** {@link #addBackend(String...)} with configuration of its own (SLUICE_... variables) over the cluster's. */
+    Member addBackend(Map<String, String> extraEnv, String... extraArgs) throws IOException {
         if (topology != Topology.SPLIT) {
             throw new IllegalStateException("backends are added to a split cluster");
         }
         String id = "b" + (members.values().stream().filter(m -> m.role.equals("backend")).count() + 1);
         int admin = MetadataProcess.freePort();
+        int raft = MetadataProcess.freePort();
         List<String> args = new ArrayList<>(List.of("backend", "--node-id", id, "--metadata-peers", metadataPeers,
-                "--raft-port", Integer.toString(MetadataProcess.freePort()), "--data-dir", base.resolve(id).toString(),
+                "--raft-port", Integer.toString(raft), "--data-dir", base.resolve(id).toString(),
                 "--admin-port", Integer.toString(admin)));
         args.addAll(List.of(extraArgs));
-        Member m = new Member(id, "backend", admin, 0, base.resolve(id), List.copyOf(args),
-                List.of("-Xmx384m", "-XX:+UseSerialGC"), env);
+        Map<String, String> own = new LinkedHashMap<>(env);
+        own.putAll(extraEnv);
+        Member m = new Member(id, "backend", admin, 0, raft, base.resolve(id), List.copyOf(args),
+                List.of("-Xmx384m", "-XX:+UseSerialGC"), own);
         add(m);
         start(id);
         return m;

@@ -116,14 +116,6 @@ final class MetadataProcess {
             return members.values().stream().filter(MetadataProcess::isLeader).findFirst().orElseThrow();
         }
 
-        /** What the members and {@code backends} report now (for the message of a wait that timed out). */
-        String state(List<BackendProcess> backends) {
-            Map<String, Integer> ports = new LinkedHashMap<>();
-            members.forEach((id, m) -> ports.put("metadata " + id, m.adminPort));
-            backends.forEach(b -> ports.put("backend " + b.id, b.adminPort));
-            return ClusterState.describe(ports);
-        }
-
         @Override
         public void close() throws InterruptedException {
             for (MetadataProcess m : members.values()) {

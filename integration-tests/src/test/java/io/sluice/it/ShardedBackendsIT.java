@@ -41,67 +41,50 @@ class ShardedBackendsIT {
     @Test
     @org.junit.jupiter.api.condition.EnabledIfSystemProperty(named = "sluice.faults", matches = "full")
     void backendsJoinTheirShardsAndAShardSurvivesLosingABackend() throws Exception {
-        try (MetadataProcess.Group group = new MetadataProcess.Group("sharded", Map.of("SLUICE_SHARDS", "4",
-                "SLUICE_REPLICATION_FACTOR", "3"))) {
-            group.startAll();
-            group.awaitLeader();
-            List<BackendProcess> backends = new ArrayList<>();
-            for (int i = 1; i <= 3; i++) {
-                BackendProcess b = new BackendProcess("b" + i, group.peers);
-                b.start();
-                backends.add(b);
+        long starting = System.nanoTime();
+        try (LocalCluster cluster = LocalCluster.split("sharded", 4, 3, 0, Map.of());
+             MetadataClient metadata = new MetadataClient(MetadataPeers.parse(cluster.metadataPeers))) {
+            List<LocalCluster.Member> backends = cluster.backends();
+            System.out.printf("3 metadata members and 3 backends started, 4 shards x 3 replicas hosted, in %d ms%n",
+                    (System.nanoTime() - starting) / 1_000_000);
+            ClusterImage image = metadata.fetchImage();
+            image.shards().values().forEach(s -> assertEquals(3, s.replicas().size(), s.toString()));
+            // leadership balancing: each shard's first replica has the higher Raft priority, and the first
+            // replicas rotate over the backends, so every backend ends up primary of some shard
+            ClusterState.awaitTrue("each shard led by its first replica", CEILING, () -> image.shards().values()
+                    .stream().allMatch(s -> backends.stream().filter(b -> b.name.equals(s.replicas().get(0)))
+                            .findFirst().orElseThrow().leads(s.groupId())), cluster::state);
+            for (LocalCluster.Member b : backends) {
+                long led = image.shards().values().stream().filter(s -> b.leads(s.groupId())).count();
+                System.out.printf("backend %s leads %d of 4 shards%n", b.name, led);
+                org.junit.jupiter.api.Assertions.assertTrue(led >= 1, b.name + " leads a shard");
             }
-            try (MetadataClient metadata = new MetadataClient(MetadataPeers.parse(group.peers))) {
-                long assigned = System.nanoTime();
-                ClusterState.awaitTrue("4 shards in the catalog", CEILING, () -> metadata.fetchImage().shards().size() == 4,
-                        () -> group.state(backends));
-                ClusterState.awaitTrue("every backend hosting 4 shards", CEILING,
-                        () -> backends.stream().allMatch(b -> b.hostedShards() == 4), () -> group.state(backends));
-                System.out.printf("4 shards x 3 replicas hosted by 3 backends %d ms after the backends started%n",
-                        (System.nanoTime() - assigned) / 1_000_000);
-                ClusterImage image = metadata.fetchImage();
-                image.shards().values().forEach(s -> assertEquals(3, s.replicas().size(), s.toString()));
-                // leadership balancing: each shard's first replica has the higher Raft priority, and the first
-                // replicas rotate over the backends, so every backend ends up primary of some shard
-                ClusterState.awaitTrue("each shard led by its first replica", CEILING, () -> image.shards().values()
-                        .stream().allMatch(s -> backends.stream().filter(b -> b.id.equals(s.replicas().get(0)))
-                                .findFirst().orElseThrow().leads(s.groupId())), () -> group.state(backends));
-                for (BackendProcess b : backends) {
-                    long led = image.shards().values().stream().filter(s -> b.leads(s.groupId())).count();
-                    System.out.printf("backend %s leads %d of 4 shards%n", b.id, led);
-                    org.junit.jupiter.api.Assertions.assertTrue(led >= 1, b.id + " leads a shard");
-                }
-                ShardInfo s1 = image.shards().get("s1");
-                PartitionId p = new PartitionId(1, 0);
-                try (ShardClient shard = new ShardClient(group(image, s1), 64, 2, Runnable::run)) {
-                    long start = System.nanoTime();
-                    ClusterState.awaitTrue("shard s1 serving a first write", CEILING, () -> shard.submit(p,
-                            new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS)).get(10, TimeUnit.SECONDS)
-                            != null, () -> group.state(backends));
-                    System.out.printf("shard s1 served its first write %d ms after the shards were assigned%n",
-                            (System.nanoTime() - start) / 1_000_000);
-                    shard.submit(p, new PartitionCommand.Send(List.of(NewMessage.of("a", "before"))))
-                            .get(30, TimeUnit.SECONDS);
+            ShardInfo s1 = image.shards().get("s1");
+            PartitionId p = new PartitionId(1, 0);
+            try (ShardClient shard = new ShardClient(group(image, s1), 64, 2, Runnable::run)) {
+                long start = System.nanoTime();
+                ClusterState.awaitTrue("shard s1 serving a first write", CEILING, () -> shard.submit(p,
+                        new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS)).get(10, TimeUnit.SECONDS)
+                        != null, cluster::state);
+                System.out.printf("shard s1 served its first write %d ms after the shards were assigned%n",
+                        (System.nanoTime() - start) / 1_000_000);
+                shard.submit(p, new PartitionCommand.Send(List.of(NewMessage.of("a", "before"))))
+                        .get(30, TimeUnit.SECONDS);
 
-                    ClusterState.awaitTrue("a leader of s1", CEILING, () -> backends.stream()
-                            .anyMatch(b -> b.leads(s1.groupId())), () -> group.state(backends));
-                    BackendProcess leader = backends.stream().filter(b -> b.leads(s1.groupId())).findFirst().orElseThrow();
-                    String victim = leader.id;
-                    leader.kill();
-                    long killed = System.nanoTime();
-                    awaitCommits(shard, p, "s1 after its leader's kill", () -> group.state(backends));
-                    commit(shard, p, new PartitionCommand.Send(List.of(NewMessage.of("b", "after"))),
-                            "a write after the leader's kill", () -> group.state(backends));
-                    System.out.printf("shard s1's leader %s killed (SIGKILL): it committed again after %d ms%n", victim,
-                            (System.nanoTime() - killed) / 1_000_000);
-                    PartitionOutcome got = shard.submit(p, new PartitionCommand.Receive(10, 60, null))
-                            .get(30, TimeUnit.SECONDS);
-                    assertEquals(List.of("before", "after"), got.delivered().stream().map(d -> d.message().body()).toList());
-                }
-            } finally {
-                for (BackendProcess b : backends) {
-                    b.stop();
-                }
+                ClusterState.awaitTrue("a leader of s1", CEILING, () -> backends.stream()
+                        .anyMatch(b -> b.leads(s1.groupId())), cluster::state);
+                LocalCluster.Member leader = backends.stream().filter(b -> b.leads(s1.groupId())).findFirst().orElseThrow();
+                String victim = leader.name;
+                cluster.kill(leader.name);
+                long killed = System.nanoTime();
+                awaitCommits(shard, p, "s1 after its leader's kill", cluster::state);
+                commit(shard, p, new PartitionCommand.Send(List.of(NewMessage.of("b", "after"))),
+                        "a write after the leader's kill", cluster::state);
+                System.out.printf("shard s1's leader %s killed (SIGKILL): it committed again after %d ms%n", victim,
+                        (System.nanoTime() - killed) / 1_000_000);
+                PartitionOutcome got = shard.submit(p, new PartitionCommand.Receive(10, 60, null))
+                        .get(30, TimeUnit.SECONDS);
+                assertEquals(List.of("before", "after"), got.delivered().stream().map(d -> d.message().body()).toList());
             }
         }
     }
@@ -113,65 +96,57 @@ class ShardedBackendsIT {
      */
     @Test
     void aReplicaReplacedInTheCatalogIsReplacedInRaft() throws Exception {
-        try (MetadataProcess.Group group = new MetadataProcess.Group("replace", Map.of("SLUICE_SHARDS", "1",
-                "SLUICE_REPLICATION_FACTOR", "3", "SLUICE_BACKEND_DEAD_AFTER_MS", "2000"))) {
-            group.startAll();
-            group.awaitLeader();
-            List<BackendProcess> backends = new ArrayList<>();
-            try (MetadataClient metadata = new MetadataClient(MetadataPeers.parse(group.peers))) {
-                BackendProcess.startNumbered(backends, group.peers, 1, 4);
-                ClusterState.awaitTrue("shard s1 in the catalog", CEILING, () -> metadata.fetchImage().shards().size() == 1,
-                        () -> group.state(backends));
-                ShardInfo before = metadata.fetchImage().shards().get("s1");
-                ClusterState.awaitTrue("s1's replicas hosting it", CEILING, () -> backends.stream()
-                        .filter(b -> before.replicas().contains(b.id)).allMatch(b -> b.hostedShards() == 1),
-                        () -> group.state(backends));
-                PartitionId p = new PartitionId(1, 0);
-                try (ShardClient shard = new ShardClient(group(metadata.fetchImage(), before), 64, 2, Runnable::run)) {
-                    commit(shard, p, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS), "configure",
-                            () -> group.state(backends));
-                    for (int i = 0; i < 50; i++) {
-                        shard.submit(p, new PartitionCommand.Send(List.of(NewMessage.of("m" + i, "body " + i))))
-                                .get(30, TimeUnit.SECONDS);
-                    }
+        try (LocalCluster cluster = LocalCluster.split("replace", 1, 4, 0, Map.of("SLUICE_BACKEND_DEAD_AFTER_MS",
+                "2000"));
+             MetadataClient metadata = new MetadataClient(MetadataPeers.parse(cluster.metadataPeers))) {
+            List<LocalCluster.Member> backends = cluster.backends();
+            ClusterState.awaitTrue("shard s1 in the catalog", CEILING, () -> metadata.fetchImage().shards().size() == 1,
+                    cluster::state);
+            ShardInfo before = metadata.fetchImage().shards().get("s1");
+            ClusterState.awaitTrue("s1's replicas hosting it", CEILING, () -> backends.stream()
+                    .filter(b -> before.replicas().contains(b.name)).allMatch(b -> b.hostedShards() == 1),
+                    cluster::state);
+            PartitionId p = new PartitionId(1, 0);
+            try (ShardClient shard = new ShardClient(group(metadata.fetchImage(), before), 64, 2, Runnable::run)) {
+                commit(shard, p, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS), "configure",
+                        cluster::state);
+                for (int i = 0; i < 50; i++) {
+                    shard.submit(p, new PartitionCommand.Send(List.of(NewMessage.of("m" + i, "body " + i))))
+                            .get(30, TimeUnit.SECONDS);
                 }
-                // The preferred leader (first replica, higher Raft priority) leads once it caught up; until then another
-                // replica may lead for a while. Wait for it: a follower chosen while a stand-in leads could be the
-                // preferred leader, and killing it would be a leader failover, not the replacement this test is about.
-                BackendProcess leader = backends.stream().filter(b -> b.id.equals(before.replicas().get(0)))
-                        .findFirst().orElseThrow();
-                ClusterState.awaitTrue("s1 led by its preferred leader " + leader.id, CEILING,
-                        () -> leader.leads(before.groupId()), () -> group.state(backends));
-                List<BackendProcess> followers = backends.stream()
-                        .filter(b -> before.replicas().contains(b.id) && b != leader).toList();
-                followers.get(0).kill();
-                long killed = System.nanoTime();
-                ShardInfo after = ClusterState.await(followers.get(0).id + " replaced in the catalog", CEILING,
-                        () -> metadata.fetchImage().shards().get("s1"), s -> !s.replicas().contains(followers.get(0).id),
-                        () -> group.state(backends));
-                String newcomer = after.replicas().stream().filter(r -> !before.replicas().contains(r)).findFirst()
-                        .orElseThrow();
-                BackendProcess fresh = backends.stream().filter(b -> b.id.equals(newcomer)).findFirst().orElseThrow();
-                ClusterState.awaitTrue(newcomer + " hosting s1", CEILING, () -> fresh.hostedShards() == 1,
-                        () -> group.state(backends));
-                System.out.printf("replica %s replaced by %s in the catalog and joined the group %d ms after the kill%n",
-                        followers.get(0).id, newcomer, (System.nanoTime() - killed) / 1_000_000);
-                // the leader changes the members on its next agent tick and the newcomer catches up: wait for its gauges
-                ClusterState.awaitTrue("s1's members changed and in sync (the leader's gauges)", CEILING,
-                        () -> membershipSettled(leader, 3), () -> group.state(backends));
+            }
+            // The preferred leader (first replica, higher Raft priority) leads once it caught up; until then another
+            // replica may lead for a while. Wait for it: a follower chosen while a stand-in leads could be the
+            // preferred leader, and killing it would be a leader failover, not the replacement this test is about.
+            LocalCluster.Member leader = backends.stream().filter(b -> b.name.equals(before.replicas().get(0)))
+                    .findFirst().orElseThrow();
+            ClusterState.awaitTrue("s1 led by its preferred leader " + leader.name, CEILING,
+                    () -> leader.leads(before.groupId()), cluster::state);
+            List<LocalCluster.Member> followers = backends.stream()
+                    .filter(b -> before.replicas().contains(b.name) && b != leader).toList();
+            cluster.kill(followers.get(0).name);
+            long killed = System.nanoTime();
+            ShardInfo after = ClusterState.await(followers.get(0).name + " replaced in the catalog", CEILING,
+                    () -> metadata.fetchImage().shards().get("s1"), s -> !s.replicas().contains(followers.get(0).name),
+                    cluster::state);
+            String newcomer = after.replicas().stream().filter(r -> !before.replicas().contains(r)).findFirst()
+                    .orElseThrow();
+            LocalCluster.Member fresh = backends.stream().filter(b -> b.name.equals(newcomer)).findFirst().orElseThrow();
+            ClusterState.awaitTrue(newcomer + " hosting s1", CEILING, () -> fresh.hostedShards() == 1,
+                    cluster::state);
+            System.out.printf("replica %s replaced by %s in the catalog and joined the group %d ms after the kill%n",
+                    followers.get(0).name, newcomer, (System.nanoTime() - killed) / 1_000_000);
+            // the leader changes the members on its next agent tick and the newcomer catches up: wait for its gauges
+            ClusterState.awaitTrue("s1's members changed and in sync (the leader's gauges)", CEILING,
+                    () -> membershipSettled(leader, 3), cluster::state);
 
-                followers.get(1).kill(); // now only the leader and the newcomer are up: a majority only if it is a member
-                try (ShardClient shard = new ShardClient(group(metadata.fetchImage(), after), 64, 2, Runnable::run)) {
-                    awaitCommits(shard, p, "s1 with only the leader and the newcomer up", () -> group.state(backends));
-                    commit(shard, p, new PartitionCommand.Send(List.of(NewMessage.of("late", "after the swap"))),
-                            "a write with only the leader and the newcomer up", () -> group.state(backends));
-                    assertEquals(51, receiveUpTo(shard, p, 51),
-                            "every acknowledged message, committed by the leader and the newcomer");
-                }
-            } finally {
-                for (BackendProcess b : backends) {
-                    b.stop();
-                }
+            cluster.kill(followers.get(1).name); // now only the leader and the newcomer are up: a majority only if it is a member
+            try (ShardClient shard = new ShardClient(group(metadata.fetchImage(), after), 64, 2, Runnable::run)) {
+                awaitCommits(shard, p, "s1 with only the leader and the newcomer up", cluster::state);
+                commit(shard, p, new PartitionCommand.Send(List.of(NewMessage.of("late", "after the swap"))),
+                        "a write with only the leader and the newcomer up", cluster::state);
+                assertEquals(51, receiveUpTo(shard, p, 51),
+                        "every acknowledged message, committed by the leader and the newcomer");
             }
         }
     }
@@ -183,78 +158,69 @@ class ShardedBackendsIT {
      */
     @Test
     void rebalanceMovesReplicasOntoAnAddedBackend() throws Exception {
-        try (MetadataProcess.Group group = new MetadataProcess.Group("rebalance", Map.of("SLUICE_SHARDS", "3",
-                "SLUICE_REPLICATION_FACTOR", "3", "SLUICE_BACKEND_DEAD_AFTER_MS", "60000"))) {
-            group.startAll();
-            group.awaitLeader();
-            List<BackendProcess> backends = new ArrayList<>();
-            try (MetadataClient metadata = new MetadataClient(MetadataPeers.parse(group.peers))) {
-                BackendProcess.startNumbered(backends, group.peers, 1, 3);
-                ClusterState.awaitTrue("3 shards hosted by 3 backends", CEILING, () -> metadata.fetchImage().shards()
-                        .size() == 3 && backends.stream().allMatch(b -> b.hostedShards() == 3), () -> group.state(backends));
-                ClusterImage before = metadata.fetchImage();
-                int n = 0;
-                for (ShardInfo shard : before.shards().values()) {
-                    PartitionId p = new PartitionId(100 + n++, 0);
-                    try (ShardClient client = new ShardClient(group(before, shard), 64, 2, Runnable::run)) {
-                        commit(client, p, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS), "configure",
-                                () -> group.state(backends));
-                        for (int i = 0; i < 20; i++) {
-                            client.submit(p, new PartitionCommand.Send(List.of(NewMessage.of(shard.shardId() + i, "b"))))
-                                    .get(30, TimeUnit.SECONDS);
-                        }
+        try (LocalCluster cluster = LocalCluster.split("rebalance", 3, 3, 0, Map.of("SLUICE_BACKEND_DEAD_AFTER_MS",
+                "60000"));
+             MetadataClient metadata = new MetadataClient(MetadataPeers.parse(cluster.metadataPeers))) {
+            List<LocalCluster.Member> backends = new ArrayList<>(cluster.backends());
+            ClusterState.awaitTrue("3 shards hosted by 3 backends", CEILING, () -> metadata.fetchImage().shards()
+                    .size() == 3 && backends.stream().allMatch(b -> b.hostedShards() == 3), cluster::state);
+            ClusterImage before = metadata.fetchImage();
+            int n = 0;
+            for (ShardInfo shard : before.shards().values()) {
+                PartitionId p = new PartitionId(100 + n++, 0);
+                try (ShardClient client = new ShardClient(group(before, shard), 64, 2, Runnable::run)) {
+                    commit(client, p, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS), "configure",
+                            cluster::state);
+                    for (int i = 0; i < 20; i++) {
+                        client.submit(p, new PartitionCommand.Send(List.of(NewMessage.of(shard.shardId() + i, "b"))))
+                                .get(30, TimeUnit.SECONDS);
                     }
                 }
+            }
 
-                // as in a container: bound to every interface, advertising the name the cluster reaches it at (plaintext
-                // Raft beyond loopback has to be asked for: this test's cluster has no certificates)
-                BackendProcess added = new BackendProcess("b4", group.peers, "--host", "0.0.0.0", "--advertise-host",
-                        "127.0.0.1").withEnv(java.util.Map.of("SLUICE_CLUSTER_ALLOW_PLAINTEXT", "true"));
-                backends.add(added);
-                added.start();
-                ClusterState.awaitTrue("b4 registered", CEILING, () -> metadata.fetchImage().nodes().containsKey("b4"),
-                        () -> group.state(backends));
-                assertEquals("127.0.0.1:" + added.raftPort, metadata.fetchImage().nodes().get("b4").address(),
-                        "registered at its advertised address, not its bind address");
-                // once b4's heartbeats reached the metadata leader it is live and the rebalance moves replicas to it
-                var result = ClusterState.await("a rebalance that moves replicas", CEILING, () -> metadata.submit(
-                        new io.sluice.metadata.image.MetadataCommand.Rebalance(10)), r -> !r.message().isBlank(),
-                        () -> group.state(backends));
-                System.out.println("rebalance moved: " + result.message());
-                ClusterImage after = metadata.fetchImage();
-                assertEquals(List.of(2, 2, 2, 3), after.shardReplicasPerNode().values().stream().sorted().toList(),
-                        "replicas per backend after the rebalance: " + after.shardReplicasPerNode());
-                assertEquals(2, after.shardReplicasPerNode().get("b4"), "the added backend took two");
-                ClusterState.awaitTrue("every backend hosting what the rebalance gave it", CEILING, () -> backends.stream()
-                        .allMatch(b -> b.hostedShards() == after.shardReplicasPerNode().getOrDefault(b.id, 0)),
-                        () -> group.state(backends));
+            // as in a container: bound to every interface, advertising the name the cluster reaches it at (plaintext
+            // Raft beyond loopback has to be asked for: this test's cluster has no certificates)
+            LocalCluster.Member added = cluster.addBackend(Map.of("SLUICE_CLUSTER_ALLOW_PLAINTEXT", "true"), "--host",
+                    "0.0.0.0", "--advertise-host", "127.0.0.1");
+            backends.add(added);
+            ClusterState.awaitTrue("b4 registered", CEILING, () -> metadata.fetchImage().nodes().containsKey("b4"),
+                    cluster::state);
+            assertEquals("127.0.0.1:" + added.raftPort, metadata.fetchImage().nodes().get("b4").address(),
+                    "registered at its advertised address, not its bind address");
+            // once b4's heartbeats reached the metadata leader it is live and the rebalance moves replicas to it
+            var result = ClusterState.await("a rebalance that moves replicas", CEILING, () -> metadata.submit(
+                    new io.sluice.metadata.image.MetadataCommand.Rebalance(10)), r -> !r.message().isBlank(),
+                    cluster::state);
+            System.out.println("rebalance moved: " + result.message());
+            ClusterImage after = metadata.fetchImage();
+            assertEquals(List.of(2, 2, 2, 3), after.shardReplicasPerNode().values().stream().sorted().toList(),
+                    "replicas per backend after the rebalance: " + after.shardReplicasPerNode());
+            assertEquals(2, after.shardReplicasPerNode().get("b4"), "the added backend took two");
+            ClusterState.awaitTrue("every backend hosting what the rebalance gave it", CEILING, () -> backends.stream()
+                    .allMatch(b -> b.hostedShards() == after.shardReplicasPerNode().getOrDefault(b.name, 0)),
+                    cluster::state);
 
-                n = 0;
-                for (ShardInfo shard : after.shards().values()) {
-                    PartitionId p = new PartitionId(100 + n++, 0);
-                    boolean moved = !shard.replicas().equals(before.shards().get(shard.shardId()).replicas());
-                    if (moved) { // one original replica down: the other and b4 must make the majority
-                        String original = shard.replicas().stream().filter(r -> !r.equals("b4")).findFirst().orElseThrow();
-                        backends.stream().filter(b -> b.id.equals(original)).findFirst().orElseThrow().kill();
-                    }
-                    try (ShardClient client = new ShardClient(group(after, shard), 64, 2, Runnable::run)) {
-                        awaitCommits(client, p, shard.shardId() + " after the move", () -> group.state(backends));
-                        commit(client, p, new PartitionCommand.Send(List.of(NewMessage.of("late", "b"))),
-                                shard.shardId() + ": a write after the move", () -> group.state(backends));
-                        assertEquals(21, receiveUpTo(client, p, 21),
-                                shard.shardId() + (moved ? " (moved)" : "") + ": every message");
-                    }
-                    if (moved) {
-                        String original = shard.replicas().stream().filter(r -> !r.equals("b4")).findFirst().orElseThrow();
-                        BackendProcess b = backends.stream().filter(x -> x.id.equals(original)).findFirst().orElseThrow();
-                        b.start(); // back for the next shard's check
-                        ClusterState.awaitTrue(b.id + " hosting its shards again", CEILING, () -> b.hostedShards()
-                                == after.shardReplicasPerNode().getOrDefault(b.id, 0), () -> group.state(backends));
-                    }
+            n = 0;
+            for (ShardInfo shard : after.shards().values()) {
+                PartitionId p = new PartitionId(100 + n++, 0);
+                boolean moved = !shard.replicas().equals(before.shards().get(shard.shardId()).replicas());
+                if (moved) { // one original replica down: the other and b4 must make the majority
+                    String original = shard.replicas().stream().filter(r -> !r.equals("b4")).findFirst().orElseThrow();
+                    cluster.kill(original);
                 }
-            } finally {
-                for (BackendProcess b : backends) {
-                    b.stop();
+                try (ShardClient client = new ShardClient(group(after, shard), 64, 2, Runnable::run)) {
+                    awaitCommits(client, p, shard.shardId() + " after the move", cluster::state);
+                    commit(client, p, new PartitionCommand.Send(List.of(NewMessage.of("late", "b"))),
+                            shard.shardId() + ": a write after the move", cluster::state);
+                    assertEquals(21, receiveUpTo(client, p, 21),
+                            shard.shardId() + (moved ? " (moved)" : "") + ": every message");
+                }
+                if (moved) {
+                    String original = shard.replicas().stream().filter(r -> !r.equals("b4")).findFirst().orElseThrow();
+                    LocalCluster.Member b = backends.stream().filter(x -> x.name.equals(original)).findFirst().orElseThrow();
+                    cluster.start(b.name); // back for the next shard's check
+                    ClusterState.awaitTrue(b.name + " hosting its shards again", CEILING, () -> b.hostedShards()
+                            == after.shardReplicasPerNode().getOrDefault(b.name, 0), cluster::state);
                 }
             }
         }
@@ -295,7 +261,7 @@ class ShardedBackendsIT {
     }
 
     /** The leader's view: no membership change pending and all {@code replicas} members in sync. */
-    private static boolean membershipSettled(BackendProcess leader, int replicas) {
+    private static boolean membershipSettled(LocalCluster.Member leader, int replicas) {
         try {
             PromScrape m = PromScrape.of(java.net.URI.create("http://127.0.0.1:" + leader.adminPort));
             return m.sum("sluice_shard_membership_pending") == 0 && !m.find("sluice_shard_replicas").isEmpty()

@@ -44,38 +44,44 @@ public final class OutcomeCodec {
     }
 
     /**
-     * The most body bytes one reply carries (the receives past it carry leases only and their bodies are read
+     * The most body bytes one reply carries, about (the receives past it carry leases only and their bodies are read
      * separately): an entry may batch many receives, and a reply must stay far below gRPC's message limit (64 MiB).
-     * One receive (at most 10 messages of 256 KiB) always fits.
+     * The first receive (at most 10 messages of 256 KiB) is always carried.
      */
     public static final int REPLY_BODY_BUDGET = 4 * 1024 * 1024;
 
+    /** A message's size as the budget counts it: body and attributes, as SQS counts a message's size. */
+    public static long sizeOf(StoredMessage m) {
+        long size = m.body().length();
+        if (m.attributes() != null) {
+            for (var e : m.attributes().entrySet()) {
+                size += e.getValue().sizeBytes(e.getKey());
+            }
+        }
+        return size;
+    }
+
     /**
-     * The outcomes and the bodies of their receives' leased messages, taken from each outcome's {@code delivered}
-     * (a lease without a delivered message is sent as gone), up to {@link #REPLY_BODY_BUDGET}.
+     * The outcomes and, for the receives before outcome {@code upTo}, the bodies of their leased messages, taken from
+     * each outcome's {@code delivered} (a lease without a delivered message is sent as gone). The caller read those
+     * bodies within {@link #REPLY_BODY_BUDGET}.
      */
-    public static byte[] encodeWithBodies(List<PartitionOutcome> outcomes) {
+    public static byte[] encodeWithBodies(List<PartitionOutcome> outcomes, int upTo) {
         Bytes.Writer w = outcomes(outcomes, 1024);
         w.u8(BODIES);
-        long budget = REPLY_BODY_BUDGET;
-        for (PartitionOutcome o : outcomes) {
+        for (int i = 0; i < outcomes.size(); i++) {
+            PartitionOutcome o = outcomes.get(i);
             if (o.response() instanceof PartitionResponse.Received received && !received.deliveries().isEmpty()) {
-                java.util.Map<Long, byte[]> bySeq = new java.util.HashMap<>();
-                long size = 0;
-                for (DeliveredMessage d : o.delivered()) {
-                    byte[] encoded = PayloadCodec.encodeMessage(d.message());
-                    bySeq.put(d.delivery().seq(), encoded);
-                    size += encoded.length;
-                }
-                boolean included = size <= budget || budget == REPLY_BODY_BUDGET; // the first one always
-                budget -= included ? size : 0;
+                boolean included = i < upTo;
                 w.u8(included ? 1 : 0);
                 if (included) {
+                    java.util.Map<Long, StoredMessage> bySeq = new java.util.HashMap<>();
+                    o.delivered().forEach(d -> bySeq.put(d.delivery().seq(), d.message()));
                     for (PartitionResponse.Delivery d : received.deliveries()) {
-                        byte[] m = bySeq.get(d.seq());
+                        StoredMessage m = bySeq.get(d.seq());
                         w.u8(m == null ? 0 : 1);
                         if (m != null) {
-                            w.bytes(m);
+                            w.bytes(PayloadCodec.encodeMessage(m));
                         }
                     }
                 }

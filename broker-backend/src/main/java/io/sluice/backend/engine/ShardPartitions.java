@@ -35,8 +35,8 @@ import org.slf4j.LoggerFactory;
  *       any other command for an unknown partition answers QueueDoesNotExist.</li>
  *   <li>Domain errors are answers. A command that throws anyway (a bug) is answered InternalError, the rest of the
  *       entry's commands for its partition are refused as well, and that partition is reloaded from the store after
- *       the entry (its in-memory state may be half-changed). A {@link StorageException} is not caught here: the
- *       caller stops (fail-stop) rather than let memory and disk disagree.</li>
+ *       the entry (its in-memory state may be half-changed). A {@link StorageException} is not caught here: memory
+ *       may then be ahead of the disk, so the caller discards this instance and stops (fail-stop).</li>
  * </ul>
  *
  * <p>Not thread-safe: the owner serialises every call (the state machine's monitor, the local shard's thread).
@@ -154,25 +154,40 @@ public final class ShardPartitions {
         return engine(id, null) != null;
     }
 
+    /**
+     * The partition's engine for a read: opened, or read from the store; a retired partition read from the store is
+     * not kept (reads of a deleted queue must not bring its partitions back into memory for good).
+     */
+    private PartitionEngine reader(PartitionId id) {
+        PartitionEngine engine = engines.get(id);
+        if (engine == null) {
+            engine = PartitionEngine.open(store, id).orElse(null);
+            if (engine != null && !engine.state().retired()) {
+                engines.put(id, engine);
+            }
+        }
+        return engine;
+    }
+
     /** Forgets a partition's in-memory state (after its {@code Retire}, or to reload it from the store). */
     public void drop(PartitionId id) {
         engines.remove(id);
     }
 
     public QueueCounts counts(PartitionId id, long nowMillis) {
-        PartitionEngine engine = engine(id, null);
+        PartitionEngine engine = reader(id);
         return engine == null ? new QueueCounts(0, 0, 0, 0, -1) : engine.state().countsAt(nowMillis);
     }
 
     /** Visible messages at {@code nowMillis}, counting deadlines passed since the last command. */
     public int visibleAt(PartitionId id, long nowMillis) {
-        PartitionEngine engine = engine(id, null);
+        PartitionEngine engine = reader(id);
         return engine == null ? 0 : engine.state().visibleCountAt(nowMillis);
     }
 
     /** When the partition's next delayed or in-flight message becomes visible (-1: none). */
     public long nextDeadlineMillis(PartitionId id) {
-        PartitionEngine engine = engine(id, null);
+        PartitionEngine engine = reader(id);
         return engine == null ? -1 : engine.state().nextDeadlineMillis();
     }
 
@@ -185,7 +200,7 @@ public final class ShardPartitions {
 
     /** A stored message, or null if the partition or the message is gone (deleted, purged or expired since). */
     public StoredMessage readMessage(PartitionId id, long seq) {
-        PartitionEngine engine = engine(id, null);
+        PartitionEngine engine = reader(id);
         if (engine == null) {
             return null;
         }
@@ -225,7 +240,7 @@ public final class ShardPartitions {
     public PartitionStats stats(PartitionId id, long nowMillis, boolean mayOpen) {
         PartitionEngine engine = engines.get(id);
         if (engine == null && mayOpen) {
-            engine = engine(id, null);
+            engine = reader(id);
         }
         return engine == null || engine.state().retired() ? null
                 : new PartitionStats(id, engine.state().countsAt(nowMillis), engine.state().totals());
@@ -251,7 +266,7 @@ public final class ShardPartitions {
 
     /** A partition's canonical description (for tests and status), or null if the store has none. */
     public String describe(PartitionId id) {
-        PartitionEngine engine = engine(id, null);
+        PartitionEngine engine = reader(id);
         return engine == null ? null : engine.state().describe();
     }
 

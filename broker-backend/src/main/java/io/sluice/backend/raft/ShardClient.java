@@ -194,11 +194,14 @@ public final class ShardClient implements AutoCloseable {
             if (error != null) {
                 replaceIfClosed(used, error);
             }
-            complete(used, batch, r, error);
             List<Pending> next;
-            synchronized (this) {
-                inFlight--;
-                next = takeBatchIfAllowed();
+            try {
+                complete(used, batch, r, error);
+            } finally { // whatever completing did, the slot is freed
+                synchronized (this) {
+                    inFlight--;
+                    next = takeBatchIfAllowed();
+                }
             }
             if (next != null) {
                 send(next);
@@ -215,8 +218,13 @@ public final class ShardClient implements AutoCloseable {
             batch.forEach(p -> p.done().completeExceptionally(cause));
             return;
         }
-        // read once: a shard's reply serialises its bodies each time it is asked (ShardStateMachine.OutcomeReply)
-        ByteString content = reply.getMessage() == null ? ByteString.EMPTY : reply.getMessage().getContent();
+        ByteString content;
+        try { // read once: a shard's reply serialises its bodies each time it is asked (ShardStateMachine.OutcomeReply)
+            content = reply.getMessage() == null ? ByteString.EMPTY : reply.getMessage().getContent();
+        } catch (RuntimeException e) {
+            batch.forEach(p -> p.done().completeExceptionally(e));
+            return;
+        }
         if (content.isEmpty()) {
             // A replica that skipped the entry on replay (its store had it) answers nothing: committed, outcome unknown.
             IllegalStateException unknown = new IllegalStateException("shard entry committed, outcome unknown");

@@ -295,8 +295,16 @@ public final class ShardStateMachine extends BaseStateMachine {
 
         @Override
         public ByteString getContent() {
-            List<PartitionOutcome> full = withBodies(partitions, outcomes);
-            return ByteString.copyFrom(full == null ? OutcomeCodec.encode(outcomes) : OutcomeCodec.encodeWithBodies(full));
+            try {
+                Bodies read = withBodies(partitions, outcomes);
+                if (read != null) {
+                    return ByteString.copyFrom(OutcomeCodec.encodeWithBodies(read.outcomes(), read.upTo()));
+                }
+            } catch (RuntimeException e) { // the client reads the bodies itself: a reply never fails for them
+                LOG.warn("shard {}: message bodies for a reply could not be read; answering leases only",
+                        getGroupId(), e);
+            }
+            return ByteString.copyFrom(OutcomeCodec.encode(outcomes));
         }
 
         @Override
@@ -305,16 +313,38 @@ public final class ShardStateMachine extends BaseStateMachine {
         }
     }
 
-    /** The outcomes with their receives' bodies read from the store; null if the store is closed (leases only). */
-    private synchronized List<PartitionOutcome> withBodies(List<PartitionId> ids, List<PartitionOutcome> outcomes) {
+    /** Outcomes whose receives before {@code upTo} (an outcome index) carry their bodies. */
+    private record Bodies(List<PartitionOutcome> outcomes, int upTo) {
+    }
+
+    /**
+     * The outcomes with their receives' bodies read from the store, in order, until {@link
+     * OutcomeCodec#REPLY_BODY_BUDGET} is spent (the first receive always; the rest carry leases only and the client
+     * reads those bodies itself); null if the store is closed.
+     */
+    private synchronized Bodies withBodies(List<PartitionId> ids, List<PartitionOutcome> outcomes) {
         if (partitions == null) {
             return null;
         }
-        List<PartitionOutcome> full = new ArrayList<>(outcomes.size());
+        List<PartitionOutcome> full = new ArrayList<>(outcomes);
+        long budget = OutcomeCodec.REPLY_BODY_BUDGET;
+        boolean first = true;
         for (int i = 0; i < outcomes.size(); i++) {
-            full.add(partitions.withBodies(ids.get(i), outcomes.get(i)));
+            if (!(outcomes.get(i).response() instanceof io.sluice.partition.PartitionResponse.Received r)
+                    || r.deliveries().isEmpty()) {
+                continue;
+            }
+            if (budget <= 0 && !first) {
+                return new Bodies(full, i);
+            }
+            first = false;
+            PartitionOutcome read = partitions.withBodies(ids.get(i), outcomes.get(i));
+            for (io.sluice.partition.DeliveredMessage d : read.delivered()) {
+                budget -= OutcomeCodec.sizeOf(d.message());
+            }
+            full.set(i, read);
         }
-        return full;
+        return new Bodies(full, outcomes.size());
     }
 
     /**

@@ -339,6 +339,21 @@ class ShardGroupIT {
             shard.submit(P, new PartitionCommand.Send(List.of(NewMessage.of("last", mebibyte)))).get(30, TimeUnit.SECONDS);
             List<PartitionOutcome> raw = submit(client(3), List.of(at(P, new PartitionCommand.Receive(10, 600, null))));
             assertEquals(List.of(mebibyte), raw.get(0).delivered().stream().map(d -> d.message().body()).toList());
+            // one entry with three receives of 3 MiB each: the reply reads bodies until its 4 MiB budget is spent
+            // (the first two receives), the third carries leases only and its bodies are read separately
+            for (int i = 0; i < 9; i++) {
+                shard.submit(P, new PartitionCommand.Send(List.of(NewMessage.of("nine" + i, mebibyte))))
+                        .get(30, TimeUnit.SECONDS);
+            }
+            RaftClientReply three = client(3).io().send(Message.valueOf(ByteString.copyFrom(CommandCodec.encode(List.of(
+                    at(P, new PartitionCommand.Receive(3, 600, null)), at(P, new PartitionCommand.Receive(3, 600, null)),
+                    at(P, new PartitionCommand.Receive(3, 600, null)))))));
+            assertTrue(three.isSuccess());
+            List<PartitionOutcome> outcomes = OutcomeCodec.decode(three.getMessage().getContent().toByteArray());
+            assertEquals(List.of(true, true, false), outcomes.stream().map(OutcomeCodec::hasBodies).toList());
+            assertEquals(3, ((PartitionResponse.Received) outcomes.get(2).response()).deliveries().size());
+            assertTrue(three.getMessage().getContent().size() < 7 * 1024 * 1024, "about the budget, not 9 MiB: "
+                    + three.getMessage().getContent().size());
         }
         try (ShardClient uncapped = new ShardClient(group, 512, 64 * 1024 * 1024, 1, replies,
                 io.sluice.common.raft.RaftTransport.PLAINTEXT)) {
