@@ -281,14 +281,15 @@ public final class ShardStateMachine extends BaseStateMachine {
      * no work for replies they do not send.
      */
     private final class OutcomeReply implements Message {
-        private final List<PartitionId> partitions;
+        /** The partition of each outcome. */
+        private final List<PartitionId> ids;
         private final List<PartitionOutcome> outcomes;
 
         OutcomeReply(List<CommandCodec.Addressed> batch, List<PartitionOutcome> applied) {
-            this.partitions = new ArrayList<>(batch.size());
+            this.ids = new ArrayList<>(batch.size());
             this.outcomes = new ArrayList<>(applied.size());
             for (int i = 0; i < applied.size(); i++) {
-                partitions.add(batch.get(i).partition());
+                ids.add(batch.get(i).partition());
                 outcomes.add(new PartitionOutcome(applied.get(i).response(), List.of(), List.of())); // effects not kept
             }
         }
@@ -296,7 +297,7 @@ public final class ShardStateMachine extends BaseStateMachine {
         @Override
         public ByteString getContent() {
             try {
-                Bodies read = withBodies(partitions, outcomes);
+                Bodies read = withBodies(ids, outcomes);
                 if (read != null) {
                     return ByteString.copyFrom(OutcomeCodec.encodeWithBodies(read.outcomes(), read.upTo()));
                 }
@@ -327,17 +328,15 @@ public final class ShardStateMachine extends BaseStateMachine {
             return null;
         }
         List<PartitionOutcome> full = new ArrayList<>(outcomes);
-        long budget = OutcomeCodec.REPLY_BODY_BUDGET;
-        boolean first = true;
+        long budget = OutcomeCodec.REPLY_BODY_BUDGET; // positive: the first receive is always read
         for (int i = 0; i < outcomes.size(); i++) {
             if (!(outcomes.get(i).response() instanceof io.sluice.partition.PartitionResponse.Received r)
                     || r.deliveries().isEmpty()) {
                 continue;
             }
-            if (budget <= 0 && !first) {
+            if (budget <= 0) {
                 return new Bodies(full, i);
             }
-            first = false;
             PartitionOutcome read = partitions.withBodies(ids.get(i), outcomes.get(i));
             for (io.sluice.partition.DeliveredMessage d : read.delivered()) {
                 budget -= OutcomeCodec.sizeOf(d.message());
