@@ -104,16 +104,8 @@ public final class PartitionEngine {
      * @return the response, the effects, and for a receive the leased messages with their bodies
      */
     public PartitionOutcome apply(PartitionCommand command, long leaderTimeMillis, long logIndex) {
-        return apply(command, leaderTimeMillis, logIndex, true);
-    }
-
-    /**
-     * As {@link #apply(PartitionCommand, long, long)}; with {@code sync=false} the caller must
-     * {@link ShardStore#syncWal()} before releasing the outcome (group commit).
-     */
-    public PartitionOutcome apply(PartitionCommand command, long leaderTimeMillis, long logIndex, boolean sync) {
         ApplyResult result = state.apply(command, leaderTimeMillis);
-        store.write(result.mutations(), logIndex, sync);
+        store.write(result.mutations(), logIndex);
         List<DeliveredMessage> delivered = List.of();
         if (result.response() instanceof PartitionResponse.Received received && !received.deliveries().isEmpty()) {
             delivered = new ArrayList<>(received.deliveries().size());
