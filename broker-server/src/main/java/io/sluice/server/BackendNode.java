@@ -3,11 +3,13 @@ package io.sluice.server;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sluice.backend.agent.BackendAgent;
+import io.sluice.backend.agent.DeadLetterHandOffs;
 import io.sluice.backend.agent.LostDiskGuard;
 import io.sluice.backend.metrics.QueueMetrics;
 import io.sluice.backend.metrics.ShardMetrics;
 import io.sluice.backend.raft.BackendServer;
 import io.sluice.backend.raft.LeaderClock;
+import io.sluice.backend.raft.ShardedPartitionService;
 import io.sluice.common.SystemClock;
 import io.sluice.common.raft.RaftTransport;
 import io.sluice.metadata.image.MetadataJson;
@@ -34,6 +36,8 @@ public final class BackendNode implements AutoCloseable {
     private MetadataClient client;
     private CachedCatalog catalog;
     private BackendAgent agent;
+    private ShardedPartitionService handOffPartitions;
+    private DeadLetterHandOffs handOffs;
     private AdminServer admin;
     private InetSocketAddress adminAddress;
     private volatile boolean serving;
@@ -81,6 +85,13 @@ public final class BackendNode implements AutoCloseable {
         agent = new BackendAgent(id, advertisedAddress(), config.get(ServerConfigKeys.MAX_INFLIGHT), backend, client,
                 catalog, guard);
         agent.start(Math.min(1000, Math.max(250, config.get(ServerConfigKeys.BACKEND_DEAD_AFTER_MS) / 5)));
+        // the dead-letter hand-offs of the shards it leads: copies go to the dead-letter queue's shard, wherever
+        // that is (no arrival watches: this client only writes)
+        handOffPartitions = new ShardedPartitionService(new CatalogRouter(catalog::image), transport, backend, false);
+        handOffs = new DeadLetterHandOffs(catalog::image, handOffPartitions, backend::pendingDeadLetters,
+                System::nanoTime);
+        backend.addEffectListener(handOffs);
+        handOffs.start().bindMetrics(registry);
         registry.gauge("sluice.clock.offset.seconds", backend.clock(), c -> c.offsetMillis() / 1000.0);
         registry.getPrometheusRegistry().register(new ShardMetrics(backend, agent::shardName, agent::catalogReplicas));
         registry.getPrometheusRegistry().register(new QueueMetrics(agent::primaryPartitions, SystemClock.INSTANCE));
@@ -125,6 +136,12 @@ public final class BackendNode implements AutoCloseable {
         serving = false;
         if (agent != null) {
             agent.close();
+        }
+        if (handOffs != null) {
+            handOffs.close();
+        }
+        if (handOffPartitions != null) {
+            handOffPartitions.close();
         }
         if (admin != null) {
             admin.close();

@@ -18,7 +18,7 @@ import io.sluice.frontend.auth.SigV4Verifier;
 import io.sluice.frontend.http.AccessKeyRateLimiter;
 import io.sluice.frontend.http.SqsHttpServer;
 import io.sluice.frontend.http.SqsRequestProcessor;
-import io.sluice.frontend.service.DeadLetterMover;
+import io.sluice.backend.agent.DeadLetterHandOffs;
 import io.sluice.frontend.service.LongPolls;
 import io.sluice.frontend.service.MoveTasks;
 import io.sluice.frontend.service.ReceiptHandleSeal;
@@ -80,6 +80,7 @@ public final class DevServer implements AutoCloseable {
 
     private final boolean frontendOnly;
     private io.sluice.backend.raft.ShardedPartitionService sharded;
+    private DeadLetterHandOffs handOffs;
 
     public DevServer(ServerConfig config) {
         this(config, false);
@@ -150,9 +151,14 @@ public final class DevServer implements AutoCloseable {
         workers = Executors.newFixedThreadPool(config.get(ServerConfigKeys.WORKER_THREADS), daemon("sluice-worker"));
         scheduler = Executors.newScheduledThreadPool(1, daemon("sluice-housekeeping"));
         longPolls = new LongPolls(clock);
-        DeadLetterMover mover = new DeadLetterMover(services, workers);
         partitions.addListener(longPolls);
-        partitions.addListener(mover);
+        if (shard != null) { // this process is the primary of every partition (in a cluster, each shard's leader)
+            LocalShard local = shard;
+            handOffs = new DeadLetterHandOffs(catalog::image, local, () -> local.pendingDeadLetters().join(),
+                    System::nanoTime);
+            local.addListener(handOffs);
+            handOffs.start();
+        }
         MoveTasks moveTasks = new MoveTasks(services, scheduler);
 
         PrometheusMeterRegistry registry = sharedRegistry;
@@ -161,6 +167,9 @@ public final class DevServer implements AutoCloseable {
             bindJvmMetrics(registry);
         }
         registry.gauge("sqs.long_polls.parked", longPolls, LongPolls::parked);
+        if (handOffs != null) {
+            handOffs.bindMetrics(registry);
+        }
         if (shard != null) { // dev: this process is the primary of every partition (in a cluster, the backends export)
             LocalShard local = shard;
             registry.getPrometheusRegistry().register(new QueueMetrics(() -> localPartitions(local, catalog), clock));
@@ -217,7 +226,6 @@ public final class DevServer implements AutoCloseable {
             long expireEvery = config.get(ServerConfigKeys.EXPIRE_INTERVAL_MS);
             scheduler.scheduleWithFixedDelay(() -> sweep(local), expireEvery, expireEvery, TimeUnit.MILLISECONDS);
         }
-        scheduler.scheduleWithFixedDelay(mover::resumePending, 0, 10, TimeUnit.SECONDS);
         if (shard != null) { // in a cluster each shard's leader reconciles its own partitions (BackendNode)
             LocalShard local = shard;
             scheduler.scheduleWithFixedDelay(() -> reconcile(local, catalog, services).exceptionally(e -> {
@@ -448,6 +456,9 @@ public final class DevServer implements AutoCloseable {
         }
         if (longPolls != null) {
             longPolls.close();
+        }
+        if (handOffs != null) {
+            handOffs.close();
         }
         if (shard != null) {
             shard.close();

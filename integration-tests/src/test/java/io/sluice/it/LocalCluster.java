@@ -334,9 +334,9 @@ final class LocalCluster implements AutoCloseable {
         }
     }
 
-    /** Waits until the backends host every replica: {@code shards} groups of min(3, hosts) replicas. */
+    /** Waits until the backends host every replica: {@code shards} groups of the cluster's replication factor. */
     private void awaitShardsHosted(int shards, int hosts) {
-        int replicas = shards * Math.min(3, hosts);
+        int replicas = shards * Math.min(hosts, Integer.parseInt(env.get("SLUICE_REPLICATION_FACTOR")));
         ClusterState.awaitTrue("the backends host all " + replicas + " shard replicas", Duration.ofMinutes(2),
                 () -> backends().stream().mapToInt(Member::hostedShards).sum() == replicas, this::state);
     }

@@ -2,7 +2,8 @@ package io.sluice.partition;
 
 /**
  * Side effects of a command, returned as data. Only the partition's primary executes them; replicas discard
- * them. A restarted primary re-derives pending hand-offs from state ({@code pendingDeadLetters}).
+ * them. A restarted or new primary re-derives pending hand-offs from state (broker-backend's {@code DeadLetterHandOffs}
+ * scans them).
  */
 public sealed interface Effect {
 

@@ -26,9 +26,6 @@ public interface PartitionService {
     /** When the next delayed or in-flight message becomes visible, or -1: when to look again for a parked poll. */
     CompletableFuture<Long> nextDeadlineMillis(PartitionId partition);
 
-    /** Dead-letter hand-offs not yet acknowledged, in every partition here (re-executed after a restart). */
-    CompletableFuture<List<Effect.DeadLetter>> pendingDeadLetters();
-
     /** Forgets a retired partition. */
     CompletableFuture<Void> dropPartition(PartitionId partition);
 

@@ -3,9 +3,17 @@ package io.sluice.partition;
 /**
  * The figures behind {@code ApproximateNumberOfMessages*} and the queue metrics.
  *
+ * @param deadLetterPending         dead-letter hand-offs not yet copied to the dead-letter queue
  * @param oldestRetentionBaseMillis enqueue time of the oldest live message (-1 if none): its age is the
  *                                  "age of oldest message" signal
+ * @param oldestHandOffMillis       when the oldest pending dead-letter hand-off was made (-1 if none): a hand-off
+ *                                  that stays pending (its dead-letter queue unreachable) shows as a growing age
  */
 public record QueueCounts(int visible, int inflight, int delayed, int deadLetterPending,
-                          long oldestRetentionBaseMillis) {
+                          long oldestRetentionBaseMillis, long oldestHandOffMillis) {
+
+    /** Without pending hand-offs' age (none pending, or not known to the caller). */
+    public QueueCounts(int visible, int inflight, int delayed, int deadLetterPending, long oldestRetentionBaseMillis) {
+        this(visible, inflight, delayed, deadLetterPending, oldestRetentionBaseMillis, -1);
+    }
 }

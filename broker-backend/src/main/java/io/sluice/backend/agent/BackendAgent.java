@@ -259,7 +259,10 @@ public final class BackendAgent implements AutoCloseable {
             }
             for (ShardInfo shard : image.shardsOf(id)) {
                 if (guard.mayJoin(shard.groupId())) {
-                    backend.join(group(image, shard));
+                    // a one-replica shard moved here exists elsewhere: join it empty and let its leader add this
+                    // replica; started as the shard's only member it would elect itself on an empty log (with more
+                    // replicas, those holding the log refuse it their votes)
+                    backend.join(group(image, shard), shard.epoch() > 1 && shard.replicas().size() == 1);
                 }
             }
             releaseLostReplicas(id, image);
@@ -276,6 +279,8 @@ public final class BackendAgent implements AutoCloseable {
                 sweeper.execute(() -> {
                     try {
                         followReplicaChanges(id, current);
+                    } catch (RuntimeException e) {
+                        LOG.warn("following replica changes failed (retried on the next tick)", e);
                     } finally {
                         reconfiguring.set(false);
                     }
@@ -307,6 +312,9 @@ public final class BackendAgent implements AutoCloseable {
                 continue;
             }
             if (!shard.replicas().contains(id)) {
+                // replaced here: while this backend still leads the group it drives the change that removes it
+                // (Ratis commits the new membership, then this leader steps down); once that is committed, it leaves
+                backend.reconfigure(group(image, shard));
                 backend.leave(gid);
             } else {
                 backend.reconfigure(group(image, shard));

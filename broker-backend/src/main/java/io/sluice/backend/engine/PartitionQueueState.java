@@ -431,7 +431,8 @@ public final class PartitionQueueState {
     public QueueCounts counts() {
         MessageEntry oldest = index.oldestByRetention();
         return new QueueCounts(index.visibleCount(), index.inflightCount(), index.delayedCount(),
-                index.deadLetterPending().size(), oldest == null ? -1 : oldest.retentionBaseMillis);
+                index.deadLetterPending().size(), oldest == null ? -1 : oldest.retentionBaseMillis,
+                oldestHandOffMillis());
     }
 
     /**
@@ -443,7 +444,13 @@ public final class PartitionQueueState {
         int[] c = index.countsAt(nowMillis);
         MessageEntry oldest = index.oldestByRetention();
         return new QueueCounts(c[0], c[1], c[2], index.deadLetterPending().size(),
-                oldest == null ? -1 : oldest.retentionBaseMillis);
+                oldest == null ? -1 : oldest.retentionBaseMillis, oldestHandOffMillis());
+    }
+
+    /** When the oldest pending hand-off was made, or -1. */
+    private long oldestHandOffMillis() {
+        MessageEntry pending = index.oldestPending();
+        return pending == null ? -1 : pending.visibleAtMillis; // a pending hand-off's "visible at" is its time
     }
 
     /** How many messages are visible at {@code nowMillis} (at or after the last command), read-only. */

@@ -147,8 +147,7 @@ public final class LocalShard implements PartitionService, AutoCloseable {
         return call(p -> p.nextDeadlineMillis(id));
     }
 
-    /** Dead-letter hand-offs not yet acknowledged, for every partition. */
-    @Override
+    /** Dead-letter hand-offs not yet acknowledged, for every partition (what its {@code DeadLetterHandOffs} scans). */
     public CompletableFuture<List<Effect.DeadLetter>> pendingDeadLetters() {
         return call(ShardPartitions::pendingDeadLetters);
     }

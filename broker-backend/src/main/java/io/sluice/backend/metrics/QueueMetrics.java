@@ -44,6 +44,10 @@ public final class QueueMetrics implements MultiCollector {
                 .help("Age of the partition's oldest message (any state) in seconds; 0 when empty");
         CounterSnapshot.Builder deadLettered = CounterSnapshot.builder().name("sluice_queue_dead_lettered")
                 .help("Messages handed off to the dead-letter queue, by reason");
+        GaugeSnapshot.Builder pending = GaugeSnapshot.builder().name("sluice_queue_dead_letter_pending")
+                .help("Dead-letter hand-offs made, not yet copied to the dead-letter queue");
+        GaugeSnapshot.Builder pendingAge = GaugeSnapshot.builder().name("sluice_queue_dead_letter_pending_age_seconds")
+                .help("Age of the partition's oldest pending dead-letter hand-off in seconds; 0 when none");
         for (Row r : all) {
             Labels labels = labels(r);
             depth.dataPoint(gauge(labels.add("state", "visible"), r.counts().visible()));
@@ -51,6 +55,9 @@ public final class QueueMetrics implements MultiCollector {
             depth.dataPoint(gauge(labels.add("state", "delayed"), r.counts().delayed()));
             long oldest = r.counts().oldestRetentionBaseMillis();
             age.dataPoint(gauge(labels, oldest < 0 ? 0 : Math.max(0, now - oldest) / 1000.0));
+            pending.dataPoint(gauge(labels, r.counts().deadLetterPending()));
+            long handOff = r.counts().oldestHandOffMillis();
+            pendingAge.dataPoint(gauge(labels, handOff < 0 ? 0 : Math.max(0, now - handOff) / 1000.0));
             for (DeadLetterReason reason : DeadLetterReason.values()) {
                 deadLettered.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder()
                         .labels(labels.add("reason", reason.name().toLowerCase(Locale.ROOT)))
@@ -58,6 +65,7 @@ public final class QueueMetrics implements MultiCollector {
             }
         }
         return MetricSnapshots.builder().metricSnapshot(depth.build()).metricSnapshot(age.build())
+                .metricSnapshot(pending.build()).metricSnapshot(pendingAge.build())
                 .metricSnapshot(counter(all, "sluice_queue_messages_sent", "Messages stored by sends (duplicates"
                         + " a FIFO queue dropped are not counted)", PartitionTotals::sent))
                 .metricSnapshot(counter(all, "sluice_queue_messages_received", "Deliveries by receives",

@@ -46,6 +46,8 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
     private final Set<RaftGroupId> joining = ConcurrentHashMap.newKeySet();
     private final java.util.Map<RaftGroupId, ShardStateMachine> machines = new ConcurrentHashMap<>();
     private final java.util.Map<RaftGroupId, ShardClient> sweepers = new ConcurrentHashMap<>();
+    private final List<io.sluice.partition.PartitionService.EffectListener> effectListeners =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
     private final LeaderClock clock;
     /** Replicas dropped by a committed membership change that could not be told yet (this backend led it). */
     private final java.util.Map<RaftGroupId, Set<RaftPeer>> pendingDrops = new ConcurrentHashMap<>();
@@ -79,13 +81,40 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
             this.server = transport.server()
                     .setServerId(RaftPeerId.valueOf(nodeId))
                     .setStateMachineRegistry(gid -> machines.compute(gid, (g, m) -> m != null && !m.closed() ? m
-                            : new ShardStateMachine(dataDir.resolve("shards").resolve(g.getUuid().toString()), clock)))
+                            : withListeners(new ShardStateMachine(dataDir.resolve("shards")
+                                    .resolve(g.getUuid().toString()), clock))))
                     .setProperties(RatisSettings.server(dataDir.resolve("raft"), bindHost, raftPort, snapshotEvery))
                     .setOption(RaftStorage.StartupOption.RECOVER)
                     .build();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create backend " + nodeId, e);
         }
+    }
+
+    private ShardStateMachine withListeners(ShardStateMachine machine) {
+        effectListeners.forEach(machine::addListener);
+        return machine;
+    }
+
+    /**
+     * Registers for the effects of every command a shard hosted here applies while this backend leads it (its
+     * dead-letter hand-offs), on the shards hosted now and on those it joins later. Called on the applying thread:
+     * the listener must not block.
+     */
+    public void addEffectListener(io.sluice.partition.PartitionService.EffectListener listener) {
+        effectListeners.add(listener);
+        machines.values().forEach(m -> m.addListener(listener));
+    }
+
+    /** The pending dead-letter hand-offs of the shards this backend leads now (its partitions as their primary). */
+    public List<io.sluice.partition.Effect.DeadLetter> pendingDeadLetters() {
+        List<io.sluice.partition.Effect.DeadLetter> out = new java.util.ArrayList<>();
+        for (Map.Entry<RaftGroupId, ShardStateMachine> e : machines.entrySet()) {
+            if (isLeaderReady(e.getKey())) {
+                out.addAll(e.getValue().pendingDeadLetters());
+            }
+        }
+        return out;
     }
 
     public void start() throws IOException {
@@ -146,7 +175,7 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
     private void tellToDrop(RaftGroupId id, java.util.List<RaftPeer> dropped) {
         for (RaftPeer peer : dropped) {
             if (peer.getId().toString().equals(nodeId)) {
-                continue; // the leader stepping out: its own leave() sees the committed configuration
+                continue; // never happens: a leader hands its leadership over before a change removes it (reconfigure)
             }
             try (RaftClient admin = transport.client(RaftGroup.valueOf(id, peer), 5_000)
                     .setRetryPolicy(RetryPolicies.noRetry()).build()) {
@@ -293,6 +322,18 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
 
     /** Joins a shard group this backend is a member of; a no-op if it already hosts it. */
     public void join(RaftGroup group) {
+        join(group, false);
+    }
+
+    /**
+     * Starts this backend's replica of {@code group} (whose peers include this backend) with the group's membership:
+     * a new shard's replicas elect a leader among themselves; a replica added to a shard that exists is caught up by
+     * the shard's leader once that leader changes the membership (the others hold the log and refuse it their votes).
+     * With {@code newcomer} it starts with no membership instead and waits, never campaigning, until the shard's
+     * leader adds it: for a one-replica shard moved here, which started as the group's only member would elect itself
+     * on an empty log (two leaders of one shard, one of them without its data).
+     */
+    public void join(RaftGroup group, boolean newcomer) {
         ShardStateMachine dropped = machines.get(group.getGroupId());
         if (dropped != null && dropped.closed() && dropped.closedForNanos() < TimeUnit.SECONDS.toNanos(10)) {
             return; // just removed by its leader: a catalog copy that still assigns it here is stale; look again later
@@ -301,11 +342,13 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
             return;
         }
         try (RaftClient admin = transport.client(group).build()) {
-            RaftClientReply reply = admin.getGroupManagementApi(RaftPeerId.valueOf(nodeId)).add(group);
+            RaftClientReply reply = admin.getGroupManagementApi(RaftPeerId.valueOf(nodeId))
+                    .add(newcomer ? RaftGroup.valueOf(group.getGroupId()) : group);
             if (!reply.isSuccess() && !String.valueOf(reply.getException()).contains("already exist")) {
                 throw new IOException(String.valueOf(reply.getException()));
             }
-            LOG.info("backend {} joined shard group {}", nodeId, group.getGroupId());
+            LOG.info("backend {} joined shard group {}{}", nodeId, group.getGroupId(),
+                    newcomer ? " (empty, until its leader adds it)" : "");
         } catch (AlreadyExistsException e) {
             // a concurrent join won
         } catch (IOException e) {
@@ -377,6 +420,27 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
     }
 
     /**
+     * The next membership on the way from {@code current} to {@code target}: the target itself, unless it adds at
+     * least as many replicas as it keeps (a one-replica shard moved, say), which Ratis refuses in one change (an
+     * endless election could follow, RATIS-1912); then the current members plus one of the new ones, and the rest on
+     * the following calls.
+     */
+    static java.util.List<RaftPeer> nextMembership(java.util.Collection<RaftPeer> current,
+                                                   java.util.Collection<RaftPeer> target) {
+        java.util.Set<RaftPeerId> currentIds = new java.util.HashSet<>();
+        current.forEach(p -> currentIds.add(p.getId()));
+        java.util.List<RaftPeer> added = target.stream().filter(p -> !currentIds.contains(p.getId()))
+                .toList();
+        long kept = target.size() - added.size();
+        if (added.isEmpty() || added.size() < kept) {
+            return new java.util.ArrayList<>(target);
+        }
+        java.util.List<RaftPeer> step = new java.util.ArrayList<>(current);
+        step.add(added.get(0));
+        return step;
+    }
+
+    /**
      * As the shard's leader, makes the group's Raft membership {@code target}'s (the catalog's replicas) if it differs:
      * a replica the catalog replaced is removed and its replacement added; Ratis catches the newcomer up from the log
      * or a snapshot before counting it. Returns whether a change was requested. Blocking: call from an agent thread.
@@ -395,17 +459,34 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
             if (current.equals(wanted) || !division.getRaftConf().getPreviousPeers().isEmpty()) { // unchanged, or a change under way
                 return false;
             }
-            try (RaftClient admin = transport.client(target, 10_000)
+            // to this leader, through the current group (the target's peers may not include it, or be empty yet)
+            try (RaftClient admin = transport.client(division.getGroup(), 10_000).setLeaderId(division.getId())
                     .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(2,
                             TimeDuration.valueOf(500, TimeUnit.MILLISECONDS)))
                     .build()) { // bounded: the next agent tick tries again
-                RaftClientReply reply = admin.admin().setConfiguration(new java.util.ArrayList<>(target.getPeers()));
-                LOG.info("backend {} changed the members of shard group {} from {} to {}: {}", nodeId, id, current,
-                        wanted, reply.isSuccess() ? "done" : reply.getException());
+                java.util.List<RaftPeer> step = nextMembership(before, target.getPeers());
+                if (step.stream().noneMatch(p -> p.getId().equals(division.getId()))) {
+                    // A Ratis 3.2.0 leader that commits its own removal closes itself from its own state thread and
+                    // never finishes closing (RATIS-2345): it hands the leadership to a member that stays, which
+                    // then makes the change with this backend a follower (told to drop its copy).
+                    RaftPeer heir = step.stream().filter(p -> before.stream().anyMatch(b -> b.getId().equals(p.getId())))
+                            .findFirst().orElse(null);
+                    if (heir == null) {
+                        return false;
+                    }
+                    RaftClientReply handed = admin.admin().transferLeadership(heir.getId(), 10_000);
+                    LOG.info("backend {} hands the leadership of shard group {} to {} before leaving it: {}", nodeId,
+                            id, heir.getId(), handed.isSuccess() ? "done" : handed.getException());
+                    return handed.isSuccess();
+                }
+                RaftClientReply reply = admin.admin().setConfiguration(step);
+                LOG.info("backend {} changed the members of shard group {} from {} to {}{}: {}", nodeId, id, current,
+                        ShardClient.members(step), step.size() == wanted.size() ? "" : " (on the way to " + wanted + ")",
+                        reply.isSuccess() ? "done" : reply.getException());
                 if (reply.isSuccess()) { // committed: the dropped replicas' copies are no longer needed
                     stuckSince.remove(id);
                     java.util.Set<String> wantedIds = new java.util.HashSet<>();
-                    target.getPeers().forEach(p -> wantedIds.add(p.getId().toString()));
+                    step.forEach(p -> wantedIds.add(p.getId().toString()));
                     tellToDrop(id, before.stream().filter(p -> !wantedIds.contains(p.getId().toString())).toList());
                 } else {
                     unstick(id, reply.getException());
@@ -519,10 +600,11 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
                 // committed here): the old majority may still need this copy
                 return;
             }
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("backend {} cannot tell whether it may leave {} yet: {}", nodeId, id, e.toString());
             return;
         }
-        try (RaftClient admin = transport.client(server.getDivision(id).getGroup()).build()) { // its members include this node
+        try (RaftClient admin = transport.client(RaftGroup.valueOf(id, server.getPeer())).build()) { // to itself
             admin.getGroupManagementApi(RaftPeerId.valueOf(nodeId)).remove(id, true, false);
             ShardStateMachine machine = machines.remove(id);
             LOG.info("backend {} left shard group {} (replaced in the catalog)", nodeId, id);

@@ -64,14 +64,17 @@ public final class ShardQueries {
         return q.getLong(q.limit() - 8);
     }
 
+    /** COUNTS' answer; the oldest hand-off's time trails (a reader of an earlier version stops before it). */
     static byte[] encodeCounts(QueueCounts c) {
-        return ByteBuffer.allocate(4 * 4 + 8).putInt(c.visible()).putInt(c.inflight()).putInt(c.delayed())
-                .putInt(c.deadLetterPending()).putLong(c.oldestRetentionBaseMillis()).array();
+        return ByteBuffer.allocate(4 * 4 + 8 + 8).putInt(c.visible()).putInt(c.inflight()).putInt(c.delayed())
+                .putInt(c.deadLetterPending()).putLong(c.oldestRetentionBaseMillis()).putLong(c.oldestHandOffMillis())
+                .array();
     }
 
     static QueueCounts decodeCounts(byte[] b) {
         ByteBuffer r = ByteBuffer.wrap(b);
-        return new QueueCounts(r.getInt(), r.getInt(), r.getInt(), r.getInt(), r.getLong());
+        return new QueueCounts(r.getInt(), r.getInt(), r.getInt(), r.getInt(), r.getLong(),
+                r.remaining() >= 8 ? r.getLong() : -1);
     }
 
     static byte[] encodeLong(long v) {
@@ -82,6 +85,11 @@ public final class ShardQueries {
         return ByteBuffer.wrap(b).getLong();
     }
 
+    /**
+     * {@code PENDING_DEAD_LETTERS}' answer. Since hand-offs are executed by each shard's leader
+     * ({@code DeadLetterHandOffs}) no Sluice component asks it; it is still answered for frontends of earlier
+     * versions during a rolling upgrade (their movers' copies are deduplicated at the dead-letter queue).
+     */
     static byte[] encodeDeadLetters(List<Effect.DeadLetter> list) {
         ByteBuffer b = ByteBuffer.allocate(4 + list.size() * (8 + 4 + 8 + 1 + 4 + 8));
         b.putInt(list.size());
@@ -90,17 +98,6 @@ public final class ShardQueries {
                     .put((byte) d.reason().code()).putInt(d.receiveCount()).putLong(d.firstReceiveTimestampMillis());
         }
         return b.array();
-    }
-
-    static List<Effect.DeadLetter> decodeDeadLetters(byte[] bytes) {
-        ByteBuffer b = ByteBuffer.wrap(bytes);
-        int n = b.getInt();
-        List<Effect.DeadLetter> out = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-            out.add(new Effect.DeadLetter(new PartitionId(b.getLong(), b.getInt()), b.getLong(),
-                    DeadLetterReason.ofCode(b.get()), b.getInt(), b.getLong()));
-        }
-        return out;
     }
 
     /**

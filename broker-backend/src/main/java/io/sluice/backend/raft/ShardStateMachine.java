@@ -64,7 +64,7 @@ import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 public final class ShardStateMachine extends BaseStateMachine {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ShardStateMachine.class);
     private final Path storeDir;
-    private final List<PartitionService.EffectListener> listeners = new CopyOnWriteArrayList<>();
+    private final CopyOnWriteArrayList<PartitionService.EffectListener> listeners = new CopyOnWriteArrayList<>();
     private final LeaderClock clock;
     /** The leader time of the last entry applied here, and this process's monotonic clock when it was applied. */
     private volatile long lastStampMillis = Long.MIN_VALUE;
@@ -93,8 +93,14 @@ public final class ShardStateMachine extends BaseStateMachine {
         this.clock = clock;
     }
 
+    /** Registers for the effects of the commands this replica applies while it leads the shard (once per listener). */
     public void addListener(PartitionService.EffectListener listener) {
-        listeners.add(listener);
+        listeners.addIfAbsent(listener);
+    }
+
+    /** Dead-letter hand-offs not yet acknowledged in the partitions this replica has opened. */
+    public synchronized List<io.sluice.partition.Effect.DeadLetter> pendingDeadLetters() {
+        return partitions == null ? List.of() : partitions.pendingDeadLetters();
     }
 
     @Override

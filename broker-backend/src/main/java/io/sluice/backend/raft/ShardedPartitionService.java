@@ -85,10 +85,20 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
 
     /** @param local shard leaders in this process (a combined node): reached without an RPC */
     public ShardedPartitionService(Router router, RaftTransport transport, LocalLeaders local) {
+        this(router, transport, local, true);
+    }
+
+    /**
+     * @param watchArrivals whether to learn arrivals (one parked {@code AWAIT} per shard) for long polls: a frontend
+     *                      does; a backend that only writes to other shards (dead-letter copies) does not
+     */
+    public ShardedPartitionService(Router router, RaftTransport transport, LocalLeaders local, boolean watchArrivals) {
         this.local = local;
         this.router = router;
         this.transport = transport;
-        watcher.scheduleWithFixedDelay(this::watchNewShards, 0, 1, TimeUnit.SECONDS);
+        if (watchArrivals) {
+            watcher.scheduleWithFixedDelay(this::watchNewShards, 0, 1, TimeUnit.SECONDS);
+        }
     }
 
     /** The shard's client; replaced (atomically) only when the shard's replicas or their addresses change. */
@@ -159,20 +169,6 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
     public CompletableFuture<Long> nextDeadlineMillis(PartitionId partition) {
         return query(partition, ShardQueries.partitionQuery(ShardQueries.NEXT_DEADLINE, partition, 0))
                 .thenApply(b -> b == null ? -1L : ShardQueries.decodeLong(b));
-    }
-
-    @Override
-    public CompletableFuture<List<Effect.DeadLetter>> pendingDeadLetters() {
-        List<CompletableFuture<List<Effect.DeadLetter>>> parts = new ArrayList<>();
-        for (RaftGroup g : router.allGroups()) {
-            parts.add(query(g, ShardQueries.simple(ShardQueries.PENDING_DEAD_LETTERS, 0))
-                    .thenApply(ShardQueries::decodeDeadLetters).exceptionally(e -> List.of()));
-        }
-        return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).thenApply(v -> {
-            List<Effect.DeadLetter> all = new ArrayList<>();
-            parts.forEach(p -> all.addAll(p.join()));
-            return all;
-        });
     }
 
     @Override

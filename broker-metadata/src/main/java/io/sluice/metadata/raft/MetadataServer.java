@@ -94,7 +94,7 @@ public final class MetadataServer implements AutoCloseable {
     public void start() throws IOException {
         server.start();
         selfClient = new MetadataClient(peers, transport);
-        long every = Math.max(100, deadAfterMillis / 4);
+        long every = Math.max(100, Math.min(1_000, deadAfterMillis / 4)); // cheap: the leader reads its own image
         leaderTasks.scheduleWithFixedDelay(this::replaceDeadNodes, every, every, TimeUnit.MILLISECONDS);
         leaderTasks.scheduleWithFixedDelay(this::initReceiptSecret, 0, 200, TimeUnit.MILLISECONDS);
         LOG.info("metadata node {} started, group {}", nodeId, peers.addresses());

@@ -1,0 +1,204 @@
+package io.sluice.backend.agent;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.backend.local.LocalShard;
+import io.sluice.backend.storage.ShardStore;
+import io.sluice.catalog.QueueMetadata;
+import io.sluice.common.SystemClock;
+import io.sluice.common.validation.QueueAttributesValidator;
+import io.sluice.metadata.raft.CachedCatalog;
+import io.sluice.metadata.raft.MetadataClient;
+import io.sluice.metadata.raft.MetadataPeers;
+import io.sluice.metadata.raft.MetadataServer;
+import io.sluice.partition.NewMessage;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionOutcome;
+import io.sluice.partition.PartitionService;
+import io.sluice.partition.QueueCounts;
+import io.sluice.partition.StoredMessage;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The primary's dead-letter hand-offs on real parts (a one-member metadata group, a shard on RocksDB): a body that
+ * cannot be read never acknowledges the hand-off; an unreachable dead-letter queue leaves it pending, retried with a
+ * growing delay, and it completes with one copy once the queue is back; two drivers executing one hand-off at once (an
+ * old and a new leader) store one copy.
+ */
+class DeadLetterHandOffsTest {
+    @TempDir
+    Path dir;
+    MetadataServer metadata;
+    MetadataClient client;
+    CachedCatalog catalog;
+    ShardStore store;
+    LocalShard shard;
+    Flaky partitions;
+    QueueMetadata dlq;
+    PartitionId src;
+    PartitionId dead;
+
+    /** The data plane with body reads or the dead-letter queue's partition failing while their flag is set. */
+    static final class Flaky implements PartitionService {
+        final LocalShard shard;
+        final PartitionId deadLetterPartition;
+        volatile boolean unreadable;
+        volatile boolean deadLetterQueueDown;
+
+        Flaky(LocalShard shard, PartitionId deadLetterPartition) {
+            this.shard = shard;
+            this.deadLetterPartition = deadLetterPartition;
+        }
+
+        @Override
+        public CompletableFuture<StoredMessage> readMessage(PartitionId partition, long seq) {
+            return unreadable ? CompletableFuture.completedFuture(null) : shard.readMessage(partition, seq);
+        }
+
+        @Override
+        public CompletableFuture<PartitionOutcome> submit(PartitionId p, PartitionCommand c) {
+            if (deadLetterQueueDown && p.equals(deadLetterPartition)) {
+                return CompletableFuture.failedFuture(new java.io.IOException("its shard has no leader"));
+            }
+            return shard.submit(p, c);
+        }
+
+        @Override
+        public CompletableFuture<Void> createPartition(PartitionId p, PartitionConfig config) {
+            return shard.createPartition(p, config);
+        }
+
+        @Override
+        public CompletableFuture<QueueCounts> counts(PartitionId p) {
+            return shard.counts(p);
+        }
+
+        @Override
+        public CompletableFuture<Integer> visibleNow(PartitionId p) {
+            return shard.visibleNow(p);
+        }
+
+        @Override
+        public CompletableFuture<Long> nextDeadlineMillis(PartitionId p) {
+            return shard.nextDeadlineMillis(p);
+        }
+
+        @Override
+        public CompletableFuture<Void> dropPartition(PartitionId p) {
+            return shard.dropPartition(p);
+        }
+
+        @Override
+        public void addListener(EffectListener listener) {
+            shard.addListener(listener);
+        }
+    }
+
+    @BeforeEach
+    void start() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        MetadataPeers peers = new MetadataPeers(Map.of("meta-1", "127.0.0.1:" + port));
+        metadata = new MetadataServer("meta-1", peers, dir.resolve("metadata"), SystemClock.INSTANCE, 1, 30_000, 1_000);
+        metadata.start();
+        client = new MetadataClient(peers);
+        catalog = new CachedCatalog(client, 100);
+        store = ShardStore.open(dir.resolve("shard"), ShardStore.Durability.SYNC_WAL);
+        shard = new LocalShard(store, SystemClock.INSTANCE);
+        dlq = create("dlq", Map.of());
+        QueueMetadata source = create("src", Map.of("RedrivePolicy",
+                "{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:000000000000:dlq\",\"maxReceiveCount\":\"1\"}"));
+        src = new PartitionId(source.queueId(), 0);
+        dead = new PartitionId(dlq.queueId(), 0);
+        partitions = new Flaky(shard, dead);
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        shard.close();
+        store.close();
+        catalog.close();
+        client.close();
+        metadata.close();
+    }
+
+    private QueueMetadata create(String name, Map<String, String> attributes) {
+        var validated = QueueAttributesValidator.forCreate(name, attributes).orElseThrow();
+        QueueMetadata q = catalog.create(name, false, validated.toStringMap(), Map.of(), 1,
+                System.currentTimeMillis()).queue();
+        shard.createPartition(new PartitionId(q.queueId(), 0), PartitionConfig.forQueue(q, validated, 1000)).join();
+        return q;
+    }
+
+    /** Sends a message and receives it twice: over maxReceiveCount 1, the second receive hands it off. */
+    private void handOff(String body) {
+        shard.submit(src, new PartitionCommand.Send(List.of(NewMessage.of("m-" + body, body)))).join();
+        shard.submit(src, new PartitionCommand.Receive(1, 0, null)).join();
+        shard.submit(src, new PartitionCommand.Receive(1, 30, null)).join();
+    }
+
+    private DeadLetterHandOffs driver() {
+        return new DeadLetterHandOffs(catalog::image, partitions, () -> shard.pendingDeadLetters().join(),
+                System::nanoTime);
+    }
+
+    @Test
+    void anUnreadableBodyNeverAcknowledgesAndTwoDriversStoreOneCopy() throws Exception {
+        handOff("poison");
+        assertEquals(1, shard.counts(src).join().deadLetterPending());
+        assertTrue(shard.counts(src).join().oldestHandOffMillis() > 0, "the pending hand-off's time is known");
+
+        partitions.unreadable = true;
+        try (DeadLetterHandOffs driver = driver().start()) {
+            await().atMost(Duration.ofSeconds(30)).until(() -> driver.failedAttempts() >= 1);
+            assertEquals(1, shard.counts(src).join().deadLetterPending(), "not acknowledged without its copy");
+            assertEquals(0, shard.counts(dead).join().visible());
+
+            partitions.unreadable = false;
+            try (DeadLetterHandOffs other = driver()) {
+                other.scan(); // a second primary (the old leader, say) at the same time
+                await().atMost(Duration.ofSeconds(60)).until(() -> shard.counts(src).join().deadLetterPending() == 0);
+            }
+            assertEquals(1, shard.counts(dead).join().visible(), "one copy in the dead-letter queue");
+            assertEquals(-1, shard.counts(src).join().oldestHandOffMillis());
+        }
+    }
+
+    @Test
+    void anUnreachableDeadLetterQueueKeepsItPendingWithGrowingDelaysThenOneCopy() throws Exception {
+        partitions.deadLetterQueueDown = true;
+        try (DeadLetterHandOffs driver = driver()) {
+            shard.addListener(driver);
+            driver.start();
+            handOff("a");
+            handOff("b");
+            Thread.sleep(4_500);
+            assertEquals(2, shard.counts(src).join().deadLetterPending(), "pending while the queue is unreachable");
+            // each tried at once (effect and first scan), then after 1 s and 2 s more: at most 4 attempts each
+            // in 4.5 s, not one per scan (a failing downstream is not hammered)
+            long attempts = driver.failedAttempts();
+            assertTrue(attempts >= 4 && attempts <= 8, "retries back off: " + attempts + " failed attempts");
+            assertEquals(0, shard.counts(dead).join().visible());
+
+            partitions.deadLetterQueueDown = false;
+            await().atMost(Duration.ofSeconds(60)).until(() -> shard.counts(src).join().deadLetterPending() == 0);
+            assertEquals(2, shard.counts(dead).join().visible(), "one copy of each");
+            assertEquals(2, driver.moved());
+        }
+    }
+}

@@ -1,0 +1,119 @@
+package io.sluice.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.metadata.image.MetadataCommand;
+import io.sluice.metadata.raft.MetadataClient;
+import io.sluice.metadata.raft.MetadataPeers;
+import java.net.URI;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.services.sqs.SqsClient;
+import software.amazon.awssdk.services.sqs.model.Message;
+import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
+
+/**
+ * Effects run where their data lives, on real processes: a dead-letter hand-off is executed by the source partition's
+ * primary (its shard's leader), not by frontends. Its dead-letter queue's shard down, the hand-off stays pending
+ * (counted and aged in the primary's metrics) and completes once that shard is back, with exactly one copy.
+ */
+class EffectsWhereDataLivesIT {
+
+    @Test
+    void aHandOffWhoseDeadLetterShardIsDownCompletesOnceItIsBackWithOneCopy() throws Exception {
+        // two backends, two shards of one replica each: the dead-letter queue's shard can be down while the source's
+        // serves (a test-only layout; R = 3 puts every shard of a 3-backend cluster on every backend). The dead-backend
+        // grace is long: the outage must not move the one-replica shard elsewhere.
+        try (LocalCluster cluster = LocalCluster.split("handoff", 2, 2, 1, Map.of("SLUICE_REPLICATION_FACTOR", "1",
+                "SLUICE_BACKEND_DEAD_AFTER_MS", "600000"));
+             SqsClient sqs = cluster.sqs(0);
+             MetadataClient metadata = new MetadataClient(MetadataPeers.parse(cluster.metadataPeers))) {
+            // both shards were placed while b1 alone was up: a rebalance moves one of them to b2
+            ClusterState.await("a rebalance that moves a shard to b2", Duration.ofMinutes(2),
+                    () -> metadata.submit(new MetadataCommand.Rebalance(1)), r -> !r.message().isBlank(),
+                    cluster::state);
+            ClusterState.awaitTrue("each backend hosting one shard", Duration.ofMinutes(2),
+                    () -> cluster.member("b1").hostedShards() == 1 && cluster.member("b2").hostedShards() == 1,
+                    cluster::state);
+            String source = sqs.createQueue(b -> b.queueName("source")).queueUrl();
+            String sourceHost = cluster.shardLeader("source", 0);
+            String dlqName = null;
+            for (int i = 0; i < 6 && dlqName == null; i++) {
+                String name = "dlq-" + i;
+                sqs.createQueue(b -> b.queueName(name));
+                if (!cluster.shardLeader(name, 0).equals(sourceHost)) {
+                    dlqName = name;
+                }
+            }
+            assertNotNull(dlqName, "a queue placed on the other backend's shard within 6 queues: " + cluster.state());
+            String target = dlqName;
+            String dlq = sqs.getQueueUrl(b -> b.queueName(target)).queueUrl();
+            String dlqHost = cluster.shardLeader(target, 0);
+            String dlqArn = sqs.getQueueAttributes(b -> b.queueUrl(dlq).attributeNames(QueueAttributeName.QUEUE_ARN))
+                    .attributes().get(QueueAttributeName.QUEUE_ARN);
+            sqs.setQueueAttributes(b -> b.queueUrl(source).attributes(Map.of(QueueAttributeName.REDRIVE_POLICY,
+                    "{\"deadLetterTargetArn\":\"" + dlqArn + "\",\"maxReceiveCount\":\"1\"}")));
+
+            Set<String> sent = new HashSet<>();
+            for (int i = 0; i < 5; i++) {
+                int n = i;
+                sent.add(sqs.sendMessage(b -> b.queueUrl(source).messageBody("poison " + n)).messageId());
+            }
+            cluster.kill(dlqHost);
+
+            // every message received once (its visibility 1 s), then a receive past maxReceiveCount hands it off
+            Set<String> received = new HashSet<>();
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while (received.size() < 5 && System.nanoTime() < deadline) {
+                sqs.receiveMessage(b -> b.queueUrl(source).maxNumberOfMessages(10).visibilityTimeout(1)
+                        .waitTimeSeconds(1)).messages().forEach(m -> received.add(m.messageId()));
+            }
+            assertEquals(sent, received, "each message received once");
+            URI sourceAdmin = URI.create("http://127.0.0.1:" + cluster.member(sourceHost).adminPort);
+            ClusterState.awaitTrue("all five handed off (pending at the source's primary)", Duration.ofSeconds(60),
+                    () -> {
+                        List<Message> again = sqs.receiveMessage(b -> b.queueUrl(source).maxNumberOfMessages(10)
+                                .waitTimeSeconds(1)).messages();
+                        assertEquals(List.of(), again, "a message over maxReceiveCount is not delivered again");
+                        return pending(sourceAdmin, "source") == 5;
+                    }, cluster::state);
+
+            Thread.sleep(5_000); // retried meanwhile, against a shard that is down
+            assertEquals(5, pending(sourceAdmin, "source"), "still pending while the dead-letter shard is down");
+            double age = PromScrape.of(sourceAdmin).sum("sluice_queue_dead_letter_pending_age_seconds", "queue",
+                    "source");
+            assertTrue(age >= 5, "the pending hand-offs' age shows: " + age);
+
+            cluster.start(dlqHost);
+            ClusterState.awaitTrue("the hand-offs complete once the dead-letter shard is back", Duration.ofSeconds(120),
+                    () -> pending(sourceAdmin, "source") == 0, cluster::state);
+
+            Map<String, Integer> copies = new HashMap<>();
+            List<Message> got;
+            do {
+                got = sqs.receiveMessage(b -> b.queueUrl(dlq).maxNumberOfMessages(10).visibilityTimeout(120)
+                        .waitTimeSeconds(2)).messages();
+                got.forEach(m -> copies.merge(m.messageId(), 1, Integer::sum));
+            } while (!got.isEmpty());
+            assertEquals(sent, copies.keySet(), "every hand-off reached the dead-letter queue");
+            assertTrue(copies.values().stream().allMatch(c -> c == 1), "exactly one copy of each: " + copies);
+            Map<QueueAttributeName, String> counts = sqs.getQueueAttributes(b -> b.queueUrl(dlq).attributeNames(
+                    QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES,
+                    QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE)).attributes();
+            assertEquals("0", counts.get(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES), counts.toString());
+            assertEquals("5", counts.get(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE),
+                    counts.toString());
+        }
+    }
+
+    private static double pending(URI admin, String queue) throws Exception {
+        return PromScrape.of(admin).sum("sluice_queue_dead_letter_pending", "queue", queue);
+    }
+}
