@@ -75,7 +75,12 @@ public final class BackendNode implements AutoCloseable {
         // From now on the folder is not "fresh": a restart before the first join is not mistaken for a lost disk.
         java.nio.file.Files.createDirectories(dataDir.resolve("raft"));
         RaftTransport transport = ClusterTransport.forServer(config, "sluice backend", host);
-        backend = new BackendServer(id, host, raftPort, dataDir, new LeaderClock(SystemClock.INSTANCE,
+        int offset = config.get(ServerConfigKeys.TEST_CLOCK_OFFSET_MS);
+        if (offset != 0) {
+            LOG.warn("backend {}: its clock is shifted by {} ms (sluice.test.clock-offset-ms: testing only)", id, offset);
+        }
+        io.sluice.common.Clock wall = offset == 0 ? SystemClock.INSTANCE : () -> SystemClock.INSTANCE.nowMillis() + offset;
+        backend = new BackendServer(id, host, raftPort, dataDir, new LeaderClock(wall,
                 System::nanoTime, config.get(ServerConfigKeys.BACKEND_MAX_CLOCK_SKEW_MS)),
                 config.get(ServerConfigKeys.SHARD_SNAPSHOT_EVERY), transport);
         backend.start();

@@ -96,6 +96,9 @@ public final class ServerConfigKeys {
             "sluice.backend.max-clock-skew-ms", 1_000, 50, 60_000, "How far the time a backend's shard leaders stamp"
                     + " may stray from the metadata leader's clock (read on each heartbeat). A backend whose clock is"
                     + " further off stamps the reference's time instead and steps down from the shards it leads.");
+    public static final ConfigKey<Integer> TEST_CLOCK_OFFSET_MS = ConfigKey.integer("sluice.test.clock-offset-ms", 0,
+            -3_600_000, 3_600_000, "Testing only (the nemesis test's clock fault): shifts the wall clock a backend's"
+                    + " shard leaders read by this many milliseconds. Never set it in production.");
     public static final ConfigKey<Integer> SHARD_SNAPSHOT_EVERY = ConfigKey.integer("sluice.backend.snapshot-every",
             10_000, 1, Integer.MAX_VALUE, "Raft entries of a shard between snapshots (RocksDB checkpoints); the log is"
                     + " purged up to each, bounding its size and the replay time after a restart.");

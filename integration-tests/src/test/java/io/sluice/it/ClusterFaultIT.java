@@ -45,12 +45,11 @@ import org.junit.jupiter.params.provider.MethodSource;
  * it slower), only on what was lost and that writes flowed again after it; every wait's ceiling that trips prints
  * the cluster's state.
  *
- * <p>Two forms. CI runs the bounded one: the primary's kill on the split topology (and, in {@link CombinedClusterIT},
- * the kill of a combined node, which takes a primary, secondaries of other shards, a frontend and a metadata member
- * down at once; the metadata leader's loss under traffic is CI's in {@code MetadataClusterIT}).
- * {@code scripts/fault-suite.sh} runs the full one ({@code -Dsluice.faults=full}) on both topologies: the primary, a
+ * <p>It runs from {@code scripts/fault-suite.sh} ({@code -Dsluice.faults=full}) on both topologies: the primary, a
  * secondary, a frontend and the metadata leader each under its own load, and the rolling restart of every backend
- * (every node).
+ * (every node). In CI, {@link NemesisIT} kills the busy queue's primary under load (and more, at random) with a
+ * history checker, {@link CombinedClusterIT} kills a combined node, and {@code MetadataClusterIT} the metadata
+ * leader.
  */
 @org.junit.jupiter.api.Timeout(value = 20, unit = java.util.concurrent.TimeUnit.MINUTES) // a hung cluster, not a slow one
 class ClusterFaultIT {
@@ -155,6 +154,7 @@ class ClusterFaultIT {
 
     @ParameterizedTest
     @MethodSource("topologies")
+    @EnabledIfSystemProperty(named = "sluice.faults", matches = "full")
     void killThePrimaryOfTheBusyPartition(Topology topology) throws Exception {
         Deployment d = cluster(topology);
         faultUnderLoad(d, "primary", queue -> hostOf(d, queue, true));

@@ -20,28 +20,54 @@ import software.amazon.awssdk.services.sqs.model.Message;
 import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 
 /**
- * Effects run where their data lives, on real processes: a dead-letter hand-off is executed by the source partition's
- * primary (its shard's leader), not by frontends. Its dead-letter queue's shard down, the hand-off stays pending
- * (counted and aged in the primary's metrics) and completes once that shard is back, with exactly one copy.
+ * Effects run where their data lives, on real processes (3 metadata members, 2 backends, 2 shards of one replica
+ * each, so that one shard can be down while the other serves: a test-only layout; R = 3 puts every shard of a
+ * 3-backend cluster on every backend):
+ * <ul>
+ *   <li>a dead-letter hand-off is executed by the source partition's primary, not by frontends: its dead-letter queue's
+ *       shard down, the hand-off stays pending (counted and aged in the primary's metrics) and completes once that
+ *       shard is back, with exactly one copy;</li>
+ *   <li>queue configuration reaches every partition from the catalog through the shards' leaders: a SetQueueAttributes
+ *       whose frontend crashed after its catalog write (the catalog written, no partition told) still takes effect.</li>
+ * </ul>
  */
+@org.junit.jupiter.api.TestInstance(org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS)
 class EffectsWhereDataLivesIT {
+    LocalCluster cluster;
+    SqsClient sqs;
+    MetadataClient metadata;
+
+    @org.junit.jupiter.api.BeforeAll
+    void start() throws Exception {
+        // the dead-backend grace is long: an outage must not move a one-replica shard elsewhere
+        cluster = LocalCluster.split("effects", 2, 2, 1, Map.of("SLUICE_REPLICATION_FACTOR", "1",
+                "SLUICE_BACKEND_DEAD_AFTER_MS", "600000"));
+        sqs = cluster.sqs(0);
+        metadata = new MetadataClient(MetadataPeers.parse(cluster.metadataPeers));
+        // both shards were placed while b1 alone was up: a rebalance moves one of them to b2
+        ClusterState.await("a rebalance that moves a shard to b2", Duration.ofMinutes(2),
+                () -> metadata.submit(new MetadataCommand.Rebalance(1)), r -> !r.message().isBlank(), cluster::state);
+        ClusterState.awaitTrue("each backend hosting one shard", Duration.ofMinutes(2),
+                () -> cluster.member("b1").hostedShards() == 1 && cluster.member("b2").hostedShards() == 1,
+                cluster::state);
+    }
+
+    @org.junit.jupiter.api.AfterAll
+    void stop() {
+        if (metadata != null) {
+            metadata.close();
+        }
+        if (sqs != null) {
+            sqs.close();
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
 
     @Test
     void aHandOffWhoseDeadLetterShardIsDownCompletesOnceItIsBackWithOneCopy() throws Exception {
-        // two backends, two shards of one replica each: the dead-letter queue's shard can be down while the source's
-        // serves (a test-only layout; R = 3 puts every shard of a 3-backend cluster on every backend). The dead-backend
-        // grace is long: the outage must not move the one-replica shard elsewhere.
-        try (LocalCluster cluster = LocalCluster.split("handoff", 2, 2, 1, Map.of("SLUICE_REPLICATION_FACTOR", "1",
-                "SLUICE_BACKEND_DEAD_AFTER_MS", "600000"));
-             SqsClient sqs = cluster.sqs(0);
-             MetadataClient metadata = new MetadataClient(MetadataPeers.parse(cluster.metadataPeers))) {
-            // both shards were placed while b1 alone was up: a rebalance moves one of them to b2
-            ClusterState.await("a rebalance that moves a shard to b2", Duration.ofMinutes(2),
-                    () -> metadata.submit(new MetadataCommand.Rebalance(1)), r -> !r.message().isBlank(),
-                    cluster::state);
-            ClusterState.awaitTrue("each backend hosting one shard", Duration.ofMinutes(2),
-                    () -> cluster.member("b1").hostedShards() == 1 && cluster.member("b2").hostedShards() == 1,
-                    cluster::state);
+        {
             String source = sqs.createQueue(b -> b.queueName("source")).queueUrl();
             String sourceHost = cluster.shardLeader("source", 0);
             String dlqName = null;
@@ -111,6 +137,32 @@ class EffectsWhereDataLivesIT {
             assertEquals("5", counts.get(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE),
                     counts.toString());
         }
+    }
+
+    /**
+     * A SetQueueAttributes whose frontend crashed between its catalog write and telling the partitions: the catalog
+     * holds a redrive policy the partition has never been told about. The shard's leader reconciles its partitions
+     * with the catalog, so the policy takes effect: a message received past maxReceiveCount moves to the dead-letter
+     * queue.
+     */
+    @Test
+    void configurationWrittenOnlyToTheCatalogReachesThePartition() throws Exception {
+        String source = sqs.createQueue(b -> b.queueName("config-source")).queueUrl();
+        String dlq = sqs.createQueue(b -> b.queueName("config-dlq")).queueUrl();
+        String dlqArn = sqs.getQueueAttributes(b -> b.queueUrl(dlq).attributeNames(QueueAttributeName.QUEUE_ARN))
+                .attributes().get(QueueAttributeName.QUEUE_ARN);
+        String sent = sqs.sendMessage(b -> b.queueUrl(source).messageBody("configured late")).messageId();
+
+        Map<String, String> attributes = new HashMap<>(metadata.fetchImage().queues().get("config-source").attributes());
+        attributes.put("RedrivePolicy", "{\"deadLetterTargetArn\":\"" + dlqArn + "\",\"maxReceiveCount\":\"1\"}");
+        metadata.submit(new MetadataCommand.SetQueueAttributes("config-source", attributes)); // the catalog only
+
+        List<Message> moved = ClusterState.await("the message handed off under the catalog's redrive policy",
+                Duration.ofSeconds(90), () -> {
+                    sqs.receiveMessage(b -> b.queueUrl(source).visibilityTimeout(1).waitTimeSeconds(1));
+                    return sqs.receiveMessage(b -> b.queueUrl(dlq).waitTimeSeconds(1).visibilityTimeout(60)).messages();
+                }, m -> !m.isEmpty(), cluster::state);
+        assertEquals(sent, moved.get(0).messageId(), "the source's message, in the dead-letter queue");
     }
 
     private static double pending(URI admin, String queue) throws Exception {

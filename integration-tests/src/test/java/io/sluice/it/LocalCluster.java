@@ -93,8 +93,15 @@ final class LocalCluster implements AutoCloseable {
         }
 
         void launch() throws IOException {
+            launch(Map.of());
+        }
+
+        /** Launches it with {@code extra} configuration (SLUICE_... variables) over its own, for this run only. */
+        void launch(Map<String, String> extra) throws IOException {
             Path log = dataDir.resolveSibling(dataDir.getFileName() + ".log");
-            process = ProcessFixtures.launch(jvm, args, log, env);
+            Map<String, String> all = new LinkedHashMap<>(env);
+            all.putAll(extra);
+            process = ProcessFixtures.launch(jvm, args, log, all);
         }
 
         void awaitHealthy() {
@@ -371,9 +378,19 @@ final class LocalCluster implements AutoCloseable {
 
     /** Starts a stopped or killed process again, on its ports and data, and waits until it is healthy. */
     void start(String name) throws IOException {
+        start(name, Map.of());
+    }
+
+    /** {@link #start(String)} with extra configuration for this run (e.g. a test-only clock offset). */
+    void start(String name, Map<String, String> extraEnv) throws IOException {
         Member m = member(name);
-        m.launch();
+        m.launch(extraEnv);
         m.awaitHealthy();
+    }
+
+    /** Every process, in start order. */
+    List<Member> members() {
+        return List.copyOf(members.values());
     }
 
     /** SIGKILL: the crash path (a paused process is killed too). */

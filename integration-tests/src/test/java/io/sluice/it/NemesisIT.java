@@ -1,0 +1,357 @@
+package io.sluice.it;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration;
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.sqs.SqsClient;
+import software.amazon.awssdk.services.sqs.model.Message;
+import software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName;
+import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
+
+/**
+ * A nemesis against a real cluster (3 metadata members, 3 backends at R = 3, 2 frontends) with a history checker.
+ * Producers and consumers work a standard and a FIFO queue, each with a dead-letter queue (maxReceiveCount 3): some
+ * messages are poison (never deleted: they must end in the dead-letter queue), some are released early
+ * (ChangeMessageVisibility 0), FIFO producers resend some messages with the same deduplication id. Meanwhile the
+ * nemesis injects, at random for a bounded time: SIGKILL and restart of any process, SIGSTOP/SIGCONT of a shard
+ * leader for longer than the election timeout, a backend restarted with its clock shifted (the test-only
+ * {@code sluice.test.clock-offset-ms}). Every operation and its outcome is recorded ({@link History}); after the
+ * faults stop and the cluster is whole, the queues are drained and the checker verifies: no acknowledged send lost,
+ * no message delivered again inside an unexpired visibility window (except across a pause, counted and reported),
+ * FIFO order per group, one message per deduplication id, every poison message in its dead-letter queue.
+ *
+ * <p>CI runs a bounded form ({@code -Dsluice.nemesis.seconds}, 45 s of faults by default); {@code scripts/nemesis.sh}
+ * runs the long one. A fixed seed ({@code -Dsluice.nemesis.seed}) replays the same fault schedule.
+ */
+@Timeout(value = 75, unit = TimeUnit.MINUTES)
+class NemesisIT {
+    static final int VISIBILITY = 5;
+    static final int MAX_RECEIVES = 3;
+    static final int CLOCK_OFFSET_MS = 300;
+
+    final History history = new History();
+    final AtomicBoolean producing = new AtomicBoolean(true);
+    final AtomicBoolean consuming = new AtomicBoolean(true);
+
+    @Test
+    void faultsBreakNoPromise() throws Exception {
+        int seconds = Integer.getInteger("sluice.nemesis.seconds", 45);
+        String seedText = System.getProperty("sluice.nemesis.seed", "");
+        long seed = seedText.isBlank() ? System.nanoTime() : Long.parseLong(seedText.trim());
+        System.out.printf("nemesis: %d s of faults, seed %d%n", seconds, seed);
+        try (LocalCluster cluster = LocalCluster.split("nemesis", 3, 3, 2, Map.of(
+                "SLUICE_BACKEND_DEAD_AFTER_MS", "120000"))) {
+            List<URI> endpoints = cluster.frontends().stream().map(LocalCluster.Member::endpoint).toList();
+            String std;
+            String fifo;
+            String stdDlq;
+            String fifoDlq;
+            try (SqsClient admin = client(endpoints.get(0))) {
+                stdDlq = admin.createQueue(b -> b.queueName("nem-std-dlq")).queueUrl();
+                fifoDlq = admin.createQueue(b -> b.queueName("nem-fifo-dlq.fifo").attributes(Map.of(
+                        QueueAttributeName.FIFO_QUEUE, "true"))).queueUrl();
+                std = admin.createQueue(b -> b.queueName("nem-std").attributes(Map.of(
+                        QueueAttributeName.REDRIVE_POLICY, redrive(admin, stdDlq)))).queueUrl();
+                fifo = admin.createQueue(b -> b.queueName("nem-fifo.fifo").attributes(Map.of(
+                        QueueAttributeName.FIFO_QUEUE, "true",
+                        QueueAttributeName.REDRIVE_POLICY, redrive(admin, fifoDlq)))).queueUrl();
+            }
+            Map<String, String> names = Map.of(std, "nem-std", fifo, "nem-fifo.fifo", stdDlq, "nem-std-dlq",
+                    fifoDlq, "nem-fifo-dlq.fifo");
+
+            ExecutorService workers = Executors.newCachedThreadPool();
+            List<java.util.concurrent.Future<?>> running = new ArrayList<>();
+            for (int p = 0; p < 2; p++) {
+                int id = p;
+                running.add(workers.submit(() -> produce(endpoints, std, names.get(std), "s" + id, null, seed + id)));
+                running.add(workers.submit(() -> produce(endpoints, fifo, names.get(fifo), "f" + id, "g" + id,
+                        seed + 10 + id)));
+            }
+            List<java.util.concurrent.Future<?>> consumers = new ArrayList<>();
+            for (int c = 0; c < 2; c++) {
+                int id = c;
+                consumers.add(workers.submit(() -> consume(endpoints, std, names.get(std), seed + 20 + id, consuming)));
+                consumers.add(workers.submit(() -> consume(endpoints, fifo, names.get(fifo), seed + 30 + id,
+                        consuming)));
+            }
+
+            long faultsUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+            Random random = new Random(seed);
+            int injected = 0;
+            while (System.nanoTime() < faultsUntil) {
+                Thread.sleep(2_000 + random.nextInt(4_000));
+                if (injected == 0) { // whatever the seed: the busy standard queue's primary is killed at least once
+                    long start = History.now();
+                    String primary = cluster.shardLeader("nem-std", 0);
+                    cluster.kill(primary);
+                    Thread.sleep(2_000);
+                    cluster.start(primary);
+                    history.faults.add(new History.Fault("kill", primary + " (primary)", start, History.now()));
+                } else {
+                    injectOne(cluster, random);
+                }
+                injected++;
+            }
+            producing.set(false);
+            for (var f : running) {
+                f.get(2, TimeUnit.MINUTES);
+            }
+            heal(cluster);
+            // every poison message needs MAX_RECEIVES leases to expire before it is handed off: give them time
+            drainUntilQuiet(Duration.ofSeconds((long) VISIBILITY * (MAX_RECEIVES + 2) + 10));
+            consuming.set(false);
+            for (var f : consumers) {
+                f.get(2, TimeUnit.MINUTES);
+            }
+            AtomicBoolean draining = new AtomicBoolean(true);
+            var dlqDrain = List.of(workers.submit(() -> consume(endpoints, stdDlq, names.get(stdDlq), seed, draining)),
+                    workers.submit(() -> consume(endpoints, fifoDlq, names.get(fifoDlq), seed, draining)));
+            drainUntilQuiet(Duration.ofSeconds(10));
+            draining.set(false);
+            for (var f : dlqDrain) {
+                f.get(2, TimeUnit.MINUTES);
+            }
+            workers.shutdownNow();
+
+            History.Findings findings = history.check(Map.of("nem-std", "nem-std-dlq", "nem-fifo.fifo",
+                    "nem-fifo-dlq.fifo"), Set.of("nem-fifo.fifo"), CLOCK_OFFSET_MS + 500);
+            System.out.printf("nemesis: %d faults injected %s; %s%s%n", injected, history.faultCounts(),
+                    findings.summary(), findings.details());
+            assertTrue(findings.acknowledged() > 100, "the workload ran: " + findings.summary());
+            assertTrue(findings.clean(), findings.summary() + findings.details());
+        }
+    }
+
+    private static String redrive(SqsClient admin, String dlqUrl) {
+        String arn = admin.getQueueAttributes(b -> b.queueUrl(dlqUrl).attributeNames(QueueAttributeName.QUEUE_ARN))
+                .attributes().get(QueueAttributeName.QUEUE_ARN);
+        return "{\"deadLetterTargetArn\":\"" + arn + "\",\"maxReceiveCount\":\"" + MAX_RECEIVES + "\"}";
+    }
+
+    /**
+     * A client without SDK retries (each call's outcome is what the history records) and a bounded call time (a
+     * paused frontend must not hold a worker for long).
+     */
+    static SqsClient client(URI endpoint) {
+        return SqsClient.builder().endpointOverride(endpoint).region(Region.US_EAST_1)
+                .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(
+                        SluiceProcess.ACCESS_KEY, SluiceProcess.SECRET_KEY)))
+                .httpClient(UrlConnectionHttpClient.builder().connectionTimeout(Duration.ofSeconds(2))
+                        .socketTimeout(Duration.ofSeconds(15)).build())
+                .overrideConfiguration(ClientOverrideConfiguration.builder()
+                        .apiCallAttemptTimeout(Duration.ofSeconds(15))
+                        .retryStrategy(b -> b.maxAttempts(1)).build())
+                .build();
+    }
+
+    /** Clients of every frontend; a worker moves to the next after a failure. */
+    static final class Frontends implements AutoCloseable {
+        final List<SqsClient> clients = new ArrayList<>();
+        int current;
+
+        Frontends(List<URI> endpoints, int first) {
+            endpoints.forEach(e -> clients.add(client(e)));
+            current = first % clients.size();
+        }
+
+        SqsClient get() {
+            return clients.get(current);
+        }
+
+        void failed() {
+            current = (current + 1) % clients.size();
+        }
+
+        @Override
+        public void close() {
+            clients.forEach(SqsClient::close);
+        }
+    }
+
+    /**
+     * Sends numbered messages until told to stop, ~20 a second; one in ten is poison. A FIFO producer owns its groups
+     * and resends a message whose outcome is unknown, and one in twenty on purpose, with the same deduplication id.
+     */
+    private void produce(List<URI> endpoints, String url, String queue, String producer, String groupPrefix,
+                         long seed) {
+        Random random = new Random(seed);
+        try (Frontends frontends = new Frontends(endpoints, (int) (seed & 1))) {
+            for (int n = 0; producing.get(); n++) {
+                boolean poison = random.nextInt(10) == 0;
+                String body = producer + "-" + n + (poison ? "-poison" : "");
+                String group = groupPrefix == null ? null : groupPrefix + "-" + (n % 4);
+                int attempts = 0;
+                boolean acknowledged = false;
+                while (!acknowledged && attempts++ < 20 && (producing.get() || groupPrefix != null)) {
+                    long start = History.now();
+                    String id = null;
+                    try {
+                        id = frontends.get().sendMessage(b -> {
+                            b.queueUrl(url).messageBody(body);
+                            if (group != null) {
+                                b.messageGroupId(group).messageDeduplicationId(body);
+                            }
+                        }).messageId();
+                        acknowledged = true;
+                    } catch (RuntimeException e) {
+                        frontends.failed();
+                        sleep(200);
+                    }
+                    history.sends.add(new History.Send(queue, body, group, group == null ? null : body, poison, start,
+                            History.now(), id));
+                    if (groupPrefix == null) {
+                        break; // standard queue: an unknown outcome is not retried (it may or may not be stored)
+                    }
+                }
+                if (acknowledged && groupPrefix != null && random.nextInt(20) == 0) {
+                    long start = History.now();
+                    try { // a deliberate duplicate inside the deduplication window: must not be stored again
+                        String id = frontends.get().sendMessage(b -> b.queueUrl(url).messageBody(body)
+                                .messageGroupId(group).messageDeduplicationId(body)).messageId();
+                        history.sends.add(new History.Send(queue, body, group, body, poison, start, History.now(),
+                                id));
+                    } catch (RuntimeException e) {
+                        frontends.failed();
+                    }
+                }
+                sleep(50);
+            }
+        }
+    }
+
+    /** Receives until told to stop; deletes what it processed, leaves poison alone, releases one in ten early. */
+    private void consume(List<URI> endpoints, String url, String queue, long seed, AtomicBoolean running) {
+        Random random = new Random(seed);
+        try (Frontends frontends = new Frontends(endpoints, (int) (seed & 1))) {
+            while (running.get()) {
+                long start = History.now();
+                List<Message> messages;
+                try {
+                    messages = frontends.get().receiveMessage(b -> b.queueUrl(url).maxNumberOfMessages(10)
+                            .waitTimeSeconds(1).visibilityTimeout(VISIBILITY)
+                            .messageSystemAttributeNames(MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT))
+                            .messages();
+                } catch (RuntimeException e) {
+                    frontends.failed();
+                    sleep(200);
+                    continue;
+                }
+                long end = History.now();
+                for (int i = 0; i < messages.size(); i++) {
+                    Message m = messages.get(i);
+                    int count = Integer.parseInt(m.attributes().getOrDefault(
+                            MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT, "0"));
+                    history.receives.add(new History.Receive(queue, m.body(), m.messageId(), m.receiptHandle(), count,
+                            start, end, VISIBILITY, i));
+                }
+                for (Message m : messages) {
+                    if (m.body().endsWith("-poison") && !queue.contains("dlq")) {
+                        continue; // never deleted: its lease runs out until the dead-letter queue takes it
+                    }
+                    boolean release = !queue.contains("dlq") && random.nextInt(10) == 0;
+                    long s = History.now();
+                    try {
+                        if (release) {
+                            // recorded whatever its outcome: one that timed out may still have been applied
+                            history.changes.add(new History.VisibilityChange(m.receiptHandle(), 0, s, s));
+                            frontends.get().changeMessageVisibility(b -> b.queueUrl(url)
+                                    .receiptHandle(m.receiptHandle()).visibilityTimeout(0));
+                        } else {
+                            frontends.get().deleteMessage(b -> b.queueUrl(url).receiptHandle(m.receiptHandle()));
+                            history.deletes.add(new History.Delete(m.receiptHandle(), s, History.now()));
+                        }
+                    } catch (RuntimeException e) {
+                        frontends.failed();
+                    }
+                }
+            }
+        }
+    }
+
+    /** Waits until no receive has returned a message for {@code quiet}, at most 5 minutes. */
+    private void drainUntilQuiet(Duration quiet) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
+        AtomicInteger before = new AtomicInteger(history.receives.size());
+        long quietSince = System.nanoTime();
+        while (System.nanoTime() < deadline) {
+            Thread.sleep(500);
+            int now = history.receives.size();
+            if (now != before.get()) {
+                before.set(now);
+                quietSince = System.nanoTime();
+            } else if (System.nanoTime() - quietSince > quiet.toNanos()) {
+                return;
+            }
+        }
+    }
+
+    /** One random fault, over when the cluster is whole again. */
+    private void injectOne(LocalCluster cluster, Random random) throws Exception {
+        List<LocalCluster.Member> all = cluster.members();
+        int kind = random.nextInt(10);
+        long start = History.now();
+        if (kind < 5) { // SIGKILL of any process, down 1-3 s, restarted
+            LocalCluster.Member victim = all.get(random.nextInt(all.size()));
+            cluster.kill(victim.name);
+            Thread.sleep(1_000 + random.nextInt(2_000));
+            cluster.start(victim.name);
+            history.faults.add(new History.Fault("kill", victim.name, start, History.now()));
+        } else if (kind < 8) { // SIGSTOP of a shard leader, longer than the election timeout (0.5-1 s)
+            String leader = cluster.shardLeader("nem-fifo.fifo", 0);
+            if (random.nextBoolean()) {
+                leader = cluster.shardLeader("nem-std", 0);
+            }
+            cluster.pause(leader);
+            Thread.sleep(2_000 + random.nextInt(2_000));
+            cluster.resume(leader);
+            history.faults.add(new History.Fault("pause", leader, start, History.now()));
+        } else { // a backend restarted with its clock shifted (within the allowed skew), later restarted right
+            List<LocalCluster.Member> backends = cluster.backends();
+            LocalCluster.Member victim = backends.get(random.nextInt(backends.size()));
+            int offset = random.nextBoolean() ? CLOCK_OFFSET_MS : -CLOCK_OFFSET_MS;
+            cluster.kill(victim.name);
+            cluster.start(victim.name, Map.of("SLUICE_TEST_CLOCK_OFFSET_MS", Integer.toString(offset)));
+            Thread.sleep(3_000 + random.nextInt(3_000));
+            cluster.kill(victim.name);
+            cluster.start(victim.name);
+            history.faults.add(new History.Fault("clock", victim.name + " " + offset + " ms", start, History.now()));
+        }
+    }
+
+    /** Resumes what is paused and starts what is down, then waits for every backend to be ready. */
+    private static void heal(LocalCluster cluster) throws Exception {
+        for (LocalCluster.Member m : cluster.members()) {
+            if (!m.alive()) {
+                cluster.start(m.name);
+            }
+        }
+        ClusterState.awaitTrue("every backend ready after the faults", Duration.ofMinutes(3),
+                () -> cluster.backends().stream().allMatch(b -> b.readyStatus() == 200), cluster::state);
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
