@@ -13,7 +13,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
@@ -115,17 +114,22 @@ class NemesisIT {
                 f.get(2, TimeUnit.MINUTES);
             }
             heal(cluster);
-            // every poison message needs MAX_RECEIVES leases to expire before it is handed off: give them time
-            drainUntilQuiet(Duration.ofSeconds((long) VISIBILITY * (MAX_RECEIVES + 2) + 10));
-            consuming.set(false);
-            for (var f : consumers) {
-                f.get(2, TimeUnit.MINUTES);
-            }
+            // drain: the consumers go on and the dead-letter queues are drained too, until every acknowledged send is
+            // accounted for, or nothing new has arrived for long enough (a poison message needs MAX_RECEIVES leases
+            // to run out, then its hand-off; a FIFO group behind it waits as long)
             AtomicBoolean draining = new AtomicBoolean(true);
             var dlqDrain = List.of(workers.submit(() -> consume(endpoints, stdDlq, names.get(stdDlq), seed, draining)),
                     workers.submit(() -> consume(endpoints, fifoDlq, names.get(fifoDlq), seed, draining)));
-            drainUntilQuiet(Duration.ofSeconds(10));
+            long drainStarted = System.nanoTime();
+            int outstanding = drainUntilAccountedFor(Map.of("nem-std", "nem-std-dlq", "nem-fifo.fifo",
+                    "nem-fifo-dlq.fifo"), Duration.ofSeconds((long) VISIBILITY * (MAX_RECEIVES + 2) * 4));
+            System.out.printf("nemesis: drained in %d s, %d acknowledged sends not accounted for%n",
+                    TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - drainStarted), outstanding);
+            consuming.set(false);
             draining.set(false);
+            for (var f : consumers) {
+                f.get(2, TimeUnit.MINUTES);
+            }
             for (var f : dlqDrain) {
                 f.get(2, TimeUnit.MINUTES);
             }
@@ -232,7 +236,7 @@ class NemesisIT {
                         frontends.failed();
                     }
                 }
-                sleep(50);
+                sleep(groupPrefix == null ? 50 : 100); // a FIFO group drains one message at a time
             }
         }
     }
@@ -286,21 +290,42 @@ class NemesisIT {
         }
     }
 
-    /** Waits until no receive has returned a message for {@code quiet}, at most 5 minutes. */
-    private void drainUntilQuiet(Duration quiet) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
-        AtomicInteger before = new AtomicInteger(history.receives.size());
-        long quietSince = System.nanoTime();
+    /**
+     * Waits until every acknowledged send is accounted for (received from its queue, a poison message from its
+     * dead-letter queue), or until no new message has been received for {@code stalled}, at most 20 minutes (a backlog
+     * built up under the faults drains at the consumers' pace). Returns how many are still not accounted for.
+     */
+    private int drainUntilAccountedFor(Map<String, String> deadLetterQueueOf, Duration stalled)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(20);
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        int read = 0;
+        long progressAt = System.nanoTime();
+        int outstanding = Integer.MAX_VALUE;
         while (System.nanoTime() < deadline) {
-            Thread.sleep(500);
-            int now = history.receives.size();
-            if (now != before.get()) {
-                before.set(now);
-                quietSince = System.nanoTime();
-            } else if (System.nanoTime() - quietSince > quiet.toNanos()) {
-                return;
+            Thread.sleep(1_000);
+            List<History.Receive> all = new ArrayList<>(history.receives);
+            for (int i = read; i < all.size(); i++) {
+                if (seen.add(all.get(i).queue() + "|" + all.get(i).body())) {
+                    progressAt = System.nanoTime();
+                }
+            }
+            read = all.size();
+            outstanding = 0;
+            for (History.Send s : history.sends) {
+                if (s.messageId() == null) {
+                    continue;
+                }
+                String dlq = deadLetterQueueOf.get(s.queue());
+                boolean done = seen.contains(dlq + "|" + s.body()) || (!s.poison() && seen.contains(s.queue() + "|"
+                        + s.body()));
+                outstanding += done ? 0 : 1;
+            }
+            if (outstanding == 0 || System.nanoTime() - progressAt > stalled.toNanos()) {
+                return outstanding;
             }
         }
+        return outstanding;
     }
 
     /** One random fault, over when the cluster is whole again. */

@@ -466,9 +466,11 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
                     .build()) { // bounded: the next agent tick tries again
                 java.util.List<RaftPeer> step = nextMembership(before, target.getPeers());
                 if (step.stream().noneMatch(p -> p.getId().equals(division.getId()))) {
-                    // A Ratis 3.2.0 leader that commits its own removal closes itself from its own state thread and
-                    // never finishes closing (RATIS-2345): it hands the leadership to a member that stays, which
-                    // then makes the change with this backend a follower (told to drop its copy).
+                    // A Ratis 3.2.0 leader that commits its own removal closes itself from its own state thread, and
+                    // here it never finished closing: removing its group then hung (seen moving a one-replica shard;
+                    // ratis-notes.md lists a leader step-down deadlock fixed in 3.2.1, RATIS-2345). So it hands the
+                    // leadership to a member that stays, which makes the change with this backend a follower (then
+                    // told to drop its copy).
                     RaftPeer heir = step.stream().filter(p -> before.stream().anyMatch(b -> b.getId().equals(p.getId())))
                             .findFirst().orElse(null);
                     if (heir == null) {
