@@ -312,8 +312,8 @@ public final class BackendAgent implements AutoCloseable {
                 continue;
             }
             if (!shard.replicas().contains(id)) {
-                // replaced here: while this backend still leads the group it drives the change that removes it
-                // (Ratis commits the new membership, then this leader steps down); once that is committed, it leaves
+                // replaced here: while this backend still leads the group it hands the leadership to a replica that
+                // stays, which then makes the change (BackendServer.reconfigure); once that is committed, it leaves
                 backend.reconfigure(group(image, shard));
                 backend.leave(gid);
             } else {
