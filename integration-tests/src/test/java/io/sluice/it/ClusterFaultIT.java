@@ -90,18 +90,19 @@ class ClusterFaultIT {
 
         /** The processes holding shard replicas ({@code backend-n} or {@code node-n}) and their admin ports. */
         Map<String, Integer> shardHosts() {
-            Map<String, Integer> ports = new LinkedHashMap<>();
-            for (int n = 1; n <= 3; n++) {
-                ports.put(split() ? "backend-" + n : "node-" + n, base + (split() ? 210 : 310) + n);
-            }
-            return ports;
+            return processes("backend", 210);
         }
 
         /** The metadata members ({@code metadata-n} or {@code node-n}) and their admin ports. */
         Map<String, Integer> metadataMembers() {
+            return processes("metadata", 110);
+        }
+
+        /** {@code role-n} at admin port base + offset + n when split; every {@code node-n} (B+310+n) when combined. */
+        private Map<String, Integer> processes(String role, int adminOffset) {
             Map<String, Integer> ports = new LinkedHashMap<>();
             for (int n = 1; n <= 3; n++) {
-                ports.put(split() ? "metadata-" + n : "node-" + n, base + (split() ? 110 : 310) + n);
+                ports.put((split() ? role : "node") + "-" + n, base + (split() ? adminOffset : 310) + n);
             }
             return ports;
         }

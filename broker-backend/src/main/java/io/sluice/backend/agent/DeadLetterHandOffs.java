@@ -163,16 +163,17 @@ public final class DeadLetterHandOffs implements PartitionService.EffectListener
             done = CompletableFuture.failedFuture(e);
         }
         done.whenComplete((v, e) -> {
-            inProgress.remove(key);
             if (e == null) {
                 retries.remove(key);
+                inProgress.remove(key);
                 return;
             }
-            failed.incrementAndGet();
             Retry previous = retries.get(key);
             int failures = previous == null ? 1 : previous.failures() + 1;
             long delay = Math.min(MAX_RETRY_MILLIS, FIRST_RETRY_MILLIS << Math.min(failures - 1, 20));
             retries.put(key, new Retry(failures, nanoTime.getAsLong() + TimeUnit.MILLISECONDS.toNanos(delay)));
+            inProgress.remove(key);
+            failed.incrementAndGet(); // last: a failed attempt counted is fully booked
             Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null
                     ? e.getCause() : e;
             if (failures == 1 || failures % 10 == 0) {

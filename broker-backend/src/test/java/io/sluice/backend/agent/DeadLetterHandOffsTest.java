@@ -27,6 +27,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -182,20 +183,26 @@ class DeadLetterHandOffsTest {
     @Test
     void anUnreachableDeadLetterQueueKeepsItPendingWithGrowingDelaysThenOneCopy() throws Exception {
         partitions.deadLetterQueueDown = true;
-        try (DeadLetterHandOffs driver = driver()) {
-            shard.addListener(driver);
-            driver.start();
+        java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong();
+        try (DeadLetterHandOffs driver = new DeadLetterHandOffs(catalog::image, partitions,
+                () -> shard.pendingDeadLetters().join(), nanos::get)) {
             handOff("a");
             handOff("b");
-            Thread.sleep(4_500);
+            // a scan every second of the driver's (manual) clock: each hand-off is tried at 0 s, again 1 s after its
+            // failure, then 2 s after the next (at 3 s), then not before 7 s: not once per scan
+            long[] failedAfterScanAt = {2, 4, 4, 6, 6};
+            for (int t = 0; t < failedAfterScanAt.length; t++) {
+                nanos.set(TimeUnit.SECONDS.toNanos(t));
+                driver.scan();
+                long want = failedAfterScanAt[t];
+                await().atMost(Duration.ofSeconds(30)).until(() -> driver.failedAttempts() == want);
+            }
             assertEquals(2, shard.counts(src).join().deadLetterPending(), "pending while the queue is unreachable");
-            // each tried at once (effect and first scan), then after 1 s and 2 s more: at most 4 attempts each
-            // in 4.5 s, not one per scan (a failing downstream is not hammered)
-            long attempts = driver.failedAttempts();
-            assertTrue(attempts >= 4 && attempts <= 8, "retries back off: " + attempts + " failed attempts");
             assertEquals(0, shard.counts(dead).join().visible());
 
             partitions.deadLetterQueueDown = false;
+            nanos.set(TimeUnit.SECONDS.toNanos(7));
+            driver.scan();
             await().atMost(Duration.ofSeconds(60)).until(() -> shard.counts(src).join().deadLetterPending() == 0);
             assertEquals(2, shard.counts(dead).join().visible(), "one copy of each");
             assertEquals(2, driver.moved());
