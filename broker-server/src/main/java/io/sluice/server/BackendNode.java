@@ -5,6 +5,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sluice.backend.agent.BackendAgent;
 import io.sluice.backend.agent.DeadLetterHandOffs;
 import io.sluice.backend.agent.LostDiskGuard;
+import io.sluice.backend.agent.MoveTaskDriver;
 import io.sluice.backend.metrics.QueueMetrics;
 import io.sluice.backend.metrics.ShardMetrics;
 import io.sluice.backend.raft.BackendServer;
@@ -38,6 +39,7 @@ public final class BackendNode implements AutoCloseable {
     private BackendAgent agent;
     private ShardedPartitionService handOffPartitions;
     private DeadLetterHandOffs handOffs;
+    private MoveTaskDriver moveTasks;
     private AdminServer admin;
     private InetSocketAddress adminAddress;
     private volatile boolean serving;
@@ -97,6 +99,9 @@ public final class BackendNode implements AutoCloseable {
                 System::nanoTime);
         backend.addEffectListener(handOffs);
         handOffs.start().bindMetrics(registry);
+        // the message move tasks of the dead-letter queues' partitions it leads, with the same client
+        moveTasks = new MoveTaskDriver(catalog::image, handOffPartitions, backend::moveTasksToDrive);
+        moveTasks.start().bindMetrics(registry);
         registry.gauge("sluice.clock.offset.seconds", backend.clock(), c -> c.offsetMillis() / 1000.0);
         registry.getPrometheusRegistry().register(new ShardMetrics(backend, agent::shardName, agent::catalogReplicas));
         registry.getPrometheusRegistry().register(new QueueMetrics(agent::primaryPartitions, SystemClock.INSTANCE));
@@ -141,6 +146,9 @@ public final class BackendNode implements AutoCloseable {
         serving = false;
         if (agent != null) {
             agent.close();
+        }
+        if (moveTasks != null) {
+            moveTasks.close();
         }
         if (handOffs != null) {
             handOffs.close();

@@ -19,6 +19,7 @@ import io.sluice.frontend.http.AccessKeyRateLimiter;
 import io.sluice.frontend.http.SqsHttpServer;
 import io.sluice.frontend.http.SqsRequestProcessor;
 import io.sluice.backend.agent.DeadLetterHandOffs;
+import io.sluice.backend.agent.MoveTaskDriver;
 import io.sluice.frontend.service.LongPolls;
 import io.sluice.frontend.service.MoveTasks;
 import io.sluice.frontend.service.ReceiptHandleSeal;
@@ -81,6 +82,7 @@ public final class DevServer implements AutoCloseable {
     private final boolean frontendOnly;
     private io.sluice.backend.raft.ShardedPartitionService sharded;
     private DeadLetterHandOffs handOffs;
+    private MoveTaskDriver moveTaskDriver;
 
     public DevServer(ServerConfig config) {
         this(config, false);
@@ -158,8 +160,9 @@ public final class DevServer implements AutoCloseable {
                     System::nanoTime);
             local.addListener(handOffs);
             handOffs.start();
+            moveTaskDriver = new MoveTaskDriver(catalog::image, local, () -> local.moveTasksToDrive().join()).start();
         }
-        MoveTasks moveTasks = new MoveTasks(services, scheduler);
+        MoveTasks moveTasks = new MoveTasks(services);
 
         PrometheusMeterRegistry registry = sharedRegistry;
         if (registry == null) {
@@ -169,6 +172,7 @@ public final class DevServer implements AutoCloseable {
         registry.gauge("sqs.long_polls.parked", longPolls, LongPolls::parked);
         if (handOffs != null) {
             handOffs.bindMetrics(registry);
+            moveTaskDriver.bindMetrics(registry);
         }
         if (shard != null) { // dev: this process is the primary of every partition (in a cluster, the backends export)
             LocalShard local = shard;
@@ -456,6 +460,9 @@ public final class DevServer implements AutoCloseable {
         }
         if (longPolls != null) {
             longPolls.close();
+        }
+        if (moveTaskDriver != null) {
+            moveTaskDriver.close();
         }
         if (handOffs != null) {
             handOffs.close();

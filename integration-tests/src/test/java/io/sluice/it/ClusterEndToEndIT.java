@@ -18,7 +18,10 @@ import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import software.amazon.awssdk.services.sqs.SqsClient;
+import software.amazon.awssdk.services.sqs.model.ListMessageMoveTasksResultEntry;
 import software.amazon.awssdk.services.sqs.model.Message;
+import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
+import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
 
 /**
  * The cluster end to end with real processes, through the AWS SDK: in the split topology 3 metadata members, 3
@@ -26,7 +29,7 @@ import software.amazon.awssdk.services.sqs.model.Message;
  * {@code -Dsluice.topologies=split,combined}) three {@code sluice node} processes. A long poll through a shard wakes on a send; the leader
  * of the queue's shard is killed with SIGKILL in the middle of sends: no acknowledged message is lost (duplicates are
  * counted and printed); twelve 1 MiB messages sent at once come back intact; a deleted queue's partition is retired on
- * every replica.
+ * every replica; a message move task finishes after a SIGKILL of the node driving it, every message moved once.
  */
 class ClusterEndToEndIT {
 
@@ -129,6 +132,74 @@ class ClusterEndToEndIT {
                 await().atMost(Duration.ofSeconds(60)).until(() -> replicas.stream()
                         .allMatch(b -> b.livePartitions(doomedGroup) == before.get(b) - 1));
             }
+            cluster.start(leader); // back, so that another backend may go down without losing the majority
+            await().atMost(Duration.ofSeconds(60)).until(() -> cluster.member(leader).hostedShards() == 2);
+            moveTaskSurvivesAKillOfTheNodeDrivingIt(cluster);
         }
+    }
+
+    /**
+     * A message move task is replicated state of its dead-letter queue's partition, driven by that partition's
+     * primary: killed (SIGKILL) while the task moves (paced at 10 messages/s), the new primary finishes it, and every
+     * message is moved exactly once (the batch the dead primary had leased is finished by the next one; its copies,
+     * if made twice, are stored once).
+     */
+    private static void moveTaskSurvivesAKillOfTheNodeDrivingIt(LocalCluster cluster) throws Exception {
+        try (SqsClient setup = cluster.sqs(0)) {
+            String dlq = setup.createQueue(b -> b.queueName("parked")).queueUrl();
+            String dlqArn = arnOf(setup, dlq);
+            setup.createQueue(b -> b.queueName("redriving").attributes(Map.of(QueueAttributeName.REDRIVE_POLICY,
+                    "{\"deadLetterTargetArn\":\"" + dlqArn + "\",\"maxReceiveCount\":\"3\"}")));
+            String destination = setup.createQueue(b -> b.queueName("moved-to")).queueUrl();
+            String destinationArn = arnOf(setup, destination);
+            Set<String> parked = new HashSet<>();
+            for (int i = 0; i < 6; i++) {
+                int batch = i;
+                setup.sendMessageBatch(b -> b.queueUrl(dlq).entries(java.util.stream.IntStream.range(0, 10)
+                        .mapToObj(n -> SendMessageBatchRequestEntry.builder().id("e" + n).messageBody(
+                                "parked " + batch + "/" + n).build()).toList()))
+                        .successful().forEach(r -> parked.add(r.messageId()));
+            }
+            assertEquals(60, parked.size());
+            String driver = cluster.shardLeader("parked", 0);
+            try (SqsClient sqs = SqsClients.client(cluster.frontendOtherThan(driver).endpoint())) {
+                sqs.startMessageMoveTask(b -> b.sourceArn(dlqArn).destinationArn(destinationArn)
+                        .maxNumberOfMessagesPerSecond(10));
+                await().atMost(Duration.ofSeconds(60)).until(() -> task(sqs, dlqArn)
+                        .approximateNumberOfMessagesMoved() >= 15);
+                cluster.kill(driver);
+                long movedAtKill = task(sqs, dlqArn).approximateNumberOfMessagesMoved();
+                System.out.printf("move task: primary %s killed after %d of 60 moved%n", driver, movedAtKill);
+                ListMessageMoveTasksResultEntry done = await().atMost(Duration.ofSeconds(120))
+                        .ignoreExceptions().until(() -> task(sqs, dlqArn), t -> "COMPLETED".equals(t.status()));
+                assertEquals(60L, done.approximateNumberOfMessagesMoved(), done.toString());
+                assertEquals(60L, done.approximateNumberOfMessagesToMove(), done.toString());
+
+                Map<String, Integer> copies = new java.util.HashMap<>();
+                List<Message> got;
+                do {
+                    got = sqs.receiveMessage(b -> b.queueUrl(destination).maxNumberOfMessages(10)
+                            .visibilityTimeout(120).waitTimeSeconds(2)).messages();
+                    got.forEach(m -> copies.merge(m.messageId(), 1, Integer::sum));
+                } while (!got.isEmpty());
+                assertEquals(parked, copies.keySet(), "every parked message moved, with its id");
+                assertTrue(copies.values().stream().allMatch(c -> c == 1), "each moved once: " + copies);
+                Map<QueueAttributeName, String> left = sqs.getQueueAttributes(b -> b.queueUrl(dlq).attributeNames(
+                        QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES,
+                        QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE)).attributes();
+                assertEquals("0", left.get(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES), left.toString());
+                assertEquals("0", left.get(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_NOT_VISIBLE),
+                        left.toString());
+            }
+        }
+    }
+
+    private static String arnOf(SqsClient sqs, String url) {
+        return sqs.getQueueAttributes(b -> b.queueUrl(url).attributeNames(QueueAttributeName.QUEUE_ARN))
+                .attributes().get(QueueAttributeName.QUEUE_ARN);
+    }
+
+    private static ListMessageMoveTasksResultEntry task(SqsClient sqs, String sourceArn) {
+        return sqs.listMessageMoveTasks(b -> b.sourceArn(sourceArn)).results().get(0);
     }
 }

@@ -90,6 +90,21 @@ public final class CommandCodec {
             a.seqs().forEach(w::i64);
         } else if (c instanceof PartitionCommand.Retire r) {
             w.u8(r.handOff() ? 1 : 0);
+        } else if (c instanceof PartitionCommand.StartMoveTask st) {
+            w.str(st.taskId());
+            w.str(st.destinationArn());
+            w.i32(st.ratePerSecond());
+            w.i64(st.startedMillis());
+        } else if (c instanceof PartitionCommand.CancelMoveTask ct) {
+            w.str(ct.taskId());
+        } else if (c instanceof PartitionCommand.LeaseMoveBatch l) {
+            w.str(l.taskId());
+            w.i32(l.maxMessages());
+        } else if (c instanceof PartitionCommand.FinishMoveBatch f) {
+            w.str(f.taskId());
+            w.i32(f.movedSeqs().size());
+            f.movedSeqs().forEach(w::i64);
+            w.str(f.failureReason());
         } else if (!(c instanceof PartitionCommand.Purge)) {
             throw new IllegalArgumentException("no codec for " + c.getClass());
         }
@@ -134,6 +149,18 @@ public final class CommandCodec {
                 yield new PartitionCommand.AcknowledgeDeadLetters(seqs);
             }
             case 9 -> new PartitionCommand.Retire(r.u8() != 0);
+            case 10 -> new PartitionCommand.StartMoveTask(r.str(), r.str(), r.i32(), r.i64());
+            case 11 -> new PartitionCommand.CancelMoveTask(r.str());
+            case 12 -> new PartitionCommand.LeaseMoveBatch(r.str(), r.i32());
+            case 13 -> {
+                String taskId = r.str();
+                int n = count(r.i32());
+                List<Long> seqs = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    seqs.add(r.i64());
+                }
+                yield new PartitionCommand.FinishMoveBatch(taskId, seqs, r.str());
+            }
             default -> throw new IllegalArgumentException("unknown command type " + type);
         };
     }

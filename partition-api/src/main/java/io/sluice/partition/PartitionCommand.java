@@ -20,6 +20,10 @@ import java.util.Objects;
  *   <tr><td>7</td><td>Expire</td><td>0.1</td></tr>
  *   <tr><td>8</td><td>AcknowledgeDeadLetters</td><td>0.1</td></tr>
  *   <tr><td>9</td><td>Retire</td><td>0.1</td></tr>
+ *   <tr><td>10</td><td>StartMoveTask</td><td>0.2</td></tr>
+ *   <tr><td>11</td><td>CancelMoveTask</td><td>0.2</td></tr>
+ *   <tr><td>12</td><td>LeaseMoveBatch</td><td>0.2</td></tr>
+ *   <tr><td>13</td><td>FinishMoveBatch</td><td>0.2</td></tr>
  * </table>
  */
 public sealed interface PartitionCommand {
@@ -128,6 +132,69 @@ public sealed interface PartitionCommand {
         @Override
         public int typeId() {
             return 9;
+        }
+    }
+
+    /**
+     * Starts this partition's share of a message move task (see {@link MoveTask}): answers {@code Count(toMove)}, the
+     * messages visible now, or {@code Rejected} when a task is already running here.
+     *
+     * @param ratePerSecond the task's rate over all partitions, or 0 for no limit
+     */
+    record StartMoveTask(String taskId, String destinationArn, int ratePerSecond, long startedMillis)
+            implements PartitionCommand {
+        public StartMoveTask {
+            Objects.requireNonNull(taskId, "taskId");
+        }
+
+        @Override
+        public int typeId() {
+            return 10;
+        }
+    }
+
+    /** Cancels a running task: answers {@code Count(moved)}, or {@code Rejected} for an unknown or finished task. */
+    record CancelMoveTask(String taskId) implements PartitionCommand {
+        public CancelMoveTask {
+            Objects.requireNonNull(taskId, "taskId");
+        }
+
+        @Override
+        public int typeId() {
+            return 11;
+        }
+    }
+
+    /**
+     * The next batch of a task: leases up to {@code maxMessages} visible messages to it (no receive counted) and
+     * answers them as {@code Received}; a batch leased before and not finished is answered again instead. An empty
+     * answer means there is nothing left to do: the task completed here (or is no longer running).
+     */
+    record LeaseMoveBatch(String taskId, int maxMessages) implements PartitionCommand {
+        public LeaseMoveBatch {
+            Objects.requireNonNull(taskId, "taskId");
+        }
+
+        @Override
+        public int typeId() {
+            return 12;
+        }
+    }
+
+    /**
+     * The messages {@code movedSeqs} of the task's leased batch are stored at their destination: remove them here and
+     * count them. With a {@code failureReason} (a destination refused a copy) the task fails and the rest of the batch
+     * becomes visible again. Answers {@code Count} of the messages removed.
+     */
+    record FinishMoveBatch(String taskId, List<Long> movedSeqs, String failureReason) implements PartitionCommand {
+        public FinishMoveBatch {
+            Objects.requireNonNull(taskId, "taskId");
+            movedSeqs = List.copyOf(movedSeqs);
+        }
+
+        @Override
+        public int typeId() {
+            return 13;
         }
     }
 }

@@ -32,6 +32,9 @@ public interface PartitionService {
     /** The stored copy of a message, or null if it is gone. */
     CompletableFuture<StoredMessage> readMessage(PartitionId partition, long seq);
 
+    /** The partition's message move tasks, newest first (none for a partition that does not exist). */
+    CompletableFuture<List<MoveTask>> moveTasks(PartitionId partition);
+
     /** Registers for effects of every command applied here (called on the service's thread: do not block). */
     void addListener(EffectListener listener);
 

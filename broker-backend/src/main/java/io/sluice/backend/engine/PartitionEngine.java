@@ -71,7 +71,7 @@ public final class PartitionEngine {
 
     /**
      * Rebuilds a partition's in-memory index from the store: reads its config, meta, message states (not bodies),
-     * deduplication entries and receive attempts. Empty when the store has no such partition.
+     * deduplication entries, receive attempts and move tasks. Empty when the store has no such partition.
      */
     public static Optional<PartitionEngine> open(ShardStore store, PartitionId id) {
         PartitionKeys keys = new PartitionKeys(id);
@@ -90,7 +90,11 @@ public final class PartitionEngine {
         List<ReceiveAttempts.Attempt> attempts = new ArrayList<>();
         store.scan(keys.typePrefix(PartitionKeys.ATTEMPT), keys.typeEnd(PartitionKeys.ATTEMPT),
                 (k, v) -> attempts.add(RecordCodec.decodeAttempt(PartitionKeys.suffixOf(k), v)));
+        List<io.sluice.partition.MoveTask> tasks = new ArrayList<>();
+        store.scan(keys.typePrefix(PartitionKeys.MOVE_TASK), keys.typeEnd(PartitionKeys.MOVE_TASK),
+                (k, v) -> tasks.add(io.sluice.partition.MoveTask.decode(v)));
         state.recover(RecordCodec.decodeMeta(metaBytes), states, dedup, attempts);
+        state.moveTasks.recover(tasks);
         return Optional.of(new PartitionEngine(store, state));
     }
 

@@ -17,6 +17,7 @@ import java.util.Arrays;
  *   s seq(8)          message state (visibility, receive count, ...; rewritten on every lease)
  *   d dedupKey        FIFO deduplication entry
  *   a attemptId       FIFO receive-attempt record
+ *   t taskId          message move task (this partition's share)
  * </pre>
  *
  * Bodies ({@code b}) and states ({@code s}) live in separate ranges so that rebuilding the in-memory index at
@@ -31,6 +32,7 @@ public final class PartitionKeys {
     static final byte STATE = 's';
     static final byte DEDUP = 'd';
     static final byte ATTEMPT = 'a';
+    static final byte MOVE_TASK = 't';
 
     public static final int PREFIX_LENGTH = 12;
 
@@ -80,6 +82,11 @@ public final class PartitionKeys {
     public byte[] attempt(String attemptId) {
         byte[] k = attemptId.getBytes(StandardCharsets.UTF_8);
         return typed(ATTEMPT, k.length).put(k).array();
+    }
+
+    public byte[] moveTask(String taskId) {
+        byte[] k = taskId.getBytes(StandardCharsets.UTF_8);
+        return typed(MOVE_TASK, k.length).put(k).array();
     }
 
     /** The prefix of all keys of one record type: {@code prefix type}. */

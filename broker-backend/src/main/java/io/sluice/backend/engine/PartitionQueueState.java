@@ -56,6 +56,7 @@ public final class PartitionQueueState {
 
     private final ReceiveCommands receives = new ReceiveCommands(this);
     private final ReceiptHandleCommands handles = new ReceiptHandleCommands(this);
+    final MoveTasks moveTasks = new MoveTasks(this, receives);
 
     /** Per-apply scratch: what the current command stores and triggers. */
     List<Mutation> mutations;
@@ -97,7 +98,7 @@ public final class PartitionQueueState {
             response = new Rejected(SqsError.QUEUE_DOES_NOT_EXIST.failure());
         } else {
             response = dispatch(command, now);
-            mayWake |= !(command instanceof Receive);
+            mayWake |= !(command instanceof Receive) && !(command instanceof PartitionCommand.LeaseMoveBatch);
         }
         mutations.add(new Mutation.Put(keys.meta(), RecordCodec.encodeMeta(meta())));
         if (mayWake && hasDeliverable()) {
@@ -128,6 +129,14 @@ public final class PartitionQueueState {
             return acknowledgeDeadLetters(a);
         } else if (command instanceof Retire r) {
             return retire(r.handOff());
+        } else if (command instanceof PartitionCommand.StartMoveTask st) {
+            return moveTasks.start(st, now);
+        } else if (command instanceof PartitionCommand.CancelMoveTask ct) {
+            return moveTasks.cancel(ct);
+        } else if (command instanceof PartitionCommand.LeaseMoveBatch l) {
+            return moveTasks.lease(l, now);
+        } else if (command instanceof PartitionCommand.FinishMoveBatch f) {
+            return moveTasks.finish(f, now);
         }
         throw new IllegalArgumentException("unknown command " + command.getClass());
     }
@@ -385,6 +394,7 @@ public final class PartitionQueueState {
         }
         int dropped = index.size();
         index.clear();
+        moveTasks.clear();
         mutations.add(new Mutation.DeleteRange(keys.rangeStart(), keys.rangeEnd()));
         mutations.add(new Mutation.Put(keys.config(), PayloadCodec.encodeConfig(config)));
         return new Count(dropped);
@@ -470,10 +480,20 @@ public final class PartitionQueueState {
         return out;
     }
 
+    /** The partition's message move tasks, newest first. */
+    public List<io.sluice.partition.MoveTask> moveTasks() {
+        return moveTasks.list();
+    }
+
+    /** Move tasks a driver has work on (running, or with a batch to finish). */
+    public List<io.sluice.partition.MoveTask> moveTasksToDrive() {
+        return retired ? List.of() : moveTasks.toDrive();
+    }
+
     /** A canonical description of the whole state; equal strings mean equal states. For tests and debugging. */
     public String describe() {
         return "partition=" + id + " config=" + config + " nextSeq=" + nextSeq + " lastPurge=" + lastPurgeMillis
                 + " retired=" + retired + " totals=" + totals.snapshot() + "\n" + index.describe() + "dedup=" + dedup.snapshot(e -> e) + "\nattempts="
-                + attempts.snapshot(ReceiveAttempts.Attempt::describe) + "\n";
+                + attempts.snapshot(ReceiveAttempts.Attempt::describe) + "\nmoveTasks=" + moveTasks.describe() + "\n";
     }
 }

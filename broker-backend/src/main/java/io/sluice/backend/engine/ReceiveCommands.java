@@ -48,6 +48,27 @@ final class ReceiveCommands {
         List<MessageEntry> chosen = new ArrayList<>(capacity);
         List<MessageEntry> expired = new ArrayList<>();
         List<MessageEntry> exhausted = new ArrayList<>();
+        choose(capacity, now, chosen, expired, exhausted);
+        for (MessageEntry e : expired) {
+            s.expireOne(e);
+        }
+        for (MessageEntry e : exhausted) {
+            s.deadLetter(e, DeadLetterReason.MAX_RECEIVES_EXCEEDED);
+        }
+        List<Delivery> deliveries = lease(chosen, now, visibilitySeconds, true);
+        if (attemptId != null && !deliveries.isEmpty()) {
+            rememberAttempt(attemptId, chosen, now);
+        }
+        return new Received(deliveries);
+    }
+
+    /**
+     * Picks up to {@code capacity} visible messages in delivery order (FIFO: a ready group's visible run, a group at a
+     * time), sorting out those past retention ({@code expired}) and, when {@code exhausted} is given, those whose
+     * receive would exceed the redrive policy's maxReceiveCount.
+     */
+    private void choose(int capacity, long now, List<MessageEntry> chosen, List<MessageEntry> expired,
+                        List<MessageEntry> exhausted) {
         if (s.config.fifo()) {
             Set<FifoGroup> visited = new HashSet<>();
             for (FifoGroup g : s.index.readyGroups()) {
@@ -72,17 +93,52 @@ final class ReceiveCommands {
                 classifyCandidate(e, now, chosen, expired, exhausted);
             }
         }
+    }
+
+    /**
+     * Leases up to {@code max} visible messages to a message move task until {@code now + leaseSeconds}: in delivery
+     * order, without counting a receive (a moved message starts afresh at its destination) and outside the in-flight
+     * limit. Messages past retention are expired on the way, as a receive would.
+     */
+    List<Delivery> leaseForMove(int max, int leaseSeconds, long now) {
+        List<MessageEntry> chosen = new ArrayList<>(max);
+        List<MessageEntry> expired = new ArrayList<>();
+        choose(max, now, chosen, expired, null);
         for (MessageEntry e : expired) {
             s.expireOne(e);
         }
-        for (MessageEntry e : exhausted) {
-            s.deadLetter(e, DeadLetterReason.MAX_RECEIVES_EXCEEDED);
+        return lease(chosen, now, leaseSeconds, false);
+    }
+
+    /** Extends a move task's lease on the messages of {@code seqs} still here; answers them. */
+    List<Delivery> renewMoveLease(List<Long> seqs, int leaseSeconds, long now) {
+        List<MessageEntry> present = new ArrayList<>(seqs.size());
+        for (long seq : seqs) {
+            MessageEntry e = s.index.get(seq);
+            if (e != null && !e.isDeadLetterPending()) {
+                present.add(e);
+            }
         }
-        List<Delivery> deliveries = lease(chosen, now, visibilitySeconds, true);
-        if (attemptId != null && !deliveries.isEmpty()) {
-            rememberAttempt(attemptId, chosen, now);
+        return lease(present, now, leaseSeconds, false);
+    }
+
+    /** Ends a move task's lease on a message it did not move: visible again now. */
+    void releaseMoveLease(long seq, long now) {
+        MessageEntry e = s.index.get(seq);
+        if (e != null && !e.isDeadLetterPending() && e.visibleAtMillis > now) {
+            s.index.update(e, m -> m.visibleAtMillis = now);
+            s.putState(e);
         }
-        return new Received(deliveries);
+    }
+
+    /** Removes a message a move task copied to its destination (counted as deleted here). */
+    void removeMoved(long seq) {
+        MessageEntry e = s.index.get(seq);
+        if (e != null && !e.isDeadLetterPending()) {
+            s.index.remove(e);
+            s.deleteMessageKeys(seq);
+            s.totals.deleted++;
+        }
     }
 
     /**
@@ -116,7 +172,7 @@ final class ReceiveCommands {
                                    List<MessageEntry> exhausted) {
         if (s.isExpired(e, now)) {
             expired.add(e);
-        } else if (s.config.hasDeadLetterQueue() && e.receiveCount + 1 > s.config.maxReceiveCount()) {
+        } else if (exhausted != null && s.config.hasDeadLetterQueue() && e.receiveCount + 1 > s.config.maxReceiveCount()) {
             exhausted.add(e);
         } else {
             chosen.add(e);

@@ -198,6 +198,20 @@ public final class ShardPartitions {
         return pending;
     }
 
+    /** A partition's message move tasks, newest first (none if the store has no such partition). */
+    public List<io.sluice.partition.MoveTask> moveTasks(PartitionId id) {
+        PartitionEngine engine = reader(id);
+        return engine == null ? List.of() : engine.state().moveTasks();
+    }
+
+    /** The move tasks with work to do, of every partition opened here. */
+    public List<io.sluice.partition.MoveTask.Located> moveTasksToDrive() {
+        List<io.sluice.partition.MoveTask.Located> out = new ArrayList<>();
+        engines.forEach((id, e) -> e.state().moveTasksToDrive()
+                .forEach(t -> out.add(new io.sluice.partition.MoveTask.Located(id, t))));
+        return out;
+    }
+
     /** A stored message, or null if the partition or the message is gone (deleted, purged or expired since). */
     public StoredMessage readMessage(PartitionId id, long seq) {
         PartitionEngine engine = reader(id);

@@ -153,6 +153,16 @@ public final class LocalShard implements PartitionService, AutoCloseable {
     }
 
     @Override
+    public CompletableFuture<List<io.sluice.partition.MoveTask>> moveTasks(PartitionId id) {
+        return call(p -> p.moveTasks(id));
+    }
+
+    /** Move tasks with work to do, for every partition (what its {@code MoveTaskDriver} scans). */
+    public CompletableFuture<List<io.sluice.partition.MoveTask.Located>> moveTasksToDrive() {
+        return call(ShardPartitions::moveTasksToDrive);
+    }
+
+    @Override
     public CompletableFuture<StoredMessage> readMessage(PartitionId id, long seq) {
         return call(p -> p.readMessage(id, seq));
     }

@@ -117,6 +117,17 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
         return out;
     }
 
+    /** The move tasks with work to do in the shards this backend leads now. */
+    public List<io.sluice.partition.MoveTask.Located> moveTasksToDrive() {
+        List<io.sluice.partition.MoveTask.Located> out = new java.util.ArrayList<>();
+        for (Map.Entry<RaftGroupId, ShardStateMachine> e : machines.entrySet()) {
+            if (isLeaderReady(e.getKey())) {
+                out.addAll(e.getValue().moveTasksToDrive());
+            }
+        }
+        return out;
+    }
+
     public void start() throws IOException {
         server.start();
         LOG.info("backend {} started with {} shard groups", nodeId, hostedGroups().size());

@@ -12,7 +12,7 @@ import java.util.Map;
 
 /**
  * The read-only queries a shard answers (Raft read requests, served by the leader): partition counts, the next
- * deadline, visible count, a stored message or several (a receive's bodies), pending dead-letter hand-offs, and {@code AWAIT}: a parked query that
+ * deadline, visible count, a stored message or several (a receive's bodies), pending dead-letter hand-offs, a partition's move tasks, and {@code AWAIT}: a parked query that
  * completes when messages become available in any of the shard's partitions (or at its timeout), which is how a
  * frontend learns of arrivals without polling. Requests and answers are small fixed binary layouts.
  */
@@ -24,6 +24,7 @@ public final class ShardQueries {
     static final byte PENDING_DEAD_LETTERS = 5;
     static final byte AWAIT = 6;
     static final byte READ_MESSAGES = 7;
+    static final byte MOVE_TASKS = 8;
 
     private ShardQueries() {
     }

@@ -103,6 +103,11 @@ public final class ShardStateMachine extends BaseStateMachine {
         return partitions == null ? List.of() : partitions.pendingDeadLetters();
     }
 
+    /** Move tasks with work to do in the partitions this replica has opened. */
+    public synchronized List<io.sluice.partition.MoveTask.Located> moveTasksToDrive() {
+        return partitions == null ? List.of() : partitions.moveTasksToDrive();
+    }
+
     @Override
     public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
         super.initialize(server, groupId, raftStorage);
@@ -434,6 +439,7 @@ public final class ShardStateMachine extends BaseStateMachine {
                 answer = switch (type) {
                     case ShardQueries.COUNTS -> ShardQueries.encodeCounts(partitions.counts(id, Math.max(arg, clock.now())));
                     case ShardQueries.NEXT_DEADLINE -> ShardQueries.encodeLong(partitions.nextDeadlineMillis(id));
+                    case ShardQueries.MOVE_TASKS -> io.sluice.partition.MoveTask.encodeList(partitions.moveTasks(id));
                     case ShardQueries.VISIBLE_AT -> ShardQueries.encodeLong(partitions.visibleAt(id, Math.max(arg, clock.now())));
                     case ShardQueries.READ_MESSAGE -> {
                         io.sluice.partition.StoredMessage m = partitions.readMessage(id, arg);

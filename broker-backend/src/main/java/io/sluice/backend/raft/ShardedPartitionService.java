@@ -182,6 +182,12 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
                 .thenApply(b -> b == null || b.length == 0 ? null : OutcomeCodec.decodeMessage(b));
     }
 
+    @Override
+    public CompletableFuture<List<io.sluice.partition.MoveTask>> moveTasks(PartitionId partition) {
+        return query(partition, ShardQueries.partitionQuery(ShardQueries.MOVE_TASKS, partition, 0))
+                .thenApply(b -> b == null ? List.<io.sluice.partition.MoveTask>of() : io.sluice.partition.MoveTask.decodeList(b));
+    }
+
     /** Raft entries written and the commands they carried, over every shard client: their ratio is the batching factor. */
     public long[] groupCommitStats() {
         long entries = 0;

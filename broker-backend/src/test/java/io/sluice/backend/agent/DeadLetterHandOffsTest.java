@@ -98,6 +98,11 @@ class DeadLetterHandOffsTest {
         }
 
         @Override
+        public CompletableFuture<List<io.sluice.partition.MoveTask>> moveTasks(PartitionId p) {
+            return shard.moveTasks(p);
+        }
+
+        @Override
         public CompletableFuture<Void> dropPartition(PartitionId p) {
             return shard.dropPartition(p);
         }

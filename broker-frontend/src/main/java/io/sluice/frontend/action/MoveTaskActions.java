@@ -48,11 +48,13 @@ public final class MoveTaskActions {
             if (max != null && (max < 1 || max > 10)) {
                 throw Params.invalidValue("MaxResults", max.toString(), "Must be between 1 and 10");
             }
-            ArrayNode results = Responses.array();
-            tasks.list(source, max == null ? 1 : max).forEach(t -> results.add(tasks.render(t)));
-            ObjectNode out = Responses.object();
-            out.set("Results", results);
-            return Responses.done(out);
+            return tasks.list(source, max == null ? 1 : max).thenApply(list -> {
+                ArrayNode results = Responses.array();
+                list.forEach(t -> results.add(tasks.render(t)));
+                ObjectNode out = Responses.object();
+                out.set("Results", results);
+                return out;
+            });
         }
     }
 
@@ -64,8 +66,8 @@ public final class MoveTaskActions {
 
         @Override
         public CompletableFuture<ObjectNode> execute(ActionContext ctx, Params params) {
-            long moved = tasks.cancel(params.requiredString("TaskHandle"));
-            return Responses.done(Responses.object().put("ApproximateNumberOfMessagesMoved", moved));
+            return tasks.cancel(params.requiredString("TaskHandle"))
+                    .thenApply(moved -> Responses.object().put("ApproximateNumberOfMessagesMoved", moved));
         }
     }
 }

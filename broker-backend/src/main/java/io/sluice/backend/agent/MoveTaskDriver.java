@@ -1,0 +1,262 @@
+package io.sluice.backend.agent;
+
+import io.sluice.catalog.QueueMetadata;
+import io.sluice.common.SqsError;
+import io.sluice.common.validation.QueueArn;
+import io.sluice.metadata.image.ClusterImage;
+import io.sluice.partition.DeliveredMessage;
+import io.sluice.partition.MoveTask;
+import io.sluice.partition.NewMessage;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionOutcome;
+import io.sluice.partition.PartitionResponse;
+import io.sluice.partition.PartitionService;
+import io.sluice.partition.StoredMessage;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Drives the message move tasks (StartMessageMoveTask) of the partitions this process is the primary of: the task
+ * is replicated partition state ({@link MoveTask}), this is only its engine. A step leases a batch to the task, copies
+ * each message to its destination (the task's, or the queue it was dead-lettered from) with its id, body, attributes
+ * and send time, and finishes the batch, which removes the moved messages from the dead-letter queue and counts them.
+ *
+ * <ul>
+ *   <li>Survives its process: a new primary finds the task in its state on its next scan ({@link #SCAN_MILLIS}) and
+ *       finishes the batch the old one leased before it takes another. Copies carry a key (this partition and seq)
+ *       the destination stores once within its deduplication window, so a batch copied twice is stored once.</li>
+ *   <li>MaxNumberOfMessagesPerSecond holds cluster-wide: each of the queue's partitions moves its share of the rate,
+ *       paced by scheduling the next batch, never by sleeping.</li>
+ *   <li>A destination that refuses a copy (gone, full) fails the task: the moved part of the batch is removed, the
+ *       rest becomes visible again in the dead-letter queue. A step that cannot reach a shard fails nothing: the
+ *       batch stays leased and the next scan retries it.</li>
+ *   <li>FIFO copies of one destination partition are sent one after another, in the order leased, so a group keeps
+ *       its order.</li>
+ * </ul>
+ */
+public final class MoveTaskDriver implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(MoveTaskDriver.class);
+    static final long SCAN_MILLIS = 1_000;
+    private static final int BATCH = 10;
+
+    private final Supplier<ClusterImage> catalog;
+    private final PartitionService partitions;
+    private final Supplier<List<MoveTask.Located>> toDrive;
+    private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "sluice-move-tasks");
+        t.setDaemon(true);
+        return t;
+    });
+    /** Tasks (partition and id) with a step running or scheduled here. */
+    private final Set<String> driving = ConcurrentHashMap.newKeySet();
+    private final AtomicLong moved = new AtomicLong();
+
+    /**
+     * @param catalog    the cached catalog: destinations by ARN, the source queue's partition count
+     * @param partitions the data plane: the task's commands to its own partition, copies to their destinations
+     * @param toDrive    the move tasks with work to do in the partitions this process is the primary of now
+     */
+    public MoveTaskDriver(Supplier<ClusterImage> catalog, PartitionService partitions,
+                          Supplier<List<MoveTask.Located>> toDrive) {
+        this.catalog = catalog;
+        this.partitions = partitions;
+        this.toDrive = toDrive;
+    }
+
+    /** Starts the periodic scan for tasks (the first right away). */
+    public MoveTaskDriver start() {
+        scheduler.scheduleWithFixedDelay(this::scan, 0, SCAN_MILLIS, TimeUnit.MILLISECONDS);
+        return this;
+    }
+
+    /** Messages this process moved since it started. */
+    public long moved() {
+        return moved.get();
+    }
+
+    public void bindMetrics(io.micrometer.core.instrument.MeterRegistry registry) {
+        io.micrometer.core.instrument.FunctionCounter.builder("sluice.move_tasks.moved", this, MoveTaskDriver::moved)
+                .description("Messages this process moved for message move tasks (StartMessageMoveTask), as the"
+                        + " primary of their dead-letter queue's partition").register(registry);
+    }
+
+    /** One pass: starts driving the tasks found that are not driven here yet. */
+    void scan() {
+        try {
+            for (MoveTask.Located l : toDrive.get()) {
+                String key = key(l.partition(), l.task().taskId());
+                if (driving.add(key)) {
+                    scheduler.execute(() -> step(l.partition(), l.task().taskId(), key));
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("scanning message move tasks failed (retried on the next scan)", e);
+        }
+    }
+
+    private static String key(PartitionId p, String taskId) {
+        return p.queueId() + "/" + p.index() + "/" + taskId;
+    }
+
+    /** One batch of a task, if it is still ours to drive; schedules the next at the task's pace. */
+    private void step(PartitionId partition, String taskId, String key) {
+        MoveTask task;
+        try {
+            task = toDrive.get().stream().filter(l -> l.partition().equals(partition)
+                    && l.task().taskId().equals(taskId)).map(MoveTask.Located::task).findFirst().orElse(null);
+        } catch (RuntimeException e) {
+            task = null;
+        }
+        if (task == null) { // finished, or no longer the primary here
+            driving.remove(key);
+            return;
+        }
+        MoveTask current = task;
+        double rate = ratePerPartition(current, partition);
+        int batch = rate <= 0 ? BATCH : (int) Math.max(1, Math.min(BATCH, Math.floor(rate)));
+        CompletableFuture<Integer> done;
+        try {
+            done = partitions.submit(partition, new PartitionCommand.LeaseMoveBatch(taskId, batch))
+                    .thenCompose(o -> moveBatch(partition, current, o));
+        } catch (RuntimeException e) {
+            done = CompletableFuture.failedFuture(e);
+        }
+        done.whenComplete((n, e) -> {
+            if (e != null || n == null) {
+                driving.remove(key); // the batch stays leased; the next scan carries on with it
+                if (e != null) {
+                    LOG.info("move task {} on {}: a step failed, retried on the next scan: {}", taskId, partition,
+                            e.getCause() != null ? e.getCause().toString() : e.toString());
+                }
+                return;
+            }
+            long delayMillis = rate <= 0 ? 0 : (long) Math.ceil(n * 1000.0 / rate);
+            try {
+                scheduler.schedule(() -> step(partition, taskId, key), delayMillis, TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException closed) {
+                driving.remove(key);
+            }
+        });
+    }
+
+    /** This partition's share of the task's rate (messages per second), or 0 for no limit. */
+    private double ratePerPartition(MoveTask task, PartitionId partition) {
+        if (task.ratePerSecond() <= 0) {
+            return 0;
+        }
+        int count = catalog.get().queues().values().stream().filter(q -> q.queueId() == partition.queueId())
+                .mapToInt(QueueMetadata::partitions).findFirst().orElse(1);
+        return (double) task.ratePerSecond() / Math.max(1, count);
+    }
+
+    /**
+     * Copies a leased batch and finishes it.
+     *
+     * @return how many messages it leased (0 once the task has nothing left: then null, and the driving stops)
+     */
+    private CompletableFuture<Integer> moveBatch(PartitionId from, MoveTask task, PartitionOutcome leased) {
+        if (!(leased.response() instanceof PartitionResponse.Received received) || received.deliveries().isEmpty()) {
+            return CompletableFuture.completedFuture(null); // completed, cancelled, refused: nothing to drive
+        }
+        ClusterImage image = catalog.get();
+        // copies grouped by destination partition, each group in lease order
+        Map<PartitionId, List<DeliveredMessage>> byDestination = new LinkedHashMap<>();
+        Map<PartitionId, QueueMetadata> destinations = new LinkedHashMap<>();
+        String refused = null;
+        for (DeliveredMessage d : leased.delivered()) {
+            String arn = task.destinationArn() != null ? task.destinationArn() : d.message().deadLetterSourceArn();
+            QueueMetadata dest = arn == null ? null
+                    : QueueArn.parse(arn).map(a -> image.queues().get(a.queueName())).orElse(null);
+            if (dest == null) {
+                refused = SqsError.QUEUE_DOES_NOT_EXIST.queryCode();
+                continue;
+            }
+            PartitionId to = new PartitionId(dest.queueId(), destinationPartition(dest, d.message()));
+            byDestination.computeIfAbsent(to, k -> new ArrayList<>()).add(d);
+            destinations.put(to, dest);
+        }
+        List<CompletableFuture<Copied>> copies = new ArrayList<>();
+        byDestination.forEach((to, messages) -> {
+            if (destinations.get(to).fifo()) {
+                copies.add(copyInOrder(from, to, messages, 0, new Copied(new ArrayList<>(), null)));
+            } else {
+                for (DeliveredMessage d : messages) {
+                    copies.add(copyInOrder(from, to, List.of(d), 0, new Copied(new ArrayList<>(), null)));
+                }
+            }
+        });
+        String firstRefusal = refused;
+        return CompletableFuture.allOf(copies.toArray(CompletableFuture[]::new)).thenCompose(v -> {
+            List<Long> movedSeqs = new ArrayList<>();
+            String failure = firstRefusal;
+            for (CompletableFuture<Copied> c : copies) {
+                Copied copied = c.join();
+                movedSeqs.addAll(copied.seqs());
+                failure = failure != null ? failure : copied.refusal();
+            }
+            return partitions.submit(from, new PartitionCommand.FinishMoveBatch(task.taskId(), movedSeqs, failure))
+                    .thenApply(o -> {
+                        if (o.response() instanceof PartitionResponse.Count count) {
+                            moved.addAndGet(count.count());
+                        }
+                        return received.deliveries().size();
+                    });
+        });
+    }
+
+    private record Copied(List<Long> seqs, String refusal) {
+    }
+
+    /** Sends {@code messages[i..]} one after another; stops at the first refusal (what follows is not moved). */
+    private CompletableFuture<Copied> copyInOrder(PartitionId from, PartitionId to, List<DeliveredMessage> messages,
+                                                  int i, Copied soFar) {
+        if (i >= messages.size()) {
+            return CompletableFuture.completedFuture(soFar);
+        }
+        DeliveredMessage d = messages.get(i);
+        StoredMessage m = d.message();
+        NewMessage copy = new NewMessage(m.messageId(), m.body(), m.attributes(), m.systemAttributes(), 0,
+                m.groupId(), m.deduplicationId(), m.senderId(), new NewMessage.Provenance(m.sentTimestampMillis(),
+                0, 0, null, NewMessage.Provenance.handOffKey(from, d.delivery().seq())));
+        // a redriven message starts its receive count afresh, or it would bounce straight back
+        return partitions.submit(to, new PartitionCommand.Send(List.of(copy))).thenCompose(o -> {
+            if (!(o.response() instanceof PartitionResponse.Sent)) {
+                String code = o.response() instanceof PartitionResponse.Rejected r
+                        ? r.failure().error().queryCode() : SqsError.INTERNAL_FAILURE.queryCode();
+                return CompletableFuture.completedFuture(new Copied(soFar.seqs(), code));
+            }
+            soFar.seqs().add(d.delivery().seq());
+            return copyInOrder(from, to, messages, i + 1, soFar);
+        });
+    }
+
+    /**
+     * Where a copy goes in its destination: a FIFO message by its group (as a send routes it), a standard one by its
+     * id, so that a retried copy reaches the partition that remembers its key.
+     */
+    static int destinationPartition(QueueMetadata dest, StoredMessage m) {
+        if (dest.partitions() <= 1) {
+            return 0;
+        }
+        String key = dest.fifo() && m.groupId() != null ? m.groupId() : m.messageId();
+        return Math.floorMod(key.hashCode(), dest.partitions());
+    }
+
+    @Override
+    public void close() {
+        scheduler.shutdownNow();
+    }
+}
