@@ -1,6 +1,5 @@
 package io.sluice.frontend;
 
-import io.sluice.common.SqsLimits;
 import java.util.Objects;
 
 /**
@@ -11,17 +10,15 @@ import java.util.Objects;
  * @param publicBaseUrl     base of the queue URLs handed out (e.g. {@code https://sqs.example.com}); null means
  *                          {@code http://} (or {@code https://}) plus the request's {@code Host} header
  * @param maxRequestBytes   requests larger than this are refused before they are buffered whole
- * @param maxInflightPerPartition the in-flight limit of a queue partition
  * @param https             whether the endpoint serves HTTPS (the scheme of queue URLs without a public base URL)
  */
 public record FrontendConfig(String region, String accountId, String publicBaseUrl, int maxRequestBytes,
-                             int maxInflightPerPartition, boolean https) {
+                             boolean https) {
     public static final FrontendConfig DEFAULTS = new FrontendConfig("us-east-1", "000000000000", null,
-            5 * 1024 * 1024, SqsLimits.DEFAULT_MAX_INFLIGHT_STANDARD);
+            5 * 1024 * 1024);
 
-    public FrontendConfig(String region, String accountId, String publicBaseUrl, int maxRequestBytes,
-                          int maxInflightPerPartition) {
-        this(region, accountId, publicBaseUrl, maxRequestBytes, maxInflightPerPartition, false);
+    public FrontendConfig(String region, String accountId, String publicBaseUrl, int maxRequestBytes) {
+        this(region, accountId, publicBaseUrl, maxRequestBytes, false);
     }
 
     public FrontendConfig {

@@ -4,6 +4,7 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.handler.ssl.SslContext;
 import io.sluice.backend.agent.PartitionReconciler;
+import io.sluice.backend.agent.PromptReconciler;
 import io.sluice.backend.local.LocalShard;
 import io.sluice.backend.metrics.QueueMetrics;
 import io.sluice.backend.storage.ShardStore;
@@ -83,6 +84,7 @@ public final class DevServer implements AutoCloseable {
     private io.sluice.backend.raft.ShardedPartitionService sharded;
     private DeadLetterHandOffs handOffs;
     private MoveTaskDriver moveTaskDriver;
+    private PromptReconciler promptReconciler;
 
     public DevServer(ServerConfig config) {
         this(config, false);
@@ -137,8 +139,7 @@ public final class DevServer implements AutoCloseable {
         String publicUrl = config.get(ServerConfigKeys.PUBLIC_URL);
         FrontendConfig frontend = new FrontendConfig(config.get(ServerConfigKeys.REGION),
                 config.get(ServerConfigKeys.ACCOUNT_ID), publicUrl.isEmpty() ? null : publicUrl,
-                config.get(ServerConfigKeys.MAX_REQUEST_BYTES), config.get(ServerConfigKeys.MAX_INFLIGHT),
-                httpTls != null);
+                config.get(ServerConfigKeys.MAX_REQUEST_BYTES), httpTls != null);
         SqsServices services = new SqsServices(catalog, partitions, clock, frontend,
                 new ReceiptHandleSeal(() -> catalog.image().receiptSecret()));
         if (shard != null) {
@@ -148,6 +149,14 @@ public final class DevServer implements AutoCloseable {
                 }
             }
             reconcile(shard, catalog, services).join(); // e.g. created in the catalog, not yet on disk: finish it
+            LocalShard local = shard;
+            promptReconciler = new PromptReconciler(catalog::image, catalog::refresh, (image, p) -> {
+                boolean listed = image.queues().values().stream()
+                        .anyMatch(q -> q.queueId() == p.queueId() && p.index() < q.partitions());
+                return listed ? java.util.Optional.of(new PromptReconciler.Placement("local",
+                        local.storedPartition(p).join(), local::submit)) : java.util.Optional.empty();
+            }, config.get(ServerConfigKeys.MAX_INFLIGHT));
+            local.setConfigurationRequests(promptReconciler);
         }
 
         workers = Executors.newFixedThreadPool(config.get(ServerConfigKeys.WORKER_THREADS), daemon("sluice-worker"));
@@ -463,6 +472,9 @@ public final class DevServer implements AutoCloseable {
         }
         if (moveTaskDriver != null) {
             moveTaskDriver.close();
+        }
+        if (promptReconciler != null) {
+            promptReconciler.close();
         }
         if (handOffs != null) {
             handOffs.close();

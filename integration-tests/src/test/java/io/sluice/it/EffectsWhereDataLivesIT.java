@@ -27,8 +27,10 @@ import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
  *   <li>a dead-letter hand-off is executed by the source partition's primary, not by frontends: its dead-letter queue's
  *       shard down, the hand-off stays pending (counted and aged in the primary's metrics) and completes once that
  *       shard is back, with exactly one copy;</li>
- *   <li>queue configuration reaches every partition from the catalog through the shards' leaders: a SetQueueAttributes
- *       whose frontend crashed after its catalog write (the catalog written, no partition told) still takes effect.</li>
+ *   <li>queue configuration reaches every partition from the catalog through the shards' leaders: the frontend writes
+ *       the catalog only and waits while the leaders configure the partitions (a change in effect when the call
+ *       answers); a SetQueueAttributes whose frontend crashed after its catalog write (the catalog written, nothing
+ *       else) still takes effect.</li>
  * </ul>
  */
 @org.junit.jupiter.api.TestInstance(org.junit.jupiter.api.TestInstance.Lifecycle.PER_CLASS)
@@ -163,6 +165,32 @@ class EffectsWhereDataLivesIT {
                     return sqs.receiveMessage(b -> b.queueUrl(dlq).waitTimeSeconds(1).visibilityTimeout(60)).messages();
                 }, m -> !m.isEmpty(), cluster::state);
         assertEquals(sent, moved.get(0).messageId(), "the source's message, in the dead-letter queue");
+    }
+
+    /**
+     * The frontend writes the catalog only; the partitions' shard leaders configure them from it, asked at once, so
+     * the change is in effect when SetQueueAttributes answers (the leaders' periodic reconcile is 10 s away), on every
+     * partition, across both shards.
+     */
+    @Test
+    void setQueueAttributesIsInEffectOnEveryPartitionWhenItAnswers() {
+        String url = sqs.createQueue(b -> b.queueName("delayed-later").attributesWithStrings(
+                Map.of("SluicePartitions", "4"))).queueUrl();
+        long start = System.nanoTime();
+        sqs.setQueueAttributes(b -> b.queueUrl(url).attributes(Map.of(QueueAttributeName.DELAY_SECONDS, "60")));
+        long tookMillis = (System.nanoTime() - start) / 1_000_000;
+        // a leader not asked would leave the frontend's wait to time out (5 s) and the change to its next reconcile
+        assertTrue(tookMillis < 4_000, "configured by the leaders on request, not at a timeout: " + tookMillis + " ms");
+        for (int i = 0; i < 8; i++) {
+            int n = i;
+            sqs.sendMessage(b -> b.queueUrl(url).messageBody("delayed " + n));
+        }
+        Map<QueueAttributeName, String> counts = sqs.getQueueAttributes(b -> b.queueUrl(url).attributeNames(
+                QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES,
+                QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_DELAYED)).attributes();
+        assertEquals("8", counts.get(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES_DELAYED), counts.toString());
+        assertEquals("0", counts.get(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES), counts.toString());
+        sqs.deleteQueue(b -> b.queueUrl(url));
     }
 
     private static double pending(URI admin, String queue) throws Exception {

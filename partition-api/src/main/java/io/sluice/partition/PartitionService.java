@@ -17,6 +17,18 @@ public interface PartitionService {
     /** Creates a partition (idempotent: an existing partition is reconfigured). */
     CompletableFuture<Void> createPartition(PartitionId partition, PartitionConfig config);
 
+    /** {@link #awaitConfigured}'s version that waits for the partition to be retired (its queue deleted). */
+    long RETIRED = -1;
+
+    /**
+     * Completes with true once the partition exists configured from catalog version {@code configVersion} or later
+     * (with {@link #RETIRED}: once it is retired or gone).
+     * The shard's primary configures its partitions from the catalog (the frontend writes the catalog only); asked
+     * here, it does so at once instead of at its next periodic reconcile. False if that did not happen within its
+     * bound (a few seconds): the periodic reconcile still will.
+     */
+    CompletableFuture<Boolean> awaitConfigured(PartitionId partition, long configVersion);
+
     /** Counts as of now; a partition that does not exist has none. */
     CompletableFuture<QueueCounts> counts(PartitionId partition);
 
@@ -25,9 +37,6 @@ public interface PartitionService {
 
     /** When the next delayed or in-flight message becomes visible, or -1: when to look again for a parked poll. */
     CompletableFuture<Long> nextDeadlineMillis(PartitionId partition);
-
-    /** Forgets a retired partition. */
-    CompletableFuture<Void> dropPartition(PartitionId partition);
 
     /** The stored copy of a message, or null if it is gone. */
     CompletableFuture<StoredMessage> readMessage(PartitionId partition, long seq);

@@ -63,6 +63,7 @@ public final class BackendAgent implements AutoCloseable {
         this.id = id;
         this.address = address;
         this.defaultMaxInflight = defaultMaxInflight;
+        this.prompt = new PromptReconciler(catalog::image, catalog::refresh, this::placement, defaultMaxInflight);
         this.backend = backend;
         this.client = client;
         this.catalog = catalog;
@@ -71,6 +72,7 @@ public final class BackendAgent implements AutoCloseable {
 
     /** Starts the loops: the registration/heartbeat tick every {@code tickMillis}, the housekeeping every second. */
     public void start(long tickMillis) {
+        backend.setConfigurationRequests(prompt);
         sweeper.scheduleWithFixedDelay(this::sweep, 1, 1, TimeUnit.SECONDS);
         agent.scheduleWithFixedDelay(() -> tick(id, address), 0, tickMillis, TimeUnit.MILLISECONDS);
     }
@@ -203,6 +205,22 @@ public final class BackendAgent implements AutoCloseable {
 
     public static final int RECONCILE_EVERY = 10;
     private long sweeps;
+
+    /** Configures a partition at once when a frontend waits for it, if this backend leads its shard. */
+    private final PromptReconciler prompt;
+
+    private java.util.Optional<PromptReconciler.Placement> placement(ClusterImage image, PartitionId p) {
+        return image.partitionsOf(p.queueId()).stream().filter(a -> a.index() == p.index() && a.shardId() != null)
+                .findFirst().map(a -> image.shards().get(a.shardId())).flatMap(shard -> {
+                    RaftGroupId gid = groupId(shard);
+                    var machine = backend.shard(gid);
+                    if (machine == null || !backend.isLeaderReady(gid)) {
+                        return java.util.Optional.empty();
+                    }
+                    return java.util.Optional.of(new PromptReconciler.Placement(shard.shardId(),
+                            machine.storedPartition(p), (id, command) -> backend.submit(gid, id, command)));
+                });
+    }
 
     private void reconcile() {
         ClusterImage image = catalog.image();
@@ -354,5 +372,6 @@ public final class BackendAgent implements AutoCloseable {
     public void close() {
         agent.shutdownNow();
         sweeper.shutdownNow();
+        prompt.close();
     }
 }

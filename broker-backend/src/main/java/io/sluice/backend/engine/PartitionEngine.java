@@ -58,15 +58,18 @@ public final class PartitionEngine {
             if (queueId <= 0 || index < 0) {
                 continue; // shard-level keys (the applied index)
             }
-            PartitionId id = new PartitionId(queueId, index);
-            PartitionKeys keys = new PartitionKeys(id);
-            byte[] configBytes = store.get(keys.config());
-            byte[] metaBytes = store.get(keys.meta());
-            if (configBytes != null && metaBytes != null) {
-                out.add(new Stored(id, PayloadCodec.decodeConfig(configBytes), RecordCodec.decodeMeta(metaBytes).retired()));
-            }
+            stored(store, new PartitionId(queueId, index)).ifPresent(out::add);
         }
         return out;
+    }
+
+    /** One partition as stored, from its config and meta records, if the store has it. */
+    public static Optional<Stored> stored(ShardStore store, PartitionId id) {
+        PartitionKeys keys = new PartitionKeys(id);
+        byte[] configBytes = store.get(keys.config());
+        byte[] metaBytes = store.get(keys.meta());
+        return configBytes == null || metaBytes == null ? Optional.empty() : Optional.of(new Stored(id,
+                PayloadCodec.decodeConfig(configBytes), RecordCodec.decodeMeta(metaBytes).retired()));
     }
 
     /**

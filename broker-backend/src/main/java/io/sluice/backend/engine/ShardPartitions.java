@@ -77,6 +77,12 @@ public final class ShardPartitions {
         }
         store.write(mutations, index, sync);
         broken.forEach(engines::remove); // reloaded from the store when next addressed
+        for (CommandCodec.Addressed a : batch) {
+            PartitionEngine engine = a.command() instanceof PartitionCommand.Retire ? engines.get(a.partition()) : null;
+            if (engine != null && engine.state().retired() && engine.state().pendingDeadLetters().isEmpty()) {
+                engines.remove(a.partition()); // nothing left to do in memory: reads go to the store
+            }
+        }
         return outcomes;
     }
 
@@ -169,10 +175,6 @@ public final class ShardPartitions {
         return engine;
     }
 
-    /** Forgets a partition's in-memory state (after its {@code Retire}, or to reload it from the store). */
-    public void drop(PartitionId id) {
-        engines.remove(id);
-    }
 
     public QueueCounts counts(PartitionId id, long nowMillis) {
         PartitionEngine engine = reader(id);
@@ -189,6 +191,17 @@ public final class ShardPartitions {
     public long nextDeadlineMillis(PartitionId id) {
         PartitionEngine engine = reader(id);
         return engine == null ? -1 : engine.state().nextDeadlineMillis();
+    }
+
+    /** The catalog version the partition was configured from, or -1 if the store has no such (live) partition. */
+    public long configVersion(PartitionId id) {
+        PartitionEngine engine = reader(id);
+        return engine == null || engine.state().retired() ? -1 : engine.state().config().version();
+    }
+
+    /** One stored partition's config and retired flag (its config and meta records only), if the store has it. */
+    public java.util.Optional<PartitionEngine.Stored> storedPartition(PartitionId id) {
+        return PartitionEngine.stored(store, id);
     }
 
     /** Dead-letter hand-offs not yet acknowledged, of every partition opened here. */

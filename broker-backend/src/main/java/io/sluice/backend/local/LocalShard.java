@@ -109,15 +109,6 @@ public final class LocalShard implements PartitionService, AutoCloseable {
         return submit(id, new PartitionCommand.Configure(config)).thenApply(o -> null);
     }
 
-    /** Forgets a partition after its {@code Retire} (its keys are already deleted or handed off). */
-    @Override
-    public CompletableFuture<Void> dropPartition(PartitionId id) {
-        return call(p -> {
-            p.drop(id);
-            return null;
-        });
-    }
-
     @Override
     public CompletableFuture<PartitionOutcome> submit(PartitionId id, PartitionCommand command) {
         CompletableFuture<PartitionOutcome> done = new CompletableFuture<>();
@@ -150,6 +141,38 @@ public final class LocalShard implements PartitionService, AutoCloseable {
     /** Dead-letter hand-offs not yet acknowledged, for every partition (what its {@code DeadLetterHandOffs} scans). */
     public CompletableFuture<List<Effect.DeadLetter>> pendingDeadLetters() {
         return call(ShardPartitions::pendingDeadLetters);
+    }
+
+    /** Configuration waits; touched on the shard thread only. */
+    private final io.sluice.backend.engine.ConfigurationWaits configWaits =
+            new io.sluice.backend.engine.ConfigurationWaits(TIMER);
+    private volatile io.sluice.backend.engine.ConfigurationWaits.Requests configRequests =
+            io.sluice.backend.engine.ConfigurationWaits.Requests.NONE;
+    private static final java.util.concurrent.ScheduledExecutorService TIMER =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "sluice-local-shard-timer");
+                t.setDaemon(true);
+                return t;
+            });
+
+    /** Who configures a partition from the catalog at once when asked (the dev server's reconciler; must not block). */
+    public void setConfigurationRequests(io.sluice.backend.engine.ConfigurationWaits.Requests requests) {
+        this.configRequests = requests;
+    }
+
+    @Override
+    public CompletableFuture<Boolean> awaitConfigured(PartitionId id, long configVersion) {
+        return call(p -> configWaits.await(id, configVersion, p::configVersion)).thenCompose(configured -> {
+            if (!configured.isDone()) {
+                configRequests.configure(id, configVersion);
+            }
+            return configured.thenApplyAsync(ok -> ok, completions);
+        });
+    }
+
+    /** The stored config of one partition, if the store has it. */
+    public CompletableFuture<java.util.Optional<PartitionEngine.Stored>> storedPartition(PartitionId id) {
+        return call(p -> p.storedPartition(id));
     }
 
     @Override
@@ -237,6 +260,7 @@ public final class LocalShard implements PartitionService, AutoCloseable {
                 applyEntry(entry, release);
                 if (logIndex != indexBefore) {
                     store.syncWal();
+                    configWaits.check(partitions::configVersion); // configured and on disk
                 }
                 List<Runnable> ready = List.copyOf(release);
                 completions.execute(() -> ready.forEach(Runnable::run));

@@ -93,7 +93,20 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
 
     private ShardStateMachine withListeners(ShardStateMachine machine) {
         effectListeners.forEach(machine::addListener);
+        machine.setConfigurationRequests(configRequests);
         return machine;
+    }
+
+    private volatile io.sluice.backend.engine.ConfigurationWaits.Requests configRequests =
+            io.sluice.backend.engine.ConfigurationWaits.Requests.NONE;
+
+    /**
+     * Who configures a partition from the catalog at once when a frontend waits for it (the agent's reconciler), on
+     * the shards hosted now and on those it joins later. Called on a Ratis thread: it must not block.
+     */
+    public void setConfigurationRequests(io.sluice.backend.engine.ConfigurationWaits.Requests requests) {
+        configRequests = requests;
+        machines.values().forEach(m -> m.setConfigurationRequests(requests));
     }
 
     /**

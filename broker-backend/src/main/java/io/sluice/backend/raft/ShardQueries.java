@@ -12,7 +12,8 @@ import java.util.Map;
 
 /**
  * The read-only queries a shard answers (Raft read requests, served by the leader): partition counts, the next
- * deadline, visible count, a stored message or several (a receive's bodies), pending dead-letter hand-offs, a partition's move tasks, and {@code AWAIT}: a parked query that
+ * deadline, visible count, a stored message or several (a receive's bodies), pending dead-letter hand-offs, a partition's move tasks, {@code AWAIT_CONFIGURED} (answered once a partition is configured from a catalog
+ * version, its primary asked to do so now), and {@code AWAIT}: a parked query that
  * completes when messages become available in any of the shard's partitions (or at its timeout), which is how a
  * frontend learns of arrivals without polling. Requests and answers are small fixed binary layouts.
  */
@@ -25,6 +26,7 @@ public final class ShardQueries {
     static final byte AWAIT = 6;
     static final byte READ_MESSAGES = 7;
     static final byte MOVE_TASKS = 8;
+    static final byte AWAIT_CONFIGURED = 9;
 
     private ShardQueries() {
     }

@@ -103,6 +103,22 @@ public final class ShardStateMachine extends BaseStateMachine {
         return partitions == null ? List.of() : partitions.pendingDeadLetters();
     }
 
+    /** Waits for partitions to be configured from a catalog version (the {@code AWAIT_CONFIGURED} query). */
+    private final io.sluice.backend.engine.ConfigurationWaits configWaits =
+            new io.sluice.backend.engine.ConfigurationWaits(awaitTimer);
+    private volatile io.sluice.backend.engine.ConfigurationWaits.Requests configRequests =
+            io.sluice.backend.engine.ConfigurationWaits.Requests.NONE;
+
+    /** Who configures this shard's partitions from the catalog when asked (its backend's reconciler). */
+    public void setConfigurationRequests(io.sluice.backend.engine.ConfigurationWaits.Requests requests) {
+        this.configRequests = requests;
+    }
+
+    /** The stored config of one partition, if this replica's store has it. */
+    public synchronized java.util.Optional<io.sluice.backend.engine.PartitionEngine.Stored> storedPartition(PartitionId id) {
+        return partitions == null ? java.util.Optional.empty() : partitions.storedPartition(id);
+    }
+
     /** Move tasks with work to do in the partitions this replica has opened. */
     public synchronized List<io.sluice.partition.MoveTask.Located> moveTasksToDrive() {
         return partitions == null ? List.of() : partitions.moveTasksToDrive();
@@ -276,6 +292,7 @@ public final class ShardStateMachine extends BaseStateMachine {
             }
             List<Effect> effects = ShardPartitions.effectsOf(outcomes);
             updateLastAppliedTermIndex(termIndex);
+            configWaits.check(partitions::configVersion);
             if (trx.getServerRole() == RaftPeerRole.LEADER && !effects.isEmpty()) {
                 listeners.forEach(l -> l.onEffects(effects));
                 wakeAwaiting(effects);
@@ -418,6 +435,21 @@ public final class ShardStateMachine extends BaseStateMachine {
                 }
             }, timeoutMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
             return parked;
+        }
+        if (type == ShardQueries.AWAIT_CONFIGURED) {
+            PartitionId id = ShardQueries.partitionOf(q);
+            long version = ShardQueries.argOf(q);
+            CompletableFuture<Boolean> configured;
+            synchronized (this) {
+                if (partitions == null) {
+                    return CompletableFuture.failedFuture(new IllegalStateException("shard " + getGroupId() + " is closed"));
+                }
+                configured = configWaits.await(id, version, partitions::configVersion);
+            }
+            if (!configured.isDone()) {
+                configRequests.configure(id, version);
+            }
+            return configured.thenApply(ok -> Message.valueOf(ByteString.copyFrom(ShardQueries.encodeLong(ok ? 1 : 0))));
         }
         byte[] answer;
         synchronized (this) {

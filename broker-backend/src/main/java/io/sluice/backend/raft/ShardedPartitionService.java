@@ -172,14 +172,15 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
     }
 
     @Override
-    public CompletableFuture<Void> dropPartition(PartitionId partition) {
-        return CompletableFuture.completedFuture(null); // the retired partition stays as a tombstoned range
-    }
-
-    @Override
     public CompletableFuture<StoredMessage> readMessage(PartitionId partition, long seq) {
         return query(partition, ShardQueries.partitionQuery(ShardQueries.READ_MESSAGE, partition, seq))
                 .thenApply(b -> b == null || b.length == 0 ? null : OutcomeCodec.decodeMessage(b));
+    }
+
+    @Override
+    public CompletableFuture<Boolean> awaitConfigured(PartitionId partition, long configVersion) {
+        return query(partition, ShardQueries.partitionQuery(ShardQueries.AWAIT_CONFIGURED, partition, configVersion))
+                .thenApply(b -> b != null && ShardQueries.decodeLong(b) == 1);
     }
 
     @Override

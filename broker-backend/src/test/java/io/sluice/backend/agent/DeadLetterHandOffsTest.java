@@ -98,13 +98,13 @@ class DeadLetterHandOffsTest {
         }
 
         @Override
-        public CompletableFuture<List<io.sluice.partition.MoveTask>> moveTasks(PartitionId p) {
-            return shard.moveTasks(p);
+        public CompletableFuture<Boolean> awaitConfigured(PartitionId p, long version) {
+            return shard.awaitConfigured(p, version);
         }
 
         @Override
-        public CompletableFuture<Void> dropPartition(PartitionId p) {
-            return shard.dropPartition(p);
+        public CompletableFuture<List<io.sluice.partition.MoveTask>> moveTasks(PartitionId p) {
+            return shard.moveTasks(p);
         }
 
         @Override

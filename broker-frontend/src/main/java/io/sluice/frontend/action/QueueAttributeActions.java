@@ -134,7 +134,7 @@ public final class QueueAttributeActions {
                 updated = services.catalog().setAttributes(queue.name(), next.toStringMap(), services.nowMillis())
                         .orElseThrow(ctx::queueDoesNotExist);
             }
-            return services.applyPartitionConfig(updated).thenApply(v -> Responses.object());
+            return services.awaitPartitionsConfigured(updated).thenApply(v -> Responses.object());
         }
     }
 

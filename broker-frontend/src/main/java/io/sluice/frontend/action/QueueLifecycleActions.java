@@ -11,7 +11,6 @@ import io.sluice.common.validation.QueueAttributes;
 import io.sluice.common.validation.QueueAttributesValidator;
 import io.sluice.common.validation.TagValidator;
 import io.sluice.frontend.service.SqsServices;
-import io.sluice.partition.PartitionCommand;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
@@ -63,7 +62,7 @@ public final class QueueLifecycleActions {
                 }
             }
             ObjectNode out = Responses.object().put("QueueUrl", services.queueUrl(ctx, name));
-            return services.applyPartitionConfig(queue).thenApply(v -> out);
+            return services.awaitPartitionsConfigured(queue).thenApply(v -> out);
         }
     }
 
@@ -107,11 +106,7 @@ public final class QueueLifecycleActions {
         public CompletableFuture<ObjectNode> execute(ActionContext ctx, Params params) {
             QueueMetadata queue = services.resolveQueue(ctx, params);
             services.catalog().delete(queue.name(), services.nowMillis()).orElseThrow(ctx::queueDoesNotExist);
-            CompletableFuture<?>[] retired = services.partitionIds(queue).stream()
-                    .map(id -> services.partitions().submit(id, new PartitionCommand.Retire(false))
-                            .thenCompose(o -> services.partitions().dropPartition(id)))
-                    .toArray(CompletableFuture[]::new);
-            return CompletableFuture.allOf(retired).thenApply(v -> Responses.object());
+            return services.awaitPartitionsRetired(queue).thenApply(v -> Responses.object());
         }
     }
 

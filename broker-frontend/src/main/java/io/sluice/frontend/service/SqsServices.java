@@ -9,7 +9,6 @@ import io.sluice.common.validation.QueueAttributesValidator;
 import io.sluice.frontend.FrontendConfig;
 import io.sluice.frontend.action.ActionContext;
 import io.sluice.frontend.action.Params;
-import io.sluice.partition.PartitionConfig;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.PartitionService;
 import java.util.ArrayList;
@@ -18,12 +17,15 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What every action needs: the catalog, the partitions, the clock, and the queue-level rules that connect them
  * (URLs and ARNs, resolving a request's queue, turning queue attributes into a partition configuration).
  */
 public final class SqsServices {
+    private static final Logger LOG = LoggerFactory.getLogger(SqsServices.class);
     private final QueueCatalog catalog;
     private final PartitionService partitions;
     private final Clock clock;
@@ -120,14 +122,6 @@ public final class SqsServices {
         return p.attributes();
     }
 
-    /**
-     * The rules each of the queue's partitions enforces; the backlog limit is split evenly over the partitions
-     * (rounded up), since sends are spread over them.
-     */
-    public PartitionConfig partitionConfig(QueueMetadata queue) {
-        return PartitionConfig.forQueue(queue, attributes(queue), config.maxInflightPerPartition());
-    }
-
     public List<PartitionId> partitionIds(QueueMetadata queue) {
         List<PartitionId> ids = new ArrayList<>(queue.partitions());
         for (int i = 0; i < queue.partitions(); i++) {
@@ -137,28 +131,50 @@ public final class SqsServices {
     }
 
     /**
-     * Sends go through here: a partition the catalog lists but whose shard has no state for yet (the queue's partition
-     * count was just raised, and the frontend that raised it has not configured it, or died before it did) answers
-     * "no such queue"; then this frontend configures it (idempotent) and submits once more.
+     * Sends go through here: a partition the catalog lists but whose shard has no state for yet (its queue just
+     * created or its partition count raised, and the shard's primary not yet done configuring it from the catalog)
+     * answers "no such queue"; then this waits until the primary has configured it (asking it to do so now) and
+     * submits once more. The frontend never configures a partition itself.
      */
     public CompletableFuture<io.sluice.partition.PartitionOutcome> submitToQueue(QueueMetadata queue,
             PartitionId id, io.sluice.partition.PartitionCommand command) {
         return partitions.submit(id, command).thenCompose(o -> {
             if (o.response() instanceof io.sluice.partition.PartitionResponse.Rejected r
-                    && r.failure().error() == io.sluice.common.SqsError.QUEUE_DOES_NOT_EXIST && id.index() > 0
+                    && r.failure().error() == io.sluice.common.SqsError.QUEUE_DOES_NOT_EXIST
                     && catalog.get(queue.name()).filter(q -> q.queueId() == queue.queueId()).isPresent()) {
-                return partitions.createPartition(id, partitionConfig(queue))
-                        .thenCompose(v -> partitions.submit(id, command));
+                return partitions.awaitConfigured(id, queue.configVersion())
+                        .thenCompose(configured -> configured ? partitions.submit(id, command)
+                                : CompletableFuture.completedFuture(o));
             }
             return CompletableFuture.completedFuture(o);
         });
     }
 
-    /** Creates (or reconfigures) every partition of a queue. */
-    public CompletableFuture<Void> applyPartitionConfig(QueueMetadata queue) {
-        PartitionConfig pc = partitionConfig(queue);
-        return CompletableFuture.allOf(partitionIds(queue).stream()
-                .map(id -> partitions.createPartition(id, pc)).toArray(CompletableFuture[]::new));
+    /**
+     * Waits (a few seconds at most) until every partition of a queue is configured from its catalog version: after
+     * CreateQueue and SetQueueAttributes, so that the next request sees the queue as written. The catalog is written
+     * already and is what counts: a partition that is not configured in time (its shard's primary unreachable) is
+     * configured by the primary's periodic reconcile, and the answer does not wait for it.
+     */
+    public CompletableFuture<Void> awaitPartitionsConfigured(QueueMetadata queue) {
+        return awaitPartitions(queue, queue.configVersion(), "configured from catalog version " + queue.configVersion());
+    }
+
+    /** Like {@link #awaitPartitionsConfigured}, after DeleteQueue: until the shards' primaries retired them. */
+    public CompletableFuture<Void> awaitPartitionsRetired(QueueMetadata queue) {
+        return awaitPartitions(queue, PartitionService.RETIRED, "retired");
+    }
+
+    private CompletableFuture<Void> awaitPartitions(QueueMetadata queue, long version, String what) {
+        List<CompletableFuture<Boolean>> waits = partitionIds(queue).stream()
+                .map(id -> partitions.awaitConfigured(id, version).exceptionally(e -> false)).toList();
+        return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new)).thenRun(() -> {
+            long late = waits.stream().filter(w -> !w.join()).count();
+            if (late > 0) {
+                LOG.warn("queue {}: {} of its {} partitions not yet {}; their shards' primaries will see to it",
+                        queue.name(), late, waits.size(), what);
+            }
+        });
     }
 
     public long nowMillis() {
