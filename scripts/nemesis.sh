@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The long form of the nemesis test (CI runs 60 s of faults): NemesisIT against a 3/3/2 cluster of real processes,
+# The long form of the nemesis test (CI runs 45 s of faults): NemesisIT against a 3/3/2 cluster of real processes,
 # producers and consumers on a standard and a FIFO queue with dead-letter queues, while SIGKILLs and restarts of any
 # process, SIGSTOP pauses of shard leaders and backends restarted with a shifted clock go on for SECONDS (default
 # 1800); then the history checker's figures (faults injected, operations, anomalies). SEED replays a fault schedule.

@@ -100,7 +100,8 @@ public final class BackendNode implements AutoCloseable {
         backend.addEffectListener(handOffs);
         handOffs.start().bindMetrics(registry);
         // the message move tasks of the dead-letter queues' partitions it leads, with the same client
-        moveTasks = new MoveTaskDriver(catalog::image, handOffPartitions, backend::moveTasksToDrive);
+        moveTasks = new MoveTaskDriver(catalog::image, handOffPartitions, backend::moveTasksToDrive,
+                backend::isPrimaryOf);
         moveTasks.start().bindMetrics(registry);
         registry.gauge("sluice.clock.offset.seconds", backend.clock(), c -> c.offsetMillis() / 1000.0);
         registry.getPrometheusRegistry().register(new ShardMetrics(backend, agent::shardName, agent::catalogReplicas));

@@ -114,9 +114,55 @@ class FifoAndDeadLetterIT extends SharedServer {
         assertEquals("InvalidParameterValue", badHandle.awsErrorDetails().errorCode());
     }
 
+    /**
+     * MaxNumberOfMessagesPerSecond holds for the whole queue, not per partition: 20 messages over 2 partitions at 5/s
+     * take at least 3 s (each partition moves at 2.5/s, 2 per batch; a per-partition rate would take about 1 s).
+     */
+    @Test
+    void aMoveTaskKeepsItsRateOverAllPartitions() {
+        String dlqArn = deadLetterQueueWith(20, 2);
+        String destination = createQueue("paced");
+        long start = System.nanoTime();
+        sqs.startMessageMoveTask(b -> b.sourceArn(dlqArn).destinationArn(arnOf(destination))
+                .maxNumberOfMessagesPerSecond(5));
+        ListMessageMoveTasksResultEntry done = await().atMost(Duration.ofSeconds(60)).until(() ->
+                sqs.listMessageMoveTasks(b -> b.sourceArn(dlqArn)).results().get(0), t -> "COMPLETED".equals(t.status()));
+        long tookMillis = (System.nanoTime() - start) / 1_000_000;
+        assertEquals(20L, done.approximateNumberOfMessagesMoved());
+        assertEquals(5, done.maxNumberOfMessagesPerSecond());
+        assertTrue(tookMillis >= 3_000, "20 messages at 5/s over the whole queue took only " + tookMillis + " ms");
+        assertEquals(20, stored(destination));
+    }
+
+    @Test
+    void aCancelledMoveTaskStopsAndLeavesTheRestInTheDeadLetterQueue() throws InterruptedException {
+        String dlqArn = deadLetterQueueWith(30);
+        String destination = createQueue("cancelled");
+        String handle = sqs.startMessageMoveTask(b -> b.sourceArn(dlqArn).destinationArn(arnOf(destination))
+                .maxNumberOfMessagesPerSecond(1)).taskHandle();
+        await().atMost(Duration.ofSeconds(30)).until(() -> sqs.listMessageMoveTasks(b -> b.sourceArn(dlqArn)).results()
+                .get(0).approximateNumberOfMessagesMoved() >= 1);
+        long movedAtCancel = sqs.cancelMessageMoveTask(b -> b.taskHandle(handle)).approximateNumberOfMessagesMoved();
+        assertTrue(movedAtCancel >= 1 && movedAtCancel < 30, "moved before the cancel: " + movedAtCancel);
+        assertEquals("InvalidParameterValue", assertThrows(SqsException.class, () -> sqs.cancelMessageMoveTask(
+                b -> b.taskHandle(handle))).awsErrorDetails().errorCode(), "only active tasks can be cancelled");
+        Thread.sleep(3_000); // three more batches' worth at 1/s, had the cancel not stopped it
+        ListMessageMoveTasksResultEntry cancelled = sqs.listMessageMoveTasks(b -> b.sourceArn(dlqArn)).results().get(0);
+        assertEquals("CANCELLED", cancelled.status());
+        long moved = cancelled.approximateNumberOfMessagesMoved();
+        assertTrue(moved <= movedAtCancel + 1, "at most the batch in flight finished after the cancel: " + moved);
+        assertEquals(moved, stored(destination));
+        assertEquals(30 - moved, stored(urlOf(dlqArn)), "the rest stays in the dead-letter queue");
+    }
+
     /** A queue some redrive policy targets, holding {@code n} messages sent to it directly; returns its ARN. */
     private static String deadLetterQueueWith(int n) {
-        String dlq = createQueue("dlq");
+        return deadLetterQueueWith(n, 1);
+    }
+
+    private static String deadLetterQueueWith(int n, int partitions) {
+        String dlq = sqs.createQueue(b -> b.queueName(unique("dlq")).attributesWithStrings(
+                Map.of("SluicePartitions", Integer.toString(partitions)))).queueUrl();
         String dlqArn = arnOf(dlq);
         sqs.createQueue(b -> b.queueName(unique("src")).attributes(Map.of(QueueAttributeName.REDRIVE_POLICY,
                 "{\"deadLetterTargetArn\":\"" + dlqArn + "\",\"maxReceiveCount\":\"2\"}")));

@@ -102,6 +102,8 @@ public final class CommandCodec {
             w.i32(l.maxMessages());
         } else if (c instanceof PartitionCommand.FinishMoveBatch f) {
             w.str(f.taskId());
+            w.i32(f.batch().size());
+            f.batch().forEach(w::i64);
             w.i32(f.movedSeqs().size());
             f.movedSeqs().forEach(w::i64);
             w.str(f.failureReason());
@@ -152,17 +154,18 @@ public final class CommandCodec {
             case 10 -> new PartitionCommand.StartMoveTask(r.str(), r.str(), r.i32(), r.i64());
             case 11 -> new PartitionCommand.CancelMoveTask(r.str());
             case 12 -> new PartitionCommand.LeaseMoveBatch(r.str(), r.i32());
-            case 13 -> {
-                String taskId = r.str();
-                int n = count(r.i32());
-                List<Long> seqs = new ArrayList<>(n);
-                for (int i = 0; i < n; i++) {
-                    seqs.add(r.i64());
-                }
-                yield new PartitionCommand.FinishMoveBatch(taskId, seqs, r.str());
-            }
+            case 13 -> new PartitionCommand.FinishMoveBatch(r.str(), readSeqs(r), readSeqs(r), r.str());
             default -> throw new IllegalArgumentException("unknown command type " + type);
         };
+    }
+
+    private static List<Long> readSeqs(Bytes.Reader r) {
+        int n = count(r.i32());
+        List<Long> seqs = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            seqs.add(r.i64());
+        }
+        return seqs;
     }
 
     private static int count(int n) {

@@ -15,9 +15,10 @@ import java.util.Objects;
  * @param moved          messages copied to their destination and removed here
  * @param leased         the batch being moved right now (leased by the task, not counted as receives): a new driver
  *                       finishes it first. Its copies are idempotent at the destination ({@link NewMessage.Provenance#handOffKey})
+ * @param leaseDeadlineMillis when the batch's lease ends (its messages' visibility deadline while the task holds them)
  */
 public record MoveTask(String taskId, String destinationArn, int ratePerSecond, long startedMillis, long toMove,
-                       long moved, Status status, String failureReason, List<Long> leased) {
+                       long moved, Status status, String failureReason, List<Long> leased, long leaseDeadlineMillis) {
 
     public enum Status { RUNNING, COMPLETED, CANCELLED, FAILED }
 
@@ -32,9 +33,10 @@ public record MoveTask(String taskId, String destinationArn, int ratePerSecond, 
         return status == Status.RUNNING || !leased.isEmpty();
     }
 
-    public MoveTask with(long newMoved, Status newStatus, String newFailureReason, List<Long> newLeased) {
+    public MoveTask with(long newMoved, Status newStatus, String newFailureReason, List<Long> newLeased,
+                         long newLeaseDeadlineMillis) {
         return new MoveTask(taskId, destinationArn, ratePerSecond, startedMillis, toMove, newMoved, newStatus,
-                newFailureReason, newLeased);
+                newFailureReason, newLeased, newLeaseDeadlineMillis);
     }
 
     /** A task of a given partition: what a driver scans. */
@@ -87,6 +89,7 @@ public record MoveTask(String taskId, String destinationArn, int ratePerSecond, 
         w.str(t.failureReason());
         w.i32(t.leased().size());
         t.leased().forEach(w::i64);
+        w.i64(t.leaseDeadlineMillis());
     }
 
     private static MoveTask read(Bytes.Reader r) {
@@ -109,6 +112,7 @@ public record MoveTask(String taskId, String destinationArn, int ratePerSecond, 
         for (int i = 0; i < n; i++) {
             leased.add(r.i64());
         }
-        return new MoveTask(id, destination, rate, started, toMove, moved, Status.values()[status], reason, leased);
+        return new MoveTask(id, destination, rate, started, toMove, moved, Status.values()[status], reason, leased,
+                r.i64());
     }
 }

@@ -182,13 +182,16 @@ public sealed interface PartitionCommand {
     }
 
     /**
-     * The messages {@code movedSeqs} of the task's leased batch are stored at their destination: remove them here and
-     * count them. With a {@code failureReason} (a destination refused a copy) the task fails and the rest of the batch
-     * becomes visible again. Answers {@code Count} of the messages removed.
+     * The messages {@code movedSeqs} of the task's leased {@code batch} (as {@link LeaseMoveBatch} answered it) are
+     * stored at their destination: remove them here and count them; the rest of the batch becomes visible again. With a
+     * {@code failureReason} (a destination refused a copy) the task fails. A finish for another batch than the one
+     * leased now (a driver that lost its primacy, late) changes nothing. Answers {@code Count} of the messages moved.
      */
-    record FinishMoveBatch(String taskId, List<Long> movedSeqs, String failureReason) implements PartitionCommand {
+    record FinishMoveBatch(String taskId, List<Long> batch, List<Long> movedSeqs, String failureReason)
+            implements PartitionCommand {
         public FinishMoveBatch {
             Objects.requireNonNull(taskId, "taskId");
+            batch = List.copyOf(batch);
             movedSeqs = List.copyOf(movedSeqs);
         }
 

@@ -17,12 +17,8 @@ public interface PartitionService {
     /** Creates a partition (idempotent: an existing partition is reconfigured). */
     CompletableFuture<Void> createPartition(PartitionId partition, PartitionConfig config);
 
-    /** {@link #awaitConfigured}'s version that waits for the partition to be retired (its queue deleted). */
-    long RETIRED = -1;
-
     /**
-     * Completes with true once the partition exists configured from catalog version {@code configVersion} or later
-     * (with {@link #RETIRED}: once it is retired or gone).
+     * Completes with true once the partition exists configured from catalog version {@code configVersion} or later.
      * The shard's primary configures its partitions from the catalog (the frontend writes the catalog only); asked
      * here, it does so at once instead of at its next periodic reconcile. False if that did not happen within its
      * bound (a few seconds): the periodic reconcile still will.

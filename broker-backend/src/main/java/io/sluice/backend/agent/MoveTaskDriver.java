@@ -55,6 +55,7 @@ public final class MoveTaskDriver implements AutoCloseable {
     private final Supplier<ClusterImage> catalog;
     private final PartitionService partitions;
     private final Supplier<List<MoveTask.Located>> toDrive;
+    private final java.util.function.Predicate<PartitionId> primaryOf;
     private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "sluice-move-tasks");
         t.setDaemon(true);
@@ -68,12 +69,14 @@ public final class MoveTaskDriver implements AutoCloseable {
      * @param catalog    the cached catalog: destinations by ARN, the source queue's partition count
      * @param partitions the data plane: the task's commands to its own partition, copies to their destinations
      * @param toDrive    the move tasks with work to do in the partitions this process is the primary of now
+     * @param primaryOf  whether this process is a partition's primary now (checked before each batch)
      */
     public MoveTaskDriver(Supplier<ClusterImage> catalog, PartitionService partitions,
-                          Supplier<List<MoveTask.Located>> toDrive) {
+                          Supplier<List<MoveTask.Located>> toDrive, java.util.function.Predicate<PartitionId> primaryOf) {
         this.catalog = catalog;
         this.partitions = partitions;
         this.toDrive = toDrive;
+        this.primaryOf = primaryOf;
     }
 
     /** Starts the periodic scan for tasks (the first right away). */
@@ -99,7 +102,7 @@ public final class MoveTaskDriver implements AutoCloseable {
             for (MoveTask.Located l : toDrive.get()) {
                 String key = key(l.partition(), l.task().taskId());
                 if (driving.add(key)) {
-                    scheduler.execute(() -> step(l.partition(), l.task().taskId(), key));
+                    scheduler.execute(() -> step(l.partition(), l.task(), key));
                 }
             }
         } catch (RuntimeException e) {
@@ -111,26 +114,27 @@ public final class MoveTaskDriver implements AutoCloseable {
         return p.queueId() + "/" + p.index() + "/" + taskId;
     }
 
-    /** One batch of a task, if it is still ours to drive; schedules the next at the task's pace. */
-    private void step(PartitionId partition, String taskId, String key) {
-        MoveTask task;
+    /**
+     * One batch of a task while this process is its partition's primary; schedules the next at the task's pace. The
+     * task's destination and rate never change; whether it still runs, the lease answers.
+     */
+    private void step(PartitionId partition, MoveTask task, String key) {
+        boolean ours;
         try {
-            task = toDrive.get().stream().filter(l -> l.partition().equals(partition)
-                    && l.task().taskId().equals(taskId)).map(MoveTask.Located::task).findFirst().orElse(null);
+            ours = primaryOf.test(partition);
         } catch (RuntimeException e) {
-            task = null;
+            ours = false;
         }
-        if (task == null) { // finished, or no longer the primary here
+        if (!ours) { // the new primary's scan takes it over
             driving.remove(key);
             return;
         }
-        MoveTask current = task;
-        double rate = ratePerPartition(current, partition);
+        double rate = ratePerPartition(task, partition);
         int batch = rate <= 0 ? BATCH : (int) Math.max(1, Math.min(BATCH, Math.floor(rate)));
         CompletableFuture<Integer> done;
         try {
-            done = partitions.submit(partition, new PartitionCommand.LeaseMoveBatch(taskId, batch))
-                    .thenCompose(o -> moveBatch(partition, current, o));
+            done = partitions.submit(partition, new PartitionCommand.LeaseMoveBatch(task.taskId(), batch))
+                    .thenCompose(o -> moveBatch(partition, task, o));
         } catch (RuntimeException e) {
             done = CompletableFuture.failedFuture(e);
         }
@@ -138,14 +142,14 @@ public final class MoveTaskDriver implements AutoCloseable {
             if (e != null || n == null) {
                 driving.remove(key); // the batch stays leased; the next scan carries on with it
                 if (e != null) {
-                    LOG.info("move task {} on {}: a step failed, retried on the next scan: {}", taskId, partition,
-                            e.getCause() != null ? e.getCause().toString() : e.toString());
+                    LOG.info("move task {} on {}: a step failed, retried on the next scan: {}", task.taskId(),
+                            partition, e.getCause() != null ? e.getCause().toString() : e.toString());
                 }
                 return;
             }
             long delayMillis = rate <= 0 ? 0 : (long) Math.ceil(n * 1000.0 / rate);
             try {
-                scheduler.schedule(() -> step(partition, taskId, key), delayMillis, TimeUnit.MILLISECONDS);
+                scheduler.schedule(() -> step(partition, task, key), delayMillis, TimeUnit.MILLISECONDS);
             } catch (java.util.concurrent.RejectedExecutionException closed) {
                 driving.remove(key);
             }
@@ -207,7 +211,9 @@ public final class MoveTaskDriver implements AutoCloseable {
                 movedSeqs.addAll(copied.seqs());
                 failure = failure != null ? failure : copied.refusal();
             }
-            return partitions.submit(from, new PartitionCommand.FinishMoveBatch(task.taskId(), movedSeqs, failure))
+            List<Long> batch = received.deliveries().stream().map(PartitionResponse.Delivery::seq).toList();
+            return partitions.submit(from, new PartitionCommand.FinishMoveBatch(task.taskId(), batch, movedSeqs,
+                            failure))
                     .thenApply(o -> {
                         if (o.response() instanceof PartitionResponse.Count count) {
                             moved.addAndGet(count.count());
@@ -232,7 +238,7 @@ public final class MoveTaskDriver implements AutoCloseable {
                 m.groupId(), m.deduplicationId(), m.senderId(), new NewMessage.Provenance(m.sentTimestampMillis(),
                 0, 0, null, NewMessage.Provenance.handOffKey(from, d.delivery().seq())));
         // a redriven message starts its receive count afresh, or it would bounce straight back
-        return partitions.submit(to, new PartitionCommand.Send(List.of(copy))).thenCompose(o -> {
+        return sendCopy(to, copy).thenCompose(o -> {
             if (!(o.response() instanceof PartitionResponse.Sent)) {
                 String code = o.response() instanceof PartitionResponse.Rejected r
                         ? r.failure().error().queryCode() : SqsError.INTERNAL_FAILURE.queryCode();
@@ -240,6 +246,27 @@ public final class MoveTaskDriver implements AutoCloseable {
             }
             soFar.seqs().add(d.delivery().seq());
             return copyInOrder(from, to, messages, i + 1, soFar);
+        });
+    }
+
+    /**
+     * Sends a copy; a destination partition the catalog lists that its shard has not created yet (its partition count
+     * just raised) is waited for once, as a frontend's send does, before the answer counts as a refusal.
+     */
+    private CompletableFuture<PartitionOutcome> sendCopy(PartitionId to, NewMessage copy) {
+        PartitionCommand.Send send = new PartitionCommand.Send(List.of(copy));
+        return partitions.submit(to, send).thenCompose(o -> {
+            if (!(o.response() instanceof PartitionResponse.Rejected r)
+                    || r.failure().error() != SqsError.QUEUE_DOES_NOT_EXIST) {
+                return CompletableFuture.completedFuture(o);
+            }
+            QueueMetadata dest = catalog.get().queues().values().stream().filter(q -> q.queueId() == to.queueId())
+                    .findFirst().orElse(null);
+            if (dest == null || to.index() >= dest.partitions()) {
+                return CompletableFuture.completedFuture(o);
+            }
+            return partitions.awaitConfigured(to, dest.configVersion()).thenCompose(configured -> configured
+                    ? partitions.submit(to, send) : CompletableFuture.completedFuture(o));
         });
     }
 

@@ -6,7 +6,6 @@ import io.sluice.catalog.QueueMetadata;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionId;
-import io.sluice.partition.PartitionService;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,8 +19,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Configures (or retires) a partition from the catalog as soon as a frontend waits for it (after CreateQueue,
- * SetQueueAttributes, a raised partition count or DeleteQueue: the frontend writes the catalog only), with the same plan as the periodic
+ * Configures a partition from the catalog as soon as a frontend waits for it (after CreateQueue, SetQueueAttributes or
+ * a raised partition count: the frontend writes the catalog only), with the same plan as the periodic
  * {@link PartitionReconciler}, for that partition alone. Requests are coalesced on one thread: when the catalog copy
  * here is older than a request's version, one fetch from the metadata group serves every request waiting.
  */
@@ -67,8 +66,7 @@ public final class PromptReconciler implements ConfigurationWaits.Requests, Auto
         boolean first;
         synchronized (pending) {
             first = pending.isEmpty();
-            pending.merge(partition, configVersion, (a, b) -> a == PartitionService.RETIRED
-                    || b == PartitionService.RETIRED ? PartitionService.RETIRED : Math.max(a, b));
+            pending.merge(partition, configVersion, Math::max);
         }
         if (first) {
             try {
@@ -87,8 +85,7 @@ public final class PromptReconciler implements ConfigurationWaits.Requests, Auto
         }
         try {
             ClusterImage held = image.get();
-            boolean stale = batch.entrySet().stream().anyMatch(e -> e.getValue() == PartitionService.RETIRED
-                    ? versionIn(held, e.getKey()) >= 0 : versionIn(held, e.getKey()) < e.getValue());
+            boolean stale = batch.entrySet().stream().anyMatch(e -> versionIn(held, e.getKey()) < e.getValue());
             ClusterImage current = stale ? fetch.get() : held;
             for (PartitionId p : batch.keySet()) {
                 Optional<Placement> placement = host.place(current, p);

@@ -1,7 +1,6 @@
 package io.sluice.backend.engine;
 
 import io.sluice.partition.PartitionId;
-import io.sluice.partition.PartitionService;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -10,8 +9,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.ToLongFunction;
 
 /**
- * Callers waiting for partitions to be configured from a given catalog version, or retired (a frontend after it wrote
- * the catalog: CreateQueue, SetQueueAttributes, a raised partition count, DeleteQueue). The shard's primary configures partitions from the
+ * Callers waiting for partitions to be configured from a given catalog version (a frontend after it wrote the catalog:
+ * CreateQueue, SetQueueAttributes, a raised partition count). The shard's primary configures partitions from the
  * catalog ({@code PartitionReconciler}); it is asked to do so at once through {@link Requests}, and each wait completes
  * when the partition's applied configuration reaches the version, or {@code false} at its timeout.
  *
@@ -31,17 +30,6 @@ public final class ConfigurationWaits {
     }
 
     private record Waiter(PartitionId partition, long version, CompletableFuture<Boolean> done) {
-        boolean satisfiedBy(long current) {
-            return satisfied(version, current);
-        }
-    }
-
-    /**
-     * Whether a partition at {@code current} (its configuration version, -1 if absent or retired) is what a wait for
-     * {@code version} waits for: configured from it or a later one, or for {@link PartitionService#RETIRED}, gone.
-     */
-    static boolean satisfied(long version, long current) {
-        return version == PartitionService.RETIRED ? current < 0 : current >= version;
     }
 
     private final List<Waiter> waiters = new ArrayList<>();
@@ -57,7 +45,7 @@ public final class ConfigurationWaits {
      */
     public CompletableFuture<Boolean> await(PartitionId partition, long version, ToLongFunction<PartitionId> current) {
         waiters.removeIf(w -> w.done().isDone());
-        if (satisfied(version, current.applyAsLong(partition))) {
+        if (current.applyAsLong(partition) >= version) {
             return CompletableFuture.completedFuture(true);
         }
         Waiter w = new Waiter(partition, version, new CompletableFuture<>());
@@ -70,7 +58,7 @@ public final class ConfigurationWaits {
     public void check(ToLongFunction<PartitionId> current) {
         if (!waiters.isEmpty()) {
             waiters.removeIf(w -> w.done().isDone()
-                    || w.satisfiedBy(current.applyAsLong(w.partition())) && w.done().complete(true));
+                    || current.applyAsLong(w.partition()) >= w.version() && w.done().complete(true));
         }
     }
 }

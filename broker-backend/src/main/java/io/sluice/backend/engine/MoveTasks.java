@@ -28,8 +28,11 @@ import java.util.Set;
  * <p>Rules: one running task per partition; the task moves at most the messages visible when it started
  * ({@code toMove}) and completes when it has, or when nothing is visible; a batch is leased to the task (not a
  * receive: counts are unchanged) and stays leased until finished, so a driver that dies mid-batch leaves it for the
- * next one to finish, whose copies the destination recognises ({@code handOffKey}); a finish counts only messages of
- * the batch leased, so two drivers never count one message twice. The newest {@link #KEPT} tasks are kept, finished
+ * next one to finish, whose copies the destination recognises ({@code handOffKey}); a finish names its batch and one
+ * for another batch than the one leased now changes nothing, so two drivers never count one message twice nor undo
+ * each other's lease. While leased, consumers' older receipt handles cannot change a message's visibility (or delete
+ * it, on FIFO queues); a message a consumer received after a lease ran out (a driver stalled for a minute) stays the
+ * consumer's. The newest {@link #KEPT} tasks are kept, finished
  * ones beyond that are forgotten.
  */
 final class MoveTasks {
@@ -61,7 +64,7 @@ final class MoveTasks {
         }
         int toMove = s.index.visibleCount();
         MoveTask task = new MoveTask(command.taskId(), command.destinationArn(), Math.max(0, command.ratePerSecond()),
-                command.startedMillis(), toMove, 0, toMove == 0 ? Status.COMPLETED : Status.RUNNING, null, List.of());
+                command.startedMillis(), toMove, 0, toMove == 0 ? Status.COMPLETED : Status.RUNNING, null, List.of(), 0);
         tasks.add(task);
         tasks.sort(OLDEST_FIRST);
         put(task);
@@ -85,7 +88,8 @@ final class MoveTasks {
         if (task.status() != Status.RUNNING) {
             return new Rejected(SqsError.INVALID_PARAMETER_VALUE.withMessage("Only active tasks can be cancelled."));
         }
-        replace(task, task.with(task.moved(), Status.CANCELLED, null, task.leased())); // its batch is still finished
+        // its leased batch is still finished: copies may be made already
+        replace(task, task.with(task.moved(), Status.CANCELLED, null, task.leased(), task.leaseDeadlineMillis()));
         return new Count((int) Math.min(Integer.MAX_VALUE, task.moved()));
     }
 
@@ -94,14 +98,15 @@ final class MoveTasks {
         if (task == null) {
             return new Received(List.of());
         }
+        long deadline = now + LEASE_SECONDS * 1000L;
         if (!task.leased().isEmpty()) {
-            List<Delivery> again = receives.renewMoveLease(task.leased(), LEASE_SECONDS, now);
+            List<Delivery> again = receives.renewMoveLease(task.leased(), task.leaseDeadlineMillis(), LEASE_SECONDS,
+                    now);
             if (!again.isEmpty()) {
-                replace(task, task.with(task.moved(), task.status(), task.failureReason(),
-                        again.stream().map(Delivery::seq).toList()));
+                replace(task, task.with(task.moved(), task.status(), task.failureReason(), seqs(again), deadline));
                 return new Received(again);
             }
-            task = replace(task, task.with(task.moved(), task.status(), task.failureReason(), List.of()));
+            task = replace(task, task.with(task.moved(), task.status(), task.failureReason(), List.of(), 0));
         }
         if (task.status() != Status.RUNNING) {
             return new Received(List.of());
@@ -111,28 +116,31 @@ final class MoveTasks {
         List<Delivery> batch = max <= 0 ? List.of() : receives.leaseForMove(max, LEASE_SECONDS, now);
         if (batch.isEmpty()) {
             replace(task, task.with(task.moved(), remaining <= 0 || command.maxMessages() > 0 ? Status.COMPLETED
-                    : Status.RUNNING, null, List.of()));
+                    : Status.RUNNING, null, List.of(), 0));
             return new Received(List.of());
         }
-        replace(task, task.with(task.moved(), Status.RUNNING, null, batch.stream().map(Delivery::seq).toList()));
+        replace(task, task.with(task.moved(), Status.RUNNING, null, seqs(batch), deadline));
         return new Received(batch);
+    }
+
+    private static List<Long> seqs(List<Delivery> deliveries) {
+        return deliveries.stream().map(Delivery::seq).toList();
     }
 
     PartitionResponse finish(FinishMoveBatch command, long now) {
         MoveTask task = find(command.taskId());
-        if (task == null) {
-            return new Count(0);
+        if (task == null || task.leased().isEmpty() || !task.leased().equals(command.batch())) {
+            return new Count(0); // not the batch leased now: a late finish of one finished already
         }
-        Set<Long> leased = new HashSet<>(task.leased());
         Set<Long> moved = new HashSet<>();
         for (long seq : command.movedSeqs()) {
-            if (leased.contains(seq) && moved.add(seq)) {
-                receives.removeMoved(seq);
+            if (task.leased().contains(seq) && moved.add(seq)) {
+                receives.removeMoved(seq, task.leaseDeadlineMillis());
             }
         }
         for (long seq : task.leased()) {
             if (!moved.contains(seq)) {
-                receives.releaseMoveLease(seq, now);
+                receives.releaseMoveLease(seq, task.leaseDeadlineMillis(), now);
             }
         }
         long total = task.moved() + moved.size();
@@ -144,8 +152,21 @@ final class MoveTasks {
         } else if (status == Status.RUNNING && total >= task.toMove()) {
             status = Status.COMPLETED;
         }
-        replace(task, task.with(total, status, reason, List.of()));
+        replace(task, task.with(total, status, reason, List.of(), 0));
         return new Count(moved.size());
+    }
+
+    /**
+     * Whether a message is leased to a move task right now: consumers' receipt handles from before cannot change its
+     * visibility (and on FIFO queues cannot delete it) while the task moves it.
+     */
+    boolean holds(MessageEntry e) {
+        for (MoveTask t : tasks) {
+            if (t.leaseDeadlineMillis() == e.visibleAtMillis && t.leased().contains(e.seq)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Newest first, as ListMessageMoveTasks answers. */

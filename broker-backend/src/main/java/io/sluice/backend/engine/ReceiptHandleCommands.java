@@ -47,7 +47,8 @@ final class ReceiptHandleCommands {
             s.expireOne(e); // past retention it is gone, swept or not: deleting it succeeds
             return null;
         }
-        if (s.config.fifo() && !(e.status(now) == Status.INFLIGHT && e.receiveCount == h.receiveCount())) {
+        if (s.config.fifo() && (!(e.status(now) == Status.INFLIGHT && e.receiveCount == h.receiveCount())
+                || s.moveTasks.holds(e))) {
             return SqsError.INVALID_PARAMETER_VALUE.withMessage("Value " + h.encode()
                     + " for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired.");
         }
@@ -79,8 +80,8 @@ final class ReceiptHandleCommands {
             s.expireOne(e); // past retention: it is gone, whether or not the sweep got to it yet
             e = null;
         }
-        if (e == null || e.isDeadLetterPending() || e.receiveCount != h.receiveCount()) {
-            // Deleted, expired, handed off, or received again since this handle was issued.
+        if (e == null || e.isDeadLetterPending() || e.receiveCount != h.receiveCount() || s.moveTasks.holds(e)) {
+            // Deleted, expired, handed off, received again since this handle was issued, or leased to a move task.
             return SqsError.INVALID_PARAMETER_VALUE.withMessage("Value " + h.encode() + " for parameter ReceiptHandle"
                     + " is invalid. Reason: Message does not exist or is not available for visibility timeout change.");
         }

@@ -110,31 +110,43 @@ final class ReceiveCommands {
         return lease(chosen, now, leaseSeconds, false);
     }
 
-    /** Extends a move task's lease on the messages of {@code seqs} still here; answers them. */
-    List<Delivery> renewMoveLease(List<Long> seqs, int leaseSeconds, long now) {
-        List<MessageEntry> present = new ArrayList<>(seqs.size());
+    /**
+     * The message {@code seq} if a move task's lease ending at {@code deadline} still holds it: not deleted, expired or
+     * handed off since, and not received by a consumer after that lease ran out (which moves its deadline).
+     */
+    MessageEntry heldByMove(long seq, long deadline) {
+        MessageEntry e = s.index.get(seq);
+        return e != null && !e.isDeadLetterPending() && e.visibleAtMillis == deadline ? e : null;
+    }
+
+    /** Extends a move task's lease (ending at {@code deadline}) on the messages it still holds; answers them. */
+    List<Delivery> renewMoveLease(List<Long> seqs, long deadline, int leaseSeconds, long now) {
+        List<MessageEntry> held = new ArrayList<>(seqs.size());
         for (long seq : seqs) {
-            MessageEntry e = s.index.get(seq);
-            if (e != null && !e.isDeadLetterPending()) {
-                present.add(e);
+            MessageEntry e = heldByMove(seq, deadline);
+            if (e != null) {
+                held.add(e);
             }
         }
-        return lease(present, now, leaseSeconds, false);
+        return lease(held, now, leaseSeconds, false);
     }
 
     /** Ends a move task's lease on a message it did not move: visible again now. */
-    void releaseMoveLease(long seq, long now) {
-        MessageEntry e = s.index.get(seq);
-        if (e != null && !e.isDeadLetterPending() && e.visibleAtMillis > now) {
+    void releaseMoveLease(long seq, long deadline, long now) {
+        MessageEntry e = heldByMove(seq, deadline);
+        if (e != null && e.visibleAtMillis > now) {
             s.index.update(e, m -> m.visibleAtMillis = now);
             s.putState(e);
         }
     }
 
-    /** Removes a message a move task copied to its destination (counted as deleted here). */
-    void removeMoved(long seq) {
-        MessageEntry e = s.index.get(seq);
-        if (e != null && !e.isDeadLetterPending()) {
+    /**
+     * Removes a message a move task copied to its destination (counted as deleted here), if the task's lease still
+     * holds it; one a consumer took after the lease ran out stays with that consumer (it was copied: at least once).
+     */
+    void removeMoved(long seq, long deadline) {
+        MessageEntry e = heldByMove(seq, deadline);
+        if (e != null) {
             s.index.remove(e);
             s.deleteMessageKeys(seq);
             s.totals.deleted++;

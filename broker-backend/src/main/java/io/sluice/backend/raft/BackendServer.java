@@ -130,6 +130,16 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
         return out;
     }
 
+    /** Whether this backend leads the shard holding the partition now (has it open, as the shard's ready leader). */
+    public boolean isPrimaryOf(io.sluice.partition.PartitionId partition) {
+        for (Map.Entry<RaftGroupId, ShardStateMachine> e : machines.entrySet()) {
+            if (e.getValue().isOpen(partition)) {
+                return isLeaderReady(e.getKey());
+            }
+        }
+        return false;
+    }
+
     /** The move tasks with work to do in the shards this backend leads now. */
     public List<io.sluice.partition.MoveTask.Located> moveTasksToDrive() {
         List<io.sluice.partition.MoveTask.Located> out = new java.util.ArrayList<>();

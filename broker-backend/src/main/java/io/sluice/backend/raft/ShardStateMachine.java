@@ -119,6 +119,11 @@ public final class ShardStateMachine extends BaseStateMachine {
         return partitions == null ? java.util.Optional.empty() : partitions.storedPartition(id);
     }
 
+    /** Whether this replica has the partition open (its leader drives it). */
+    public synchronized boolean isOpen(PartitionId id) {
+        return partitions != null && partitions.isOpen(id);
+    }
+
     /** Move tasks with work to do in the partitions this replica has opened. */
     public synchronized List<io.sluice.partition.MoveTask.Located> moveTasksToDrive() {
         return partitions == null ? List.of() : partitions.moveTasksToDrive();

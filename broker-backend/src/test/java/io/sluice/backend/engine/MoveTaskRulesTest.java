@@ -60,7 +60,7 @@ class MoveTaskRulesTest {
             assertTrue(first.stream().allMatch(d -> d.receiveCount() == 0), "a move lease counts no receive");
             assertEquals(List.of(4L, 5L, 6L), q.receive(10, 30).stream().map(d -> d.delivery().seq()).toList(),
                     "consumers do not get a leased batch");
-            assertEquals(3, count(q.apply(new PartitionCommand.FinishMoveBatch("t1", seqs(first), null))).count());
+            assertEquals(3, count(q.apply(new PartitionCommand.FinishMoveBatch("t1", seqs(first), seqs(first), null))).count());
             assertEquals(3, only(q).moved());
             assertEquals(MoveTask.Status.RUNNING, only(q).status());
             assertEquals(3, q.engine.state().totals().deleted(), "moved messages leave the queue as deleted ones");
@@ -68,7 +68,7 @@ class MoveTaskRulesTest {
             q.advanceSeconds(31); // the consumer's lease on 4..6 runs out
             List<PartitionResponse.Delivery> second = lease(q, "t1", 10);
             assertEquals(List.of(4L, 5L), seqs(second), "toMove in all: one message is left");
-            q.apply(new PartitionCommand.FinishMoveBatch("t1", seqs(second), null));
+            q.apply(new PartitionCommand.FinishMoveBatch("t1", seqs(second), seqs(second), null));
             assertEquals(MoveTask.Status.COMPLETED, only(q).status());
             assertEquals(5, only(q).moved());
             assertEquals(5, only(q).toMove());
@@ -91,11 +91,17 @@ class MoveTaskRulesTest {
             assertEquals("arn:aws:sqs:us-east-1:000000000000:dest", t.destinationArn());
             assertEquals(7, t.ratePerSecond());
             assertEquals(batch, seqs(lease(q, "t1", 10)), "the unfinished batch comes first, the same messages");
-            assertEquals(2, count(q.apply(new PartitionCommand.FinishMoveBatch("t1", batch, null))).count());
-            assertEquals(0, count(q.apply(new PartitionCommand.FinishMoveBatch("t1", batch, null))).count(),
+            assertEquals(2, count(q.apply(new PartitionCommand.FinishMoveBatch("t1", batch, batch, null))).count());
+            assertEquals(0, count(q.apply(new PartitionCommand.FinishMoveBatch("t1", batch, batch, null))).count(),
                     "a second driver's finish of the same batch counts nothing");
             assertEquals(2, only(q).moved());
-            assertEquals(List.of(3L, 4L), seqs(lease(q, "t1", 10)));
+            List<Long> next = seqs(lease(q, "t1", 10));
+            assertEquals(List.of(3L, 4L), next);
+            assertEquals(0, count(q.apply(new PartitionCommand.FinishMoveBatch("t1", batch, batch, "RequestThrottled")))
+                    .count(), "a late finish of the earlier batch neither releases nor fails the current one");
+            assertEquals(next, only(q).leased());
+            assertEquals(MoveTask.Status.RUNNING, only(q).status());
+            assertEquals(0, q.engine.state().countsAt(q.clock.nowMillis()).visible());
         }
     }
 
@@ -106,7 +112,7 @@ class MoveTaskRulesTest {
             q.apply(new PartitionCommand.StartMoveTask("t1", null, 0, 42));
             List<Long> batch = seqs(lease(q, "t1", 10));
             assertEquals(3, batch.size());
-            q.apply(new PartitionCommand.FinishMoveBatch("t1", List.of(batch.get(0)), "RequestThrottled"));
+            q.apply(new PartitionCommand.FinishMoveBatch("t1", batch, List.of(batch.get(0)), "RequestThrottled"));
             MoveTask t = only(q);
             assertEquals(MoveTask.Status.FAILED, t.status());
             assertEquals("RequestThrottled", t.failureReason());
@@ -131,7 +137,7 @@ class MoveTaskRulesTest {
                     "only active tasks can be cancelled");
             assertEquals(1, q.engine.state().moveTasksToDrive().size(), "its leased batch still wants finishing");
             assertEquals(batch, seqs(lease(q, "t1", 10)));
-            q.apply(new PartitionCommand.FinishMoveBatch("t1", batch, null));
+            q.apply(new PartitionCommand.FinishMoveBatch("t1", batch, batch, null));
             assertEquals(MoveTask.Status.CANCELLED, only(q).status());
             assertEquals(2, only(q).moved());
             assertTrue(lease(q, "t1", 10).isEmpty());
@@ -166,7 +172,7 @@ class MoveTaskRulesTest {
             List<Long> batch = seqs(lease(q, "t1", 2));
             assertEquals(List.of(1L, 2L), batch, "group g's run, in order");
             assertEquals(List.of("c"), q.bodies(q.receive(10, 30)), "g is held by the move");
-            q.apply(new PartitionCommand.FinishMoveBatch("t1", batch, null));
+            q.apply(new PartitionCommand.FinishMoveBatch("t1", batch, batch, null));
             assertEquals(2, only(q).moved());
         }
     }
@@ -176,13 +182,37 @@ class MoveTaskRulesTest {
         List<PartitionCommand> commands = List.of(new PartitionCommand.StartMoveTask("t", "arn", 5, 9L),
                 new PartitionCommand.StartMoveTask("t", null, 0, 9L), new PartitionCommand.CancelMoveTask("t"),
                 new PartitionCommand.LeaseMoveBatch("t", 10),
-                new PartitionCommand.FinishMoveBatch("t", List.of(1L, 5L), "RequestThrottled"),
-                new PartitionCommand.FinishMoveBatch("t", List.of(), null));
+                new PartitionCommand.FinishMoveBatch("t", List.of(1L, 5L, 6L), List.of(1L, 5L), "RequestThrottled"),
+                new PartitionCommand.FinishMoveBatch("t", List.of(), List.of(), null));
         for (PartitionCommand c : commands) {
             var batch = List.of(new io.sluice.partition.CommandCodec.Addressed(EngineFixture.PARTITION, c));
             assertEquals(batch, io.sluice.partition.CommandCodec.decode(io.sluice.partition.CommandCodec.encode(batch)));
         }
-        MoveTask t = new MoveTask("t", null, 3, 1, 2, 3, MoveTask.Status.FAILED, "x", List.of(4L));
+        MoveTask t = new MoveTask("t", null, 3, 1, 2, 3, MoveTask.Status.FAILED, "x", List.of(4L), 99L);
         assertEquals(List.of(t), MoveTask.decodeList(MoveTask.encodeList(List.of(t))));
+    }
+
+    @Test
+    void consumersCannotReleaseALeasedMessageAndOneTakenAfterTheLeaseLapsedStaysTheirs() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS)) {
+            send(q, 2);
+            var early = q.receive(10, 5); // a consumer's handles from before the task
+            q.advanceSeconds(6);
+            q.apply(new PartitionCommand.StartMoveTask("t1", null, 0, 42));
+            List<Long> batch = seqs(lease(q, "t1", 10));
+            assertEquals(List.of(1L, 2L), batch);
+            assertEquals(SqsError.INVALID_PARAMETER_VALUE,
+                    q.changeVisibility(early.get(0).delivery().receiptHandle(), 0).error(),
+                    "an old handle cannot make a leased message visible to others");
+            q.advanceSeconds(MoveTasks.LEASE_SECONDS + 1); // the driver stalled: the lease ran out
+            var taken = q.receive(1, 30);
+            assertEquals(List.of(1L), taken.stream().map(d -> d.delivery().seq()).toList());
+            assertEquals(2, count(q.apply(new PartitionCommand.FinishMoveBatch("t1", batch, batch, null))).count(),
+                    "both were copied, so both count as moved");
+            assertEquals(2, only(q).moved());
+            assertEquals(1, q.engine.state().countsAt(q.clock.nowMillis()).inflight(),
+                    "the one the consumer took stays with it; the other was removed");
+            assertEquals(null, q.delete(taken.get(0).delivery().receiptHandle()));
+        }
     }
 }

@@ -105,8 +105,10 @@ public final class QueueLifecycleActions {
         @Override
         public CompletableFuture<ObjectNode> execute(ActionContext ctx, Params params) {
             QueueMetadata queue = services.resolveQueue(ctx, params);
+            // the catalog only: from now on every request finds no such queue, and each partition's shard leader
+            // retires it (drops its messages) on its next reconcile pass
             services.catalog().delete(queue.name(), services.nowMillis()).orElseThrow(ctx::queueDoesNotExist);
-            return services.awaitPartitionsRetired(queue).thenApply(v -> Responses.object());
+            return Responses.done(Responses.object());
         }
     }
 

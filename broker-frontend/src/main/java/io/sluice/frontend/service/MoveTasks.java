@@ -75,17 +75,30 @@ public final class MoveTasks {
             if (existing.stream().anyMatch(t -> t.status() == MoveTask.Status.RUNNING)) {
                 throw alreadyRunning();
             }
-            return submitAll(parts, command);
-        }).thenApply(outcomes -> {
-            long toMove = 0;
-            for (PartitionOutcome o : outcomes) {
-                if (o.response() instanceof PartitionResponse.Rejected r) {
-                    throw new SqsException(r.failure()); // a task started meanwhile by another frontend
+            List<CompletableFuture<PartitionOutcome>> starts = parts.stream()
+                    .map(p -> services.submitToQueue(source, p, command)).toList();
+            return CompletableFuture.allOf(starts.toArray(CompletableFuture[]::new)).handle((v, e) -> {
+                long toMove = 0;
+                RuntimeException failure = null;
+                List<PartitionId> accepted = new ArrayList<>();
+                for (int i = 0; i < starts.size(); i++) {
+                    PartitionOutcome o = starts.get(i).exceptionally(x -> null).join();
+                    if (o != null && o.response() instanceof PartitionResponse.Count c) {
+                        toMove += c.count();
+                        accepted.add(parts.get(i));
+                    } else if (failure == null) { // a task started meanwhile by another frontend, or unreachable
+                        failure = o != null && o.response() instanceof PartitionResponse.Rejected r
+                                ? new SqsException(r.failure()) : new SqsException(SqsError.SERVICE_UNAVAILABLE,
+                                "The move task could not be started on every partition of the queue; retry.");
+                    }
                 }
-                toMove += ((PartitionResponse.Count) o.response()).count();
-            }
-            return new Task(id, sourceArn, destinationArn, rate == null ? 0 : rate, started, toMove, 0,
-                    MoveTask.Status.RUNNING, null);
+                if (failure != null) { // all or nothing: the partitions that took it give it up (best effort)
+                    accepted.forEach(p -> services.partitions().submit(p, new PartitionCommand.CancelMoveTask(id)));
+                    throw failure;
+                }
+                return new Task(id, sourceArn, destinationArn, rate == null ? 0 : rate, started, toMove, 0,
+                        MoveTask.Status.RUNNING, null);
+            });
         });
     }
 

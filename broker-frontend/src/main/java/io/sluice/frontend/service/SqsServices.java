@@ -160,11 +160,6 @@ public final class SqsServices {
         return awaitPartitions(queue, queue.configVersion(), "configured from catalog version " + queue.configVersion());
     }
 
-    /** Like {@link #awaitPartitionsConfigured}, after DeleteQueue: until the shards' primaries retired them. */
-    public CompletableFuture<Void> awaitPartitionsRetired(QueueMetadata queue) {
-        return awaitPartitions(queue, PartitionService.RETIRED, "retired");
-    }
-
     private CompletableFuture<Void> awaitPartitions(QueueMetadata queue, long version, String what) {
         List<CompletableFuture<Boolean>> waits = partitionIds(queue).stream()
                 .map(id -> partitions.awaitConfigured(id, version).exceptionally(e -> false)).toList();
