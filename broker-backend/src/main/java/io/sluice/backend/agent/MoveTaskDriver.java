@@ -169,7 +169,8 @@ public final class MoveTaskDriver implements AutoCloseable {
     /**
      * Copies a leased batch and finishes it.
      *
-     * @return how many messages it leased (0 once the task has nothing left: then null, and the driving stops)
+     * @return how many messages it leased, or null when the lease answered none (the task completed, cancelled or
+     *         refused here): the driving stops
      */
     private CompletableFuture<Integer> moveBatch(PartitionId from, MoveTask task, PartitionOutcome leased) {
         if (!(leased.response() instanceof PartitionResponse.Received received) || received.deliveries().isEmpty()) {
