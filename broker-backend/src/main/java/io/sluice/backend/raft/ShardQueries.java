@@ -1,6 +1,5 @@
 package io.sluice.backend.raft;
 
-import io.sluice.partition.DeadLetterReason;
 import io.sluice.partition.Effect;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.QueueCounts;
