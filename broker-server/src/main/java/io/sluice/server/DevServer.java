@@ -151,8 +151,7 @@ public final class DevServer implements AutoCloseable {
             reconcile(shard, catalog, services).join(); // e.g. created in the catalog, not yet on disk: finish it
             LocalShard local = shard;
             promptReconciler = new PromptReconciler(catalog::image, catalog::refresh, (image, p) -> {
-                boolean listed = image.queues().values().stream()
-                        .anyMatch(q -> q.queueId() == p.queueId() && p.index() < q.partitions());
+                boolean listed = image.queueById(p.queueId()).filter(q -> p.index() < q.partitions()).isPresent();
                 return listed ? java.util.Optional.of(new PromptReconciler.Placement("local",
                         local.storedPartition(p).join(), local::submit)) : java.util.Optional.empty();
             }, config.get(ServerConfigKeys.MAX_INFLIGHT));

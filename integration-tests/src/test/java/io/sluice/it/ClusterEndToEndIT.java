@@ -175,13 +175,7 @@ class ClusterEndToEndIT {
                 assertEquals(60L, done.approximateNumberOfMessagesMoved(), done.toString());
                 assertEquals(60L, done.approximateNumberOfMessagesToMove(), done.toString());
 
-                Map<String, Integer> copies = new java.util.HashMap<>();
-                List<Message> got;
-                do {
-                    got = sqs.receiveMessage(b -> b.queueUrl(destination).maxNumberOfMessages(10)
-                            .visibilityTimeout(120).waitTimeSeconds(2)).messages();
-                    got.forEach(m -> copies.merge(m.messageId(), 1, Integer::sum));
-                } while (!got.isEmpty());
+                Map<String, Integer> copies = SqsClients.copiesById(sqs, destination);
                 assertEquals(parked, copies.keySet(), "every parked message moved, with its id");
                 assertTrue(copies.values().stream().allMatch(c -> c == 1), "each moved once: " + copies);
                 Map<QueueAttributeName, String> left = sqs.getQueueAttributes(b -> b.queueUrl(dlq).attributeNames(

@@ -123,13 +123,7 @@ class EffectsWhereDataLivesIT {
             ClusterState.awaitTrue("the hand-offs complete once the dead-letter shard is back", Duration.ofSeconds(120),
                     () -> pending(sourceAdmin, "source") == 0, cluster::state);
 
-            Map<String, Integer> copies = new HashMap<>();
-            List<Message> got;
-            do {
-                got = sqs.receiveMessage(b -> b.queueUrl(dlq).maxNumberOfMessages(10).visibilityTimeout(120)
-                        .waitTimeSeconds(2)).messages();
-                got.forEach(m -> copies.merge(m.messageId(), 1, Integer::sum));
-            } while (!got.isEmpty());
+            Map<String, Integer> copies = SqsClients.copiesById(sqs, dlq);
             assertEquals(sent, copies.keySet(), "every hand-off reached the dead-letter queue");
             assertTrue(copies.values().stream().allMatch(c -> c == 1), "exactly one copy of each: " + copies);
             Map<QueueAttributeName, String> counts = sqs.getQueueAttributes(b -> b.queueUrl(dlq).attributeNames(

@@ -38,4 +38,19 @@ public final class SqsClients {
                 .overrideConfiguration(override.build())
                 .build();
     }
+
+    /**
+     * Receives from a queue until a receive comes back empty, leasing each message for 120 s so none comes twice by
+     * expiry: how many times each message id came back.
+     */
+    public static java.util.Map<String, Integer> copiesById(SqsClient sqs, String url) {
+        java.util.Map<String, Integer> copies = new java.util.HashMap<>();
+        java.util.List<software.amazon.awssdk.services.sqs.model.Message> got;
+        do {
+            got = sqs.receiveMessage(b -> b.queueUrl(url).maxNumberOfMessages(10).visibilityTimeout(120)
+                    .waitTimeSeconds(2)).messages();
+            got.forEach(m -> copies.merge(m.messageId(), 1, Integer::sum));
+        } while (!got.isEmpty());
+        return copies;
+    }
 }

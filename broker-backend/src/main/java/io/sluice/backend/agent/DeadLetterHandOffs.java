@@ -189,13 +189,7 @@ public final class DeadLetterHandOffs implements PartitionService.EffectListener
      */
     private CompletableFuture<Void> move(Effect.DeadLetter d) {
         ClusterImage image = catalog.get();
-        QueueMetadata source = null;
-        for (QueueMetadata q : image.queues().values()) {
-            if (q.queueId() == d.partition().queueId()) {
-                source = q;
-                break;
-            }
-        }
+        QueueMetadata source = image.queueById(d.partition().queueId()).orElse(null);
         if (source == null) {
             return CompletableFuture.completedFuture(null); // deleted: the reconciler retires its partitions
         }

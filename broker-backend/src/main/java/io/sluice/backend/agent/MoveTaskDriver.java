@@ -161,8 +161,7 @@ public final class MoveTaskDriver implements AutoCloseable {
         if (task.ratePerSecond() <= 0) {
             return 0;
         }
-        int count = catalog.get().queues().values().stream().filter(q -> q.queueId() == partition.queueId())
-                .mapToInt(QueueMetadata::partitions).findFirst().orElse(1);
+        int count = catalog.get().queueById(partition.queueId()).map(QueueMetadata::partitions).orElse(1);
         return (double) task.ratePerSecond() / Math.max(1, count);
     }
 
@@ -261,8 +260,7 @@ public final class MoveTaskDriver implements AutoCloseable {
                     || r.failure().error() != SqsError.QUEUE_DOES_NOT_EXIST) {
                 return CompletableFuture.completedFuture(o);
             }
-            QueueMetadata dest = catalog.get().queues().values().stream().filter(q -> q.queueId() == to.queueId())
-                    .findFirst().orElse(null);
+            QueueMetadata dest = catalog.get().queueById(to.queueId()).orElse(null);
             if (dest == null || to.index() >= dest.partitions()) {
                 return CompletableFuture.completedFuture(o);
             }

@@ -110,12 +110,8 @@ public final class PromptReconciler implements ConfigurationWaits.Requests, Auto
     }
 
     private static long versionIn(ClusterImage image, PartitionId p) {
-        for (QueueMetadata q : image.queues().values()) {
-            if (q.queueId() == p.queueId()) {
-                return p.index() < q.partitions() ? q.configVersion() : -1;
-            }
-        }
-        return -1;
+        return image.queueById(p.queueId()).filter(q -> p.index() < q.partitions()).map(QueueMetadata::configVersion)
+                .orElse(-1L);
     }
 
     @Override

@@ -121,10 +121,15 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
 
     /** The pending dead-letter hand-offs of the shards this backend leads now (its partitions as their primary). */
     public List<io.sluice.partition.Effect.DeadLetter> pendingDeadLetters() {
-        List<io.sluice.partition.Effect.DeadLetter> out = new java.util.ArrayList<>();
+        return fromLedShards(ShardStateMachine::pendingDeadLetters);
+    }
+
+    /** What {@code read} gives for each shard this backend is the ready leader of now, in one list. */
+    private <T> List<T> fromLedShards(java.util.function.Function<ShardStateMachine, List<T>> read) {
+        List<T> out = new java.util.ArrayList<>();
         for (Map.Entry<RaftGroupId, ShardStateMachine> e : machines.entrySet()) {
             if (isLeaderReady(e.getKey())) {
-                out.addAll(e.getValue().pendingDeadLetters());
+                out.addAll(read.apply(e.getValue()));
             }
         }
         return out;
@@ -142,13 +147,7 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
 
     /** The move tasks with work to do in the shards this backend leads now. */
     public List<io.sluice.partition.MoveTask.Located> moveTasksToDrive() {
-        List<io.sluice.partition.MoveTask.Located> out = new java.util.ArrayList<>();
-        for (Map.Entry<RaftGroupId, ShardStateMachine> e : machines.entrySet()) {
-            if (isLeaderReady(e.getKey())) {
-                out.addAll(e.getValue().moveTasksToDrive());
-            }
-        }
-        return out;
+        return fromLedShards(ShardStateMachine::moveTasksToDrive);
     }
 
     public void start() throws IOException {

@@ -157,17 +157,13 @@ public final class SqsServices {
      * configured by the primary's periodic reconcile, and the answer does not wait for it.
      */
     public CompletableFuture<Void> awaitPartitionsConfigured(QueueMetadata queue) {
-        return awaitPartitions(queue, queue.configVersion(), "configured from catalog version " + queue.configVersion());
-    }
-
-    private CompletableFuture<Void> awaitPartitions(QueueMetadata queue, long version, String what) {
         List<CompletableFuture<Boolean>> waits = partitionIds(queue).stream()
-                .map(id -> partitions.awaitConfigured(id, version).exceptionally(e -> false)).toList();
+                .map(id -> partitions.awaitConfigured(id, queue.configVersion()).exceptionally(e -> false)).toList();
         return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new)).thenRun(() -> {
             long late = waits.stream().filter(w -> !w.join()).count();
             if (late > 0) {
-                LOG.warn("queue {}: {} of its {} partitions not yet {}; their shards' primaries will see to it",
-                        queue.name(), late, waits.size(), what);
+                LOG.warn("queue {}: {} of its {} partitions not yet configured from catalog version {}; their shards'"
+                        + " primaries will see to it", queue.name(), late, waits.size(), queue.configVersion());
             }
         });
     }

@@ -144,6 +144,11 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
         return shards.values().stream().filter(s -> s.replicas().contains(nodeId)).toList();
     }
 
+    /** The queue with this id, if the catalog has it (a scan: ids are not indexed). */
+    public java.util.Optional<QueueMetadata> queueById(long queueId) {
+        return queues.values().stream().filter(q -> q.queueId() == queueId).findFirst();
+    }
+
     public List<PartitionAssignment> partitionsOf(long queueId) {
         return partitions.values().stream().filter(a -> a.queueId() == queueId).toList();
     }
