@@ -8,17 +8,14 @@ import io.sluice.partition.NewMessage;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionConfig;
 import io.sluice.partition.PartitionId;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import org.apache.ratis.protocol.RaftGroup;
-import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
@@ -35,16 +32,10 @@ public final class ShardGroupCommitBench {
         int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 10;
         int concurrency = args.length > 1 ? Integer.parseInt(args[1]) : 64;
         Path dir = Files.createTempDirectory("sluice-shard-bench");
-        List<RaftPeer> peers = new ArrayList<>();
-        for (int i = 1; i <= 3; i++) {
-            try (ServerSocket s = new ServerSocket(0)) {
-                peers.add(RaftPeer.newBuilder().setId("r" + i).setAddress("127.0.0.1:" + s.getLocalPort()).build());
-            }
-        }
-        RaftGroup group = RaftGroup.valueOf(RaftGroupId.valueOf(UUID.randomUUID()), peers);
+        RaftGroup group = LoopbackGroup.ofThree();
         List<RaftServer> servers = new ArrayList<>();
-        for (RaftPeer p : peers) {
-            int port = Integer.parseInt(p.getAddress().substring(p.getAddress().lastIndexOf(':') + 1));
+        for (RaftPeer p : group.getPeers()) {
+            int port = LoopbackGroup.port(p);
             RaftServer server = RaftServer.newBuilder().setServerId(p.getId()).setGroup(group)
                     .setStateMachine(new ShardStateMachine(dir.resolve(p.getId().toString()).resolve("store"),
                             SystemClock.INSTANCE))
