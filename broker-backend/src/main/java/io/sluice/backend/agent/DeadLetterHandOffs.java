@@ -227,9 +227,8 @@ public final class DeadLetterHandOffs implements PartitionService.EffectListener
         NewMessage copy = new NewMessage(m.messageId(), m.body(), m.attributes(), m.systemAttributes(), 0, m.groupId(),
                 m.deduplicationId(), m.senderId(), new NewMessage.Provenance(m.sentTimestampMillis(), d.receiveCount(),
                 d.firstReceiveTimestampMillis(), sourceArn, NewMessage.Provenance.handOffKey(d.partition(), d.seq())));
-        int partition = target.fifo() && m.groupId() != null && target.partitions() > 1
-                ? Math.floorMod(m.groupId().hashCode(), target.partitions()) : 0;
-        return partitions.submit(new PartitionId(target.queueId(), partition), new PartitionCommand.Send(List.of(copy)))
+        PartitionId to = new PartitionId(target.queueId(), CopyRouting.destinationPartition(target, m));
+        return partitions.submit(to, new PartitionCommand.Send(List.of(copy)))
                 .thenAccept(o -> {
                     if (o.response() instanceof PartitionResponse.Rejected r) {
                         throw new IllegalStateException("the dead-letter queue refused the copy: " + r.failure());

@@ -188,7 +188,7 @@ public final class MoveTaskDriver implements AutoCloseable {
                 refused = SqsError.QUEUE_DOES_NOT_EXIST.queryCode();
                 continue;
             }
-            PartitionId to = new PartitionId(dest.queueId(), destinationPartition(dest, d.message()));
+            PartitionId to = new PartitionId(dest.queueId(), CopyRouting.destinationPartition(dest, d.message()));
             byDestination.computeIfAbsent(to, k -> new ArrayList<>()).add(d);
             destinations.put(to, dest);
         }
@@ -267,18 +267,6 @@ public final class MoveTaskDriver implements AutoCloseable {
             return partitions.awaitConfigured(to, dest.configVersion()).thenCompose(configured -> configured
                     ? partitions.submit(to, send) : CompletableFuture.completedFuture(o));
         });
-    }
-
-    /**
-     * Where a copy goes in its destination: a FIFO message by its group (as a send routes it), a standard one by its
-     * id, so that a retried copy reaches the partition that remembers its key.
-     */
-    static int destinationPartition(QueueMetadata dest, StoredMessage m) {
-        if (dest.partitions() <= 1) {
-            return 0;
-        }
-        String key = dest.fifo() && m.groupId() != null ? m.groupId() : m.messageId();
-        return Math.floorMod(key.hashCode(), dest.partitions());
     }
 
     @Override
