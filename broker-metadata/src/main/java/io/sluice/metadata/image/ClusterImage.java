@@ -43,6 +43,17 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
 
     /** The image after {@code record}. Pure: this image is unchanged. */
     public ClusterImage replay(MetadataRecord record) {
+        return replayAll(List.of(record));
+    }
+
+    /**
+     * The image after {@code records}, in order. Pure: this image is unchanged. The maps are copied once for the
+     * whole list, so a catalog delta of many records costs one copy of the catalog, not one per record.
+     */
+    public ClusterImage replayAll(List<MetadataRecord> records) {
+        if (records.isEmpty()) {
+            return this;
+        }
         TreeMap<String, QueueMetadata> q = new TreeMap<>(queues);
         TreeMap<String, Long> deleted = new TreeMap<>(deletedAtMillis);
         TreeMap<String, NodeInfo> n = new TreeMap<>(nodes);
@@ -51,56 +62,52 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
         TreeMap<String, ShardInfo> sh = new TreeMap<>(shards);
         long next = nextQueueId;
         String secret = receiptSecret;
-        if (record instanceof MetadataRecord.QueueCreated c) {
-            q.put(c.queue().name(), c.queue());
-            deleted.remove(c.queue().name());
-            next = Math.max(next, c.queue().queueId() + 1);
-        } else if (record instanceof MetadataRecord.QueueAttributesChanged c) {
-            QueueMetadata old = q.get(c.name());
-            if (old != null) {
-                q.put(c.name(), old.withAttributes(c.attributes(), c.modifiedSeconds()));
+        for (MetadataRecord record : records) {
+            if (record instanceof MetadataRecord.QueueCreated c) {
+                q.put(c.queue().name(), c.queue());
+                deleted.remove(c.queue().name());
+                next = Math.max(next, c.queue().queueId() + 1);
+            } else if (record instanceof MetadataRecord.QueueAttributesChanged c) {
+                QueueMetadata old = q.get(c.name());
+                if (old != null) {
+                    q.put(c.name(), old.withAttributes(c.attributes(), c.modifiedSeconds()));
+                }
+            } else if (record instanceof MetadataRecord.QueuePartitionsRaised c) {
+                QueueMetadata old = q.get(c.name());
+                if (old != null) {
+                    q.put(c.name(), old.withPartitions(c.partitions()));
+                }
+            } else if (record instanceof MetadataRecord.QueueTagsChanged c) {
+                QueueMetadata old = q.get(c.name());
+                if (old != null) {
+                    q.put(c.name(), old.withTags(c.tags()));
+                }
+            } else if (record instanceof MetadataRecord.QueueDeleted d) {
+                QueueMetadata old = q.remove(d.name());
+                if (old != null) {
+                    p.values().removeIf(a -> a.queueId() == old.queueId());
+                }
+                deleted.values().removeIf(t -> d.atMillis() - t >= SqsLimits.RECREATE_AFTER_DELETE_MILLIS);
+                deleted.put(d.name(), d.atMillis());
+            } else if (record instanceof MetadataRecord.NodeRegistered r) {
+                n.put(r.nodeId(), new NodeInfo(r.nodeId(), r.address(), r.atMillis()));
+            } else if (record instanceof MetadataRecord.PartitionAssigned a) {
+                PartitionAssignment pa = new PartitionAssignment(a.queueId(), a.index(), a.replicas(), a.epoch(),
+                        a.shardId());
+                p.put(pa.key(), pa);
+            } else if (record instanceof MetadataRecord.ShardAssigned a) {
+                sh.put(a.shardId(), new ShardInfo(a.shardId(), a.groupId(), a.replicas(), a.epoch()));
+                // Partitions follow their shard's replicas.
+                p.replaceAll((k, pa) -> a.shardId().equals(pa.shardId())
+                        ? new PartitionAssignment(pa.queueId(), pa.index(), a.replicas(), a.epoch(), pa.shardId())
+                        : pa);
+            } else if (record instanceof MetadataRecord.AccessKeySet k) {
+                keys.put(k.accessKeyId(), k);
+            } else if (record instanceof MetadataRecord.ReceiptSecretSet r && secret == null) {
+                secret = r.secret();
             }
-        } else if (record instanceof MetadataRecord.QueuePartitionsRaised c) {
-            QueueMetadata old = q.get(c.name());
-            if (old != null) {
-                q.put(c.name(), old.withPartitions(c.partitions()));
-            }
-        } else if (record instanceof MetadataRecord.QueueTagsChanged c) {
-            QueueMetadata old = q.get(c.name());
-            if (old != null) {
-                q.put(c.name(), old.withTags(c.tags()));
-            }
-        } else if (record instanceof MetadataRecord.QueueDeleted d) {
-            QueueMetadata old = q.remove(d.name());
-            if (old != null) {
-                p.values().removeIf(a -> a.queueId() == old.queueId());
-            }
-            deleted.values().removeIf(t -> d.atMillis() - t >= SqsLimits.RECREATE_AFTER_DELETE_MILLIS);
-            deleted.put(d.name(), d.atMillis());
-        } else if (record instanceof MetadataRecord.NodeRegistered r) {
-            n.put(r.nodeId(), new NodeInfo(r.nodeId(), r.address(), r.atMillis()));
-        } else if (record instanceof MetadataRecord.PartitionAssigned a) {
-            PartitionAssignment pa = new PartitionAssignment(a.queueId(), a.index(), a.replicas(), a.epoch(), a.shardId());
-            p.put(pa.key(), pa);
-        } else if (record instanceof MetadataRecord.ShardAssigned a) {
-            sh.put(a.shardId(), new ShardInfo(a.shardId(), a.groupId(), a.replicas(), a.epoch()));
-            // Partitions follow their shard's replicas.
-            p.replaceAll((k, pa) -> a.shardId().equals(pa.shardId())
-                    ? new PartitionAssignment(pa.queueId(), pa.index(), a.replicas(), a.epoch(), pa.shardId()) : pa);
-        } else if (record instanceof MetadataRecord.AccessKeySet k) {
-            keys.put(k.accessKeyId(), k);
-        } else if (record instanceof MetadataRecord.ReceiptSecretSet r && secret == null) {
-            secret = r.secret();
         }
         return new ClusterImage(appliedIndex, next, q, deleted, n, p, keys, sh, secret);
-    }
-
-    public ClusterImage replayAll(List<MetadataRecord> records) {
-        ClusterImage image = this;
-        for (MetadataRecord r : records) {
-            image = image.replay(r);
-        }
-        return image;
     }
 
     /** This image without its secrets (access keys, the receipt secret), for roles that verify no signature. */

@@ -4,6 +4,7 @@ import io.sluice.catalog.QueueCatalog;
 import io.sluice.catalog.QueueMetadata;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.MetadataCommand;
+import io.sluice.metadata.image.MetadataDelta;
 import io.sluice.metadata.image.MetadataResult;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,6 +13,7 @@ import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,8 +23,11 @@ import org.slf4j.LoggerFactory;
  * <p>Coherence rules:
  * <ul>
  *   <li><b>Reads</b> (resolving a queue for every data-plane request) come from the cached image, without a network
- *       round trip. Every {@code refreshMillis} the cache asks the leader its image's index (a few bytes) and fetches
- *       the image only when it moved, so it trails the group by at most that much plus one fetch: a queue deleted through another frontend stops being served here within that bound. A name
+ *       round trip. Every {@code refreshMillis} the cache asks the leader its image's index (a few bytes) and, only
+ *       when it moved, fetches what changed since its own index (a {@link MetadataDelta}: the records applied since,
+ *       replayed here; the whole image only when the leader no longer keeps them), so it trails the group by at most
+ *       that much plus one fetch: a queue deleted through another frontend stops being served here within that
+ *       bound. A name
  *       the image lacks is fetched again first, so a queue created through another frontend is found at once.</li>
  *   <li><b>Writes</b> go through to the group and return only once committed; then this cache fetches the image, so
  *       the writer reads its own write.</li>
@@ -41,6 +46,8 @@ public final class CachedCatalog implements QueueCatalog, AutoCloseable {
     private volatile long lastFailedFetchNanos = System.nanoTime() - TimeUnit.SECONDS.toNanos(10);
     /** When the last fetch started. */
     private volatile long lastFetchNanos = System.nanoTime() - TimeUnit.SECONDS.toNanos(1);
+    private final AtomicLong imageFetches = new AtomicLong();
+    private final AtomicLong deltaFetches = new AtomicLong();
 
     public CachedCatalog(MetadataClient client, long refreshMillis) {
         this(client, refreshMillis, true);
@@ -61,12 +68,34 @@ public final class CachedCatalog implements QueueCatalog, AutoCloseable {
         refresher.scheduleWithFixedDelay(this::refreshQuietly, refreshMillis, refreshMillis, TimeUnit.MILLISECONDS);
     }
 
-    /** Fetches the image now; throws if the group cannot answer. */
+    /**
+     * Brings the image up to the group's now: the changes since this copy's index when the leader still keeps them,
+     * else the whole image. Throws if the group cannot answer.
+     */
     public ClusterImage refresh() {
         lastFetchNanos = System.nanoTime();
-        ClusterImage fetched = withSecrets ? client.fetchImage() : client.fetchImageWithoutSecrets();
-        accept(fetched);
+        ClusterImage base = image;
+        if (base.appliedIndex() > 0) {
+            MetadataDelta delta = client.fetchDelta(base.appliedIndex(), withSecrets);
+            if (delta.complete()) {
+                deltaFetches.incrementAndGet();
+                accept(delta.applyTo(base));
+                return image;
+            }
+        }
+        imageFetches.incrementAndGet();
+        accept(withSecrets ? client.fetchImage() : client.fetchImageWithoutSecrets());
         return image;
+    }
+
+    /** Whole images fetched so far. */
+    public long imageFetches() {
+        return imageFetches.get();
+    }
+
+    /** Deltas fetched and replayed so far. */
+    public long deltaFetches() {
+        return deltaFetches.get();
     }
 
     /** Takes a newer image (from a fetch or an in-process listener); older ones are ignored. */

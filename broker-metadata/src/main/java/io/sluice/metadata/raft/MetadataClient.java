@@ -3,6 +3,7 @@ package io.sluice.metadata.raft;
 import io.sluice.common.raft.RaftTransport;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.MetadataCommand;
+import io.sluice.metadata.image.MetadataDelta;
 import io.sluice.metadata.image.MetadataJson;
 import io.sluice.metadata.image.MetadataResult;
 import java.io.IOException;
@@ -60,6 +61,16 @@ public final class MetadataClient implements AutoCloseable {
     /** The leader's current image without access keys: what a role that verifies no signature reads. */
     public ClusterImage fetchImageWithoutSecrets() {
         return MetadataJson.read(query(MetadataStateMachine.QUERY_IMAGE_WITHOUT_SECRETS), ClusterImage.class);
+    }
+
+    /**
+     * The catalog records the leader applied after {@code fromIndex} (with access keys and the receipt secret only if
+     * {@code withSecrets}); {@link MetadataDelta#complete()} is false when it no longer keeps them all.
+     */
+    public MetadataDelta fetchDelta(long fromIndex, boolean withSecrets) {
+        String q = (withSecrets ? MetadataStateMachine.QUERY_DELTA : MetadataStateMachine.QUERY_DELTA_WITHOUT_SECRETS)
+                + fromIndex;
+        return MetadataJson.read(query(q), MetadataDelta.class);
     }
 
     /** The metadata log index the leader's image reflects: a cached copy at this index is current. */

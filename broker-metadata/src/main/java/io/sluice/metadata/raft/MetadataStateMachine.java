@@ -3,14 +3,18 @@ package io.sluice.metadata.raft;
 import io.sluice.common.Clock;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.MetadataCommand;
+import io.sluice.metadata.image.MetadataDelta;
 import io.sluice.metadata.image.MetadataJson;
 import io.sluice.metadata.image.MetadataOperations;
+import io.sluice.metadata.image.MetadataRecord;
 import io.sluice.metadata.image.MetadataResult;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -44,7 +48,10 @@ import org.apache.ratis.util.MD5FileUtil;
  *       here and never reaches the log.</li>
  *   <li>{@link #applyTransaction} (every replica) runs {@link MetadataOperations} on the current image and replays
  *       the records: the same pure path on leader, followers and restart.</li>
- *   <li>Reads ({@link #query}): {@code image} returns the image; {@code index} returns the image's applied index; {@code heartbeat <node>} records a backend's
+ *   <li>Reads ({@link #query}): {@code image} returns the image; {@code index} returns the image's applied index;
+ *       {@code delta <index>} the records applied since that index ({@link MetadataDelta}: the last
+ *       {@value #RECENT_RECORDS_KEPT} records are kept in memory, from this replica's start or last snapshot load);
+ *       {@code heartbeat <node>} records a backend's
  *       heartbeat (it reaches the leader, which alone tracks liveness) and answers the leader's clock, the
  *       reference backends keep their shard leaders' time near.</li>
  *   <li>Snapshots are the image as JSON, named by term and index, with an MD5 file.</li>
@@ -56,6 +63,14 @@ final class MetadataStateMachine extends BaseStateMachine {
     static final String QUERY_IMAGE_WITHOUT_SECRETS = "image-without-secrets";
     static final String QUERY_HEARTBEAT = "heartbeat ";
     static final String QUERY_INDEX = "index";
+    static final String QUERY_DELTA = "delta ";
+    static final String QUERY_DELTA_WITHOUT_SECRETS = "delta-without-secrets ";
+    /** Records kept for deltas; a role further behind fetches the whole image. */
+    static final int RECENT_RECORDS_KEPT = 10_000;
+
+    /** The records one log entry applied. */
+    private record Applied(long index, List<MetadataRecord> records) {
+    }
 
     private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
     private final Clock clock;
@@ -63,11 +78,22 @@ final class MetadataStateMachine extends BaseStateMachine {
     private final int replicationFactor;
     private final List<Consumer<ClusterImage>> listeners = new CopyOnWriteArrayList<>();
     private volatile ClusterImage image = ClusterImage.EMPTY;
+    /** Entries that changed the catalog, oldest first, each after {@link #recentFrom}: what deltas are cut from. */
+    private final ArrayDeque<Applied> recent = new ArrayDeque<>();
+    /** A delta from any index at or after this one is complete. */
+    private long recentFrom;
+    private int recentRecords;
+    private final int recordsKept;
 
     MetadataStateMachine(Clock clock, LivenessTracker liveness, int replicationFactor) {
+        this(clock, liveness, replicationFactor, RECENT_RECORDS_KEPT);
+    }
+
+    MetadataStateMachine(Clock clock, LivenessTracker liveness, int replicationFactor, int recordsKept) {
         this.clock = clock;
         this.liveness = liveness;
         this.replicationFactor = replicationFactor;
+        this.recordsKept = recordsKept;
     }
 
     ClusterImage image() {
@@ -117,6 +143,9 @@ final class MetadataStateMachine extends BaseStateMachine {
         synchronized (this) {
             image = loaded.withAppliedIndex(last.getIndex());
             updateLastAppliedTermIndex(last);
+            recent.clear(); // what came before the snapshot is not known here: deltas start at it
+            recentRecords = 0;
+            recentFrom = last.getIndex();
         }
         publish(image);
     }
@@ -148,16 +177,48 @@ final class MetadataStateMachine extends BaseStateMachine {
         MetadataCommand.Stamped stamped = MetadataJson.read(
                 entry.getStateMachineLogEntry().getLogData().toByteArray(), MetadataCommand.Stamped.class);
         MetadataResult result;
-        ClusterImage next;
         synchronized (this) {
-            MetadataOperations.Outcome outcome = MetadataOperations.execute(image, stamped);
-            next = image.replayAll(outcome.records()).withAppliedIndex(termIndex.getIndex());
-            image = next;
+            result = apply(termIndex.getIndex(), stamped);
             updateLastAppliedTermIndex(termIndex);
-            result = outcome.result();
         }
-        publish(next);
+        publish(image);
         return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MetadataJson.write(result))));
+    }
+
+    /** Runs one command of log entry {@code index} on the image: the same pure path on every replica. */
+    synchronized MetadataResult apply(long index, MetadataCommand.Stamped stamped) {
+        MetadataOperations.Outcome outcome = MetadataOperations.execute(image, stamped);
+        image = image.replayAll(outcome.records()).withAppliedIndex(index);
+        keepForDeltas(index, outcome.records());
+        return outcome.result();
+    }
+
+    private void keepForDeltas(long index, List<MetadataRecord> records) {
+        if (records.isEmpty()) {
+            return;
+        }
+        recent.addLast(new Applied(index, records));
+        recentRecords += records.size();
+        while (recentRecords > recordsKept && recent.size() > 1) {
+            Applied dropped = recent.removeFirst();
+            recentRecords -= dropped.records().size();
+            recentFrom = dropped.index();
+        }
+    }
+
+    /** The records applied after {@code fromIndex}, or an unavailable delta when they are no longer all kept. */
+    synchronized MetadataDelta delta(long fromIndex) {
+        long to = image.appliedIndex();
+        if (fromIndex < recentFrom || fromIndex > to) {
+            return MetadataDelta.unavailable(fromIndex, to);
+        }
+        List<MetadataRecord> records = new ArrayList<>();
+        for (Applied a : recent) {
+            if (a.index() > fromIndex) {
+                records.addAll(a.records());
+            }
+        }
+        return new MetadataDelta(fromIndex, to, records);
     }
 
     private void publish(ClusterImage current) {
@@ -176,6 +237,18 @@ final class MetadataStateMachine extends BaseStateMachine {
         }
         if (q.equals(QUERY_INDEX)) { // a few bytes: what a cached copy asks before fetching the whole image
             return CompletableFuture.completedFuture(Message.valueOf(Long.toString(image.appliedIndex())));
+        }
+        if (q.startsWith(QUERY_DELTA) || q.startsWith(QUERY_DELTA_WITHOUT_SECRETS)) {
+            boolean secrets = q.startsWith(QUERY_DELTA);
+            long from;
+            try {
+                from = Long.parseLong(q.substring(secrets ? QUERY_DELTA.length() : QUERY_DELTA_WITHOUT_SECRETS.length()));
+            } catch (NumberFormatException e) {
+                return CompletableFuture.failedFuture(new IllegalArgumentException("bad delta query"));
+            }
+            MetadataDelta d = delta(from);
+            return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(
+                    MetadataJson.write(secrets ? d : d.withoutSecrets()))));
         }
         if (q.startsWith(QUERY_HEARTBEAT)) {
             liveness.beat(q.substring(QUERY_HEARTBEAT.length()));

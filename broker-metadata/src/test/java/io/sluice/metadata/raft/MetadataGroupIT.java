@@ -186,6 +186,38 @@ class MetadataGroupIT {
     }
 
     @Test
+    void cachesFollowTheCatalogThroughDeltasAndEndEqualToTheLeadersImage() throws Exception {
+        startGroup(1000);
+        MetadataClient client = client();
+        CachedCatalog writer = new CachedCatalog(client(), 60_000);
+        CachedCatalog frontend = new CachedCatalog(client(), 60_000); // refreshed by hand below
+        CachedCatalog backend = new CachedCatalog(client(), 60_000, false);
+        closeables.add(writer);
+        closeables.add(frontend);
+        closeables.add(backend);
+        writer.create("before", false, Map.of(), Map.of(), 1, 0);
+        frontend.refresh();
+        backend.refresh();
+        assertEquals(1, frontend.imageFetches());
+        for (int i = 0; i < 20; i++) {
+            writer.create("q" + i, false, Map.of(), Map.of("n", Integer.toString(i)), 1, 0);
+        }
+        writer.setAttributes("q1", Map.of("VisibilityTimeout", "99"), 0);
+        writer.delete("q3", 0);
+        client.submit(new MetadataCommand.SetAccessKey("AKIDDELTAS", "delta-secret", List.of()));
+
+        ClusterImage caughtUp = frontend.refresh();
+        assertEquals(1, frontend.imageFetches(), "no second whole image");
+        assertEquals(1, frontend.deltaFetches());
+        assertEquals(client.fetchImage(), caughtUp, "the delta replayed gives the leader's image");
+        assertTrue(caughtUp.accessKeys().containsKey("AKIDDELTAS"));
+        ClusterImage secretless = backend.refresh();
+        assertEquals(1, backend.deltaFetches());
+        assertEquals(client.fetchImageWithoutSecrets(), secretless);
+        assertTrue(secretless.accessKeys().isEmpty(), "a backend's copy never holds a secret");
+    }
+
+    @Test
     void aQueueCreatedThroughOneCacheIsFoundAtOnceThroughAnother() throws Exception {
         startGroup(1000);
         CachedCatalog a = new CachedCatalog(client(), 60_000);
