@@ -246,6 +246,21 @@ public final class DevServer implements AutoCloseable {
                 return null;
             }), 10, 10, TimeUnit.SECONDS);
         }
+        if (shard != null && metadataServer != null) { // a cluster's backends report with their heartbeats
+            LocalShard local = shard;
+            MetadataServer member = metadataServer;
+            io.sluice.backend.agent.LoadReporter reporter = new io.sluice.backend.agent.LoadReporter();
+            scheduler.scheduleWithFixedDelay(() -> {
+                try {
+                    member.observeLoad(reporter.changed(localPartitions(local, catalog), catalog.image()));
+                } catch (RuntimeException e) { // a periodic task: an exception would cancel it for good
+                    LOG.warn("could not report the partitions' load to the auto-split policy", e);
+                }
+            }, 5, 5, TimeUnit.SECONDS);
+            io.micrometer.core.instrument.FunctionCounter.builder("sluice.queue.splits", member, MetadataServer::splits)
+                    .description("Queues this metadata member split (raised a hot queue's partition count) while it"
+                            + " led").register(registry);
+        }
         scheduler.scheduleWithFixedDelay(processor::forgetDeletedQueues, 60, 60, TimeUnit.SECONDS);
         scheduler.scheduleWithFixedDelay(() -> {
             try {
@@ -347,6 +362,7 @@ public final class DevServer implements AutoCloseable {
             metadataServer = new MetadataServer("meta-1", peers, data.resolve("metadata"), clock,
                     config.get(ServerConfigKeys.REPLICATION_FACTOR), config.get(ServerConfigKeys.BACKEND_DEAD_AFTER_MS),
                     config.get(ServerConfigKeys.METADATA_SNAPSHOT_EVERY));
+            metadataServer.autoSplit(ServerConfigKeys.autoSplit(config));
             try {
                 metadataServer.start();
             } catch (java.io.IOException e) {

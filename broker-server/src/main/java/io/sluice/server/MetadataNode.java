@@ -53,7 +53,11 @@ public final class MetadataNode implements AutoCloseable {
                 SystemClock.INSTANCE, config.get(ServerConfigKeys.REPLICATION_FACTOR),
                 config.get(ServerConfigKeys.BACKEND_DEAD_AFTER_MS), config.get(ServerConfigKeys.METADATA_SNAPSHOT_EVERY),
                 config.get(ServerConfigKeys.SHARDS), ClusterTransport.forServer(config, "sluice metadata", host));
+        server.autoSplit(ServerConfigKeys.autoSplit(config));
         server.start();
+        io.micrometer.core.instrument.FunctionCounter.builder("sluice.queue.splits", server, MetadataServer::splits)
+                .description("Queues this metadata member split (raised a hot queue's partition count) while it led")
+                .register(registry);
         registry.gauge("sluice.metadata.leader", server, m -> m.isLeader() ? 1 : 0);
         registry.gauge("sluice.metadata.leader_known", server, m -> m.leaderId() != null ? 1 : 0);
         serving = true;

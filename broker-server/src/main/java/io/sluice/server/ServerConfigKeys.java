@@ -124,6 +124,24 @@ public final class ServerConfigKeys {
             "Per-key overrides of sluice.frontend.key-rate-limit: key=requestsPerSecond,... (0 = unlimited).");
     public static final ConfigKey<Integer> KEY_RATE_BURST_MS = ConfigKey.integer("sluice.frontend.key-rate-burst-ms",
             1000, 0, 60_000, "How much of its rate a key may spend at once after being idle (token bucket depth).");
+    public static final ConfigKey<Boolean> AUTOSPLIT_ENABLED = ConfigKey.bool("sluice.autosplit.enabled", true,
+            "Let the metadata leader raise a hot standard queue's partition count by itself (doubling it, up to"
+                    + " sluice.autosplit.max-partitions); a queue opts out with SluiceAutoSplit=false.");
+    public static final ConfigKey<Integer> AUTOSPLIT_SENDS_PER_PARTITION = ConfigKey.integer(
+            "sluice.autosplit.sends-per-second-per-partition", 1000, 1, 10_000_000, "Auto-split: messages sent per second"
+                    + " per partition, sustained over sluice.autosplit.sustain-seconds, that make a queue split.");
+    public static final ConfigKey<Integer> AUTOSPLIT_OLDEST_AGE_SECONDS = ConfigKey.integer(
+            "sluice.autosplit.oldest-age-seconds", 300, 0, 1_209_600, "Auto-split: an oldest message older than this,"
+                    + " for all of sluice.autosplit.sustain-seconds while consumers receive from the queue, makes it"
+                    + " split (consumers falling behind); 0 turns this trigger off.");
+    public static final ConfigKey<Integer> AUTOSPLIT_SUSTAIN_SECONDS = ConfigKey.integer(
+            "sluice.autosplit.sustain-seconds", 60, 5, 86_400, "Auto-split: how long a trigger must hold.");
+    public static final ConfigKey<Integer> AUTOSPLIT_MAX_PARTITIONS = ConfigKey.integer(
+            "sluice.autosplit.max-partitions", 16, 1, 64, "Auto-split: the most partitions it gives a queue (a"
+                    + " SetQueueAttributes SluicePartitions may go further, up to 64).");
+    public static final ConfigKey<Integer> AUTOSPLIT_COOLDOWN_SECONDS = ConfigKey.integer(
+            "sluice.autosplit.cooldown-seconds", 300, 0, 86_400, "Auto-split: the least time between two splits of"
+                    + " one queue.");
 
     /** Every key declared above, in declaration order. */
     public static List<ConfigKey<?>> all() {
@@ -138,6 +156,14 @@ public final class ServerConfigKeys {
             }
         }
         return keys;
+    }
+
+    /** The auto-split policy's settings (the metadata leader's: {@code sluice metadata}, {@code node}, {@code dev}). */
+    public static io.sluice.metadata.raft.SplitPolicy.Settings autoSplit(ServerConfig config) {
+        return new io.sluice.metadata.raft.SplitPolicy.Settings(config.get(AUTOSPLIT_ENABLED),
+                config.get(AUTOSPLIT_SENDS_PER_PARTITION), config.get(AUTOSPLIT_OLDEST_AGE_SECONDS) * 1000L,
+                config.get(AUTOSPLIT_SUSTAIN_SECONDS) * 1000L, config.get(AUTOSPLIT_MAX_PARTITIONS),
+                config.get(AUTOSPLIT_COOLDOWN_SECONDS) * 1000L);
     }
 
     /** docs/configuration.md. */

@@ -174,7 +174,7 @@ class PartitionedQueueIT extends SharedServer {
     }
 
     @Test
-    void partitionCountIsValidatedAndFixedAtCreation() {
+    void partitionCountIsValidatedAndOnlyGrows() {
         SqsException bad = org.junit.jupiter.api.Assertions.assertThrows(SqsException.class, () -> sqs.createQueue(b -> b
                 .queueName(unique("p")).attributesWithStrings(Map.of("SluicePartitions", "65"))));
         assertEquals("InvalidAttributeValue", bad.awsErrorDetails().errorCode());
@@ -183,6 +183,16 @@ class PartitionedQueueIT extends SharedServer {
         SqsException changed = org.junit.jupiter.api.Assertions.assertThrows(SqsException.class, () -> sqs.createQueue(b -> b
                 .queueName(name).attributesWithStrings(Map.of("SluicePartitions", "3"))));
         assertEquals("QueueAlreadyExists", changed.awsErrorDetails().errorCode());
+        String url = sqs.getQueueUrl(r -> r.queueName(name)).queueUrl();
+        // the count grows by itself (auto-split) or by SetQueueAttributes: an application's CreateQueue at startup,
+        // naming the count it was created with or none, keeps working
+        sqs.setQueueAttributes(b -> b.queueUrl(url).attributesWithStrings(Map.of("SluicePartitions", "4")));
+        assertEquals(url, sqs.createQueue(b -> b.queueName(name)).queueUrl());
+        assertEquals(url, sqs.createQueue(b -> b.queueName(name)
+                .attributesWithStrings(Map.of("SluicePartitions", "2"))).queueUrl());
+        assertEquals("QueueAlreadyExists", org.junit.jupiter.api.Assertions.assertThrows(SqsException.class,
+                () -> sqs.createQueue(b -> b.queueName(name).attributesWithStrings(Map.of("SluicePartitions", "5"))))
+                .awsErrorDetails().errorCode(), "more partitions than the queue has is a different value");
         assertTrue(sqs.getQueueAttributes(b -> b.queueUrl(sqs.getQueueUrl(r -> r.queueName(name)).queueUrl())
                 .attributeNamesWithStrings("All")).attributesAsStrings().containsKey("SluicePartitions"));
     }

@@ -7,6 +7,7 @@ import io.sluice.backend.raft.BackendServer;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.MetadataCommand;
 import io.sluice.metadata.image.NodeInfo;
+import io.sluice.metadata.image.PartitionLoad;
 import io.sluice.metadata.image.ShardInfo;
 import io.sluice.metadata.raft.CachedCatalog;
 import io.sluice.metadata.raft.MetadataClient;
@@ -204,6 +205,10 @@ public final class BackendAgent implements AutoCloseable {
     }
 
     public static final int RECONCILE_EVERY = 10;
+    /** How often the heartbeat carries the led partitions' load (the auto-split policy measures over minutes). */
+    static final long LOAD_REPORT_MILLIS = 5_000;
+    private final LoadReporter loadReporter = new LoadReporter();
+    private long lastLoadReportNanos = System.nanoTime();
     private long sweeps;
 
     /** Configures a partition at once when a frontend waits for it, if this backend leads its shard. */
@@ -269,7 +274,12 @@ public final class BackendAgent implements AutoCloseable {
                 image = catalog.refresh();
             }
             long sent = System.nanoTime();
-            long reference = client.heartbeat(id);
+            List<PartitionLoad> loads = List.of();
+            if (System.nanoTime() - lastLoadReportNanos >= TimeUnit.MILLISECONDS.toNanos(LOAD_REPORT_MILLIS)) {
+                lastLoadReportNanos = System.nanoTime();
+                loads = loadReporter.changed(primaryPartitions(), image);
+            }
+            long reference = client.heartbeat(id, loads);
             backend.clock().observeReference(reference, sent, System.nanoTime());
             if (image.shards().isEmpty() || !image.shardsOf(id).stream().allMatch(
                     sh -> backend.hostedGroups().contains(RaftGroupId.valueOf(UUID.fromString(sh.groupId()))))) {

@@ -30,6 +30,8 @@ public enum QueueAttributeName {
     SQS_MANAGED_SSE_ENABLED("SqsManagedSseEnabled", true, false),
     /** Sluice extension (load shedding): the most messages the queue stores before sends are throttled; 0 = none. */
     SLUICE_MAX_BACKLOG("SluiceMaxBacklog", 0, Integer.MAX_VALUE),
+    /** Sluice extension: {@code false} keeps the metadata leader from raising the queue's partition count by itself. */
+    SLUICE_AUTO_SPLIT("SluiceAutoSplit", true, false),
     QUEUE_ARN("QueueArn", false, false),
     CREATED_TIMESTAMP("CreatedTimestamp", false, false),
     LAST_MODIFIED_TIMESTAMP("LastModifiedTimestamp", false, false),

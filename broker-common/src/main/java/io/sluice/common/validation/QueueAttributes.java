@@ -33,7 +33,8 @@ public record QueueAttributes(
         String kmsMasterKeyId,
         int kmsDataKeyReusePeriodSeconds,
         boolean sqsManagedSseEnabled,
-        int maxBacklog) {
+        int maxBacklog,
+        boolean autoSplit) {
 
     /** {@code DeduplicationScope}: FIFO deduplication per queue (default) or per message group. */
     public enum DeduplicationScope {
@@ -106,7 +107,7 @@ public record QueueAttributes(
     public static QueueAttributes defaults(boolean fifo) {
         return new QueueAttributes(fifo, 0, SqsLimits.MAX_MESSAGE_SIZE_BYTES, SqsLimits.DEFAULT_RETENTION_SECONDS,
                 0, SqsLimits.DEFAULT_VISIBILITY_TIMEOUT_SECONDS, null, null, null, false, DeduplicationScope.QUEUE,
-                FifoThroughputLimit.PER_QUEUE, null, SqsLimits.DEFAULT_KMS_DATA_KEY_REUSE_PERIOD_SECONDS, true, 0);
+                FifoThroughputLimit.PER_QUEUE, null, SqsLimits.DEFAULT_KMS_DATA_KEY_REUSE_PERIOD_SECONDS, true, 0, true);
     }
 
     /** The redrive allow policy in force: an unset policy allows every source. */
@@ -144,6 +145,9 @@ public record QueueAttributes(
         }
         if (maxBacklog > 0) {
             map.put(QueueAttributeName.SLUICE_MAX_BACKLOG.wireName(), Integer.toString(maxBacklog));
+        }
+        if (!autoSplit) {
+            map.put(QueueAttributeName.SLUICE_AUTO_SPLIT.wireName(), "false");
         }
         if (fifo) {
             map.put(QueueAttributeName.FIFO_QUEUE.wireName(), "true");
@@ -195,6 +199,7 @@ public record QueueAttributes(
         private int kmsDataKeyReusePeriodSeconds;
         private boolean sqsManagedSseEnabled;
         private int maxBacklog;
+        private boolean autoSplit;
 
         private Builder(QueueAttributes a) {
             fifo = a.fifo;
@@ -213,6 +218,7 @@ public record QueueAttributes(
             kmsDataKeyReusePeriodSeconds = a.kmsDataKeyReusePeriodSeconds;
             sqsManagedSseEnabled = a.sqsManagedSseEnabled;
             maxBacklog = a.maxBacklog;
+            autoSplit = a.autoSplit;
         }
 
         /** Sets one integer attribute ({@link QueueAttributeName#isInteger()}). */
@@ -270,6 +276,11 @@ public record QueueAttributes(
             return this;
         }
 
+        public Builder autoSplit(boolean value) {
+            autoSplit = value;
+            return this;
+        }
+
         DeduplicationScope deduplicationScope() {
             return deduplicationScope;
         }
@@ -282,7 +293,7 @@ public record QueueAttributes(
             return new QueueAttributes(fifo, delaySeconds, maximumMessageSize, messageRetentionPeriod,
                     receiveMessageWaitTimeSeconds, visibilityTimeout, policy, redrivePolicy, redriveAllowPolicy,
                     contentBasedDeduplication, deduplicationScope, fifoThroughputLimit, kmsMasterKeyId,
-                    kmsDataKeyReusePeriodSeconds, sqsManagedSseEnabled, maxBacklog);
+                    kmsDataKeyReusePeriodSeconds, sqsManagedSseEnabled, maxBacklog, autoSplit);
         }
     }
 }

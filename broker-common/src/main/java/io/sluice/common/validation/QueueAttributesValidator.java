@@ -134,15 +134,15 @@ public final class QueueAttributesValidator {
                 }
                 return Optional.empty();
             }
-            case CONTENT_BASED_DEDUPLICATION, SQS_MANAGED_SSE_ENABLED -> {
+            case CONTENT_BASED_DEDUPLICATION, SQS_MANAGED_SSE_ENABLED, SLUICE_AUTO_SPLIT -> {
                 Optional<Boolean> flag = parseBoolean(value);
                 if (flag.isEmpty()) {
                     return invalidValue(name);
                 }
-                if (name == QueueAttributeName.CONTENT_BASED_DEDUPLICATION) {
-                    b.contentBasedDeduplication(flag.get());
-                } else {
-                    b.sqsManagedSseEnabled(flag.get());
+                switch (name) {
+                    case CONTENT_BASED_DEDUPLICATION -> b.contentBasedDeduplication(flag.get());
+                    case SQS_MANAGED_SSE_ENABLED -> b.sqsManagedSseEnabled(flag.get());
+                    default -> b.autoSplit(flag.get());
                 }
                 return Optional.empty();
             }

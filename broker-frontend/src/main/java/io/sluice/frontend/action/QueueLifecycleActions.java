@@ -35,7 +35,8 @@ public final class QueueLifecycleActions {
         public CompletableFuture<ObjectNode> execute(ActionContext ctx, Params params) {
             String name = params.requiredString("QueueName");
             Map<String, String> attributes = new java.util.LinkedHashMap<>(params.stringMap("Attributes"));
-            int partitions = Partitions.parse(attributes.remove(Partitions.ATTRIBUTE));
+            String namedPartitions = attributes.remove(Partitions.ATTRIBUTE);
+            int partitions = Partitions.parse(namedPartitions);
             Map<String, String> tags = params.stringMap("tags");
             QueueAttributes requested = QueueAttributesValidator.forCreate(name, attributes).orElseThrow();
             TagValidator.validateTags(tags).ifPresent(f -> {
@@ -56,7 +57,10 @@ public final class QueueLifecycleActions {
                 QueueAttributesValidator.checkSameAttributes(services.attributes(queue), requested).ifPresent(f -> {
                     throw new SqsException(f);
                 });
-                if (queue.partitions() != partitions) {
+                // A standard queue's count grows by itself (auto-split, SetQueueAttributes): a request that does not
+                // name it, or names no more than the queue has, matches. A FIFO queue's never changes.
+                if (namedPartitions != null && (queue.fifo() ? queue.partitions() != partitions
+                        : queue.partitions() < partitions)) {
                     throw new SqsException(SqsError.QUEUE_NAME_EXISTS, "A queue already exists with the same name and"
                             + " a different value for attribute " + Partitions.ATTRIBUTE);
                 }

@@ -6,8 +6,10 @@ import io.sluice.metadata.image.MetadataCommand;
 import io.sluice.metadata.image.MetadataDelta;
 import io.sluice.metadata.image.MetadataJson;
 import io.sluice.metadata.image.MetadataResult;
+import io.sluice.metadata.image.PartitionLoad;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
@@ -84,7 +86,18 @@ public final class MetadataClient implements AutoCloseable {
      * @return the leader's clock when it answered (epoch milliseconds)
      */
     public long heartbeat(String nodeId) {
-        String answer = new String(query(MetadataStateMachine.QUERY_HEARTBEAT + nodeId), StandardCharsets.UTF_8);
+        return heartbeat(nodeId, List.of());
+    }
+
+    /**
+     * Records a backend's heartbeat and reports the load of partitions it leads (for the leader's auto-split policy).
+     *
+     * @return the leader's clock when it answered (epoch milliseconds)
+     */
+    public long heartbeat(String nodeId, List<PartitionLoad> loads) {
+        String q = MetadataStateMachine.QUERY_HEARTBEAT + nodeId
+                + (loads.isEmpty() ? "" : "\n" + new String(MetadataJson.write(loads), StandardCharsets.UTF_8));
+        String answer = new String(query(q), StandardCharsets.UTF_8);
         if (!answer.startsWith("ok ")) {
             throw new MetadataUnavailableException("unexpected heartbeat answer: " + answer, null);
         }

@@ -5,15 +5,20 @@ import io.sluice.common.raft.RatisSettings;
 import io.sluice.common.Clock;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.MetadataCommand;
+import io.sluice.metadata.image.MetadataResult;
+import io.sluice.metadata.image.PartitionLoad;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Collection;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
@@ -39,6 +44,9 @@ public final class MetadataServer implements AutoCloseable {
     private final int shardCount;
     private final int replicationFactor;
     private MetadataClient selfClient;
+    private final Clock clock;
+    private volatile SplitPolicy splitPolicy = new SplitPolicy(SplitPolicy.Settings.DISABLED);
+    private final AtomicLong splits = new AtomicLong();
 
     public MetadataServer(String nodeId, MetadataPeers peers, Path dataDir, Clock clock, int replicationFactor,
                           long deadAfterMillis, long snapshotEvery) {
@@ -66,12 +74,14 @@ public final class MetadataServer implements AutoCloseable {
                           int replicationFactor, long deadAfterMillis, long snapshotEvery, int shardCount,
                           RaftTransport transport) {
         this.nodeId = nodeId;
+        this.clock = clock;
         this.transport = transport;
         this.shardCount = shardCount;
         this.replicationFactor = replicationFactor;
         this.peers = peers;
         this.deadAfterMillis = deadAfterMillis;
         this.stateMachine = new MetadataStateMachine(clock, new LivenessTracker(clock, deadAfterMillis), replicationFactor);
+        stateMachine.onLoadReported(this::observeLoad);
         try {
             Files.createDirectories(dataDir);
             this.server = transport.server()
@@ -97,6 +107,9 @@ public final class MetadataServer implements AutoCloseable {
         long every = Math.max(100, Math.min(1_000, deadAfterMillis / 4)); // cheap: the leader reads its own image
         leaderTasks.scheduleWithFixedDelay(this::replaceDeadNodes, every, every, TimeUnit.MILLISECONDS);
         leaderTasks.scheduleWithFixedDelay(this::initReceiptSecret, 0, 200, TimeUnit.MILLISECONDS);
+        if (splitPolicy.settings().enabled()) {
+            leaderTasks.scheduleWithFixedDelay(this::splitHotQueues, 5, 5, TimeUnit.SECONDS);
+        }
         LOG.info("metadata node {} started, group {}", nodeId, peers.addresses());
     }
 
@@ -144,8 +157,55 @@ public final class MetadataServer implements AutoCloseable {
         }
     }
 
+    /**
+     * Lets the leader raise hot standard queues' partition counts by itself ({@link SplitPolicy}). Call before
+     * {@link #start()}.
+     */
+    public void autoSplit(SplitPolicy.Settings settings) {
+        splitPolicy = new SplitPolicy(settings);
+    }
+
+    /** Partitions' load as their primaries report it (with backends' heartbeats; in-process in {@code sluice dev}). */
+    public void observeLoad(Collection<PartitionLoad> loads) {
+        SplitPolicy policy = splitPolicy;
+        synchronized (policy) {
+            policy.observe(clock.nowMillis(), loads);
+        }
+    }
+
+    /** Queues this member split while it led. */
+    public long splits() {
+        return splits.get();
+    }
+
+    /** Leader only: raise the partition count of each queue the policy finds hot. */
+    private void splitHotQueues() {
+        try {
+            if (!isLeader()) {
+                return;
+            }
+            SplitPolicy policy = splitPolicy;
+            List<SplitPolicy.Split> decided;
+            synchronized (policy) {
+                decided = policy.decide(stateMachine.image(), clock.nowMillis());
+            }
+            for (SplitPolicy.Split split : decided) {
+                MetadataResult r = selfClient.submit(new MetadataCommand.RaisePartitions(split.queue(), split.to()));
+                if (r.status() == MetadataResult.Status.OK) {
+                    splits.incrementAndGet();
+                    LOG.info("split queue {}: {} -> {} partitions ({})", split.queue(), split.from(), split.to(),
+                            split.reason());
+                } else {
+                    LOG.warn("could not split queue {}: {} {}", split.queue(), r.status(), r.message());
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("auto-split check failed", e);
+        }
+    }
+
     /** Submits a command to the group (through whichever member leads). */
-    public io.sluice.metadata.image.MetadataResult submit(MetadataCommand command) {
+    public MetadataResult submit(MetadataCommand command) {
         return selfClient.submit(command);
     }
 

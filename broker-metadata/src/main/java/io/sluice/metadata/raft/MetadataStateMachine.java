@@ -7,6 +7,7 @@ import io.sluice.metadata.image.MetadataDelta;
 import io.sluice.metadata.image.MetadataJson;
 import io.sluice.metadata.image.MetadataOperations;
 import io.sluice.metadata.image.MetadataRecord;
+import io.sluice.metadata.image.PartitionLoad;
 import io.sluice.metadata.image.MetadataResult;
 import java.io.File;
 import java.io.IOException;
@@ -38,6 +39,8 @@ import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
 import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.util.MD5FileUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The catalog as a Ratis state machine.
@@ -58,6 +61,7 @@ import org.apache.ratis.util.MD5FileUtil;
  * </ul>
  */
 final class MetadataStateMachine extends BaseStateMachine {
+    private static final Logger LOG = LoggerFactory.getLogger(MetadataStateMachine.class);
     static final String QUERY_IMAGE = "image";
     /** The image without access keys: for roles that never verify a signature (backends). */
     static final String QUERY_IMAGE_WITHOUT_SECRETS = "image-without-secrets";
@@ -77,6 +81,7 @@ final class MetadataStateMachine extends BaseStateMachine {
     private final LivenessTracker liveness;
     private final int replicationFactor;
     private final List<Consumer<ClusterImage>> listeners = new CopyOnWriteArrayList<>();
+    private volatile Consumer<List<PartitionLoad>> loadReports = loads -> { };
     private volatile ClusterImage image = ClusterImage.EMPTY;
     /** Entries that changed the catalog, oldest first, each after {@link #recentFrom}: what deltas are cut from. */
     private final ArrayDeque<Applied> recent = new ArrayDeque<>();
@@ -102,6 +107,11 @@ final class MetadataStateMachine extends BaseStateMachine {
 
     void addListener(Consumer<ClusterImage> listener) {
         listeners.add(listener);
+    }
+
+    /** Where the partition loads a heartbeat carries go (the leader's auto-split policy). */
+    void onLoadReported(Consumer<List<PartitionLoad>> listener) {
+        loadReports = listener;
     }
 
     LivenessTracker liveness() {
@@ -251,7 +261,17 @@ final class MetadataStateMachine extends BaseStateMachine {
                     MetadataJson.write(secrets ? d : d.withoutSecrets()))));
         }
         if (q.startsWith(QUERY_HEARTBEAT)) {
-            liveness.beat(q.substring(QUERY_HEARTBEAT.length()));
+            String rest = q.substring(QUERY_HEARTBEAT.length());
+            int newline = rest.indexOf('\n');
+            liveness.beat(newline < 0 ? rest : rest.substring(0, newline));
+            if (newline >= 0) { // the loads of the partitions this backend leads, for the auto-split policy
+                try {
+                    loadReports.accept(List.of(MetadataJson.mapper().readValue(rest.substring(newline + 1),
+                            PartitionLoad[].class)));
+                } catch (IOException | RuntimeException e) {
+                    LOG.debug("ignoring a heartbeat's unreadable load report", e);
+                }
+            }
             // the answer is this leader's clock: backends keep the time they stamp within a bound of it
             return CompletableFuture.completedFuture(Message.valueOf("ok " + clock.nowMillis()));
         }

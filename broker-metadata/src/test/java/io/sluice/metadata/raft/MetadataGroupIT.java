@@ -11,6 +11,7 @@ import io.sluice.common.SystemClock;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.MetadataCommand;
 import io.sluice.metadata.image.PartitionAssignment;
+import io.sluice.metadata.image.PartitionLoad;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -39,6 +40,7 @@ class MetadataGroupIT {
     final Map<String, MetadataServer> servers = new LinkedHashMap<>();
     final List<AutoCloseable> closeables = new ArrayList<>();
     MetadataPeers peers;
+    SplitPolicy.Settings autoSplit = SplitPolicy.Settings.DISABLED;
 
     @AfterEach
     void closeAll() throws Exception {
@@ -62,6 +64,7 @@ class MetadataGroupIT {
     MetadataServer start(String id, int snapshotEvery) throws IOException {
         MetadataServer s = new MetadataServer(id, peers, dir.resolve(id), SystemClock.INSTANCE, 3, DEAD_AFTER_MILLIS,
                 snapshotEvery);
+        s.autoSplit(autoSplit);
         s.start();
         servers.put(id, s);
         return s;
@@ -215,6 +218,31 @@ class MetadataGroupIT {
         assertEquals(1, backend.deltaFetches());
         assertEquals(client.fetchImageWithoutSecrets(), secretless);
         assertTrue(secretless.accessKeys().isEmpty(), "a backend's copy never holds a secret");
+    }
+
+    @Test
+    void loadsReportedWithHeartbeatsSplitAHotQueueOnTheLeader() throws Exception {
+        autoSplit = new SplitPolicy.Settings(true, 100, 0, 5_000, 4, 600_000);
+        startGroup(1000);
+        MetadataClient client = client();
+        client.submit(new MetadataCommand.RegisterNode("b1", "127.0.0.1:1"));
+        client.submit(new MetadataCommand.CreateQueue("hot", false, Map.of(), Map.of(), 1));
+        client.submit(new MetadataCommand.CreateQueue("calm", false, Map.of(), Map.of(), 1));
+        long hot = client.fetchImage().queues().get("hot").queueId();
+        long calm = client.fetchImage().queues().get("calm").queueId();
+        long start = System.nanoTime();
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).until(() -> {
+            long seconds = (System.nanoTime() - start) / 1_000_000_000;
+            // what a backend leading both partitions reports: 500 sends/s on one, 50/s on the other
+            client.heartbeat("b1", List.of(new PartitionLoad(hot, 0, 500 * seconds, 0, 0),
+                    new PartitionLoad(calm, 0, 50 * seconds, 0, 0)));
+            return client.fetchImage().queues().get("hot").partitions() == 2;
+        });
+        System.out.printf("a hot queue split %d s after its loads were first reported%n",
+                (System.nanoTime() - start) / 1_000_000_000);
+        assertEquals(1, client.fetchImage().queues().get("calm").partitions(), "50 sends/s is under the threshold");
+        assertEquals(1, servers.values().stream().mapToLong(MetadataServer::splits).sum(), "the leader split once");
+        assertEquals(2, client.fetchImage().partitionsOf(hot).size(), "the new partition is placed");
     }
 
     @Test
