@@ -18,9 +18,10 @@ import software.amazon.awssdk.services.sqs.SqsClient;
 import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
 
 /**
- * Hot queues split themselves (`sluice dev`, thresholds lowered: 50 sends/s per partition held for 10 s): a flooded
- * standard queue goes from 1 to 2 partitions by itself and loses nothing on the way; a flooded queue that opted out
- * and a quiet one keep theirs; the split is counted in {@code sluice_queue_splits_total}.
+ * Hot queues split themselves (`sluice dev`, thresholds lowered: 50 sends/s per partition held for 10 s): a standard
+ * queue flooded at 150 messages/s goes from 1 to 2 partitions by itself, stays there while the flood goes on (cool-down)
+ * and loses nothing on the way; a queue flooded as hard that opted out, and a quiet one, keep theirs; the split is
+ * counted in {@code sluice_queue_splits_total}.
  */
 class AutoSplitIT {
     static SluiceProcess server;
@@ -54,8 +55,8 @@ class AutoSplitIT {
             Set<String> acknowledged = ConcurrentHashMap.newKeySet();
             AtomicBoolean flooding = new AtomicBoolean(true);
             List<Thread> flooders = new ArrayList<>();
-            for (int t = 0; t < 4; t++) {
-                String url = t == 3 ? optedOut : hot;
+            for (int t = 0; t < 6; t++) { // three threads each: 150 messages/s on either flooded queue
+                String url = t < 3 ? hot : optedOut;
                 Thread th = new Thread(() -> {
                     int n = 0;
                     while (flooding.get()) {
@@ -84,14 +85,16 @@ class AutoSplitIT {
                     sqs.sendMessage(b -> b.queueUrl(quiet).messageBody("calm"));
                     return partitions(sqs, hot).equals("2");
                 });
+                System.out.printf("auto-split: the flooded queue had 2 partitions after %d s%n",
+                        (System.nanoTime() - start) / 1_000_000_000);
+                Thread.sleep(20_000); // flooding on for two more windows: the cool-down keeps it at 2
             } finally {
                 flooding.set(false);
                 for (Thread th : flooders) {
                     th.join();
                 }
             }
-            System.out.printf("auto-split: the flooded queue had 2 partitions after %d s and %d acknowledged sends%n",
-                    (System.nanoTime() - start) / 1_000_000_000, acknowledged.size());
+            assertEquals("2", partitions(sqs, hot), "split once, then cooled down");
             assertEquals("1", partitions(sqs, optedOut), "SluiceAutoSplit=false keeps the count");
             assertEquals("1", partitions(sqs, quiet), "a quiet queue never splits");
             assertFalse(sqs.getQueueAttributes(b -> b.queueUrl(quiet).attributeNamesWithStrings("All"))
@@ -103,6 +106,8 @@ class AutoSplitIT {
             assertEquals(Set.of(), Set.copyOf(acknowledged.stream().filter(id -> !copies.containsKey(id)).toList()),
                     "every acknowledged message is received after the split");
             assertEquals(acknowledged.size() + 1, copies.size());
+            System.out.printf("auto-split: %d acknowledged sends to the split queue, all received%n",
+                    acknowledged.size());
         }
     }
 }

@@ -273,12 +273,12 @@ public final class BackendAgent implements AutoCloseable {
                 client.submit(new MetadataCommand.RegisterNode(id, address));
                 image = catalog.refresh();
             }
-            long sent = System.nanoTime();
             List<PartitionLoad> loads = List.of();
             if (System.nanoTime() - lastLoadReportNanos >= TimeUnit.MILLISECONDS.toNanos(LOAD_REPORT_MILLIS)) {
                 lastLoadReportNanos = System.nanoTime();
                 loads = loadReporter.changed(primaryPartitions(), image);
             }
+            long sent = System.nanoTime(); // after the stats: the round trip is the clock reading's error bound
             long reference = client.heartbeat(id, loads);
             backend.clock().observeReference(reference, sent, System.nanoTime());
             if (image.shards().isEmpty() || !image.shardsOf(id).stream().allMatch(

@@ -76,7 +76,12 @@ public final class CachedCatalog implements QueueCatalog, AutoCloseable {
         lastFetchNanos = System.nanoTime();
         ClusterImage base = image;
         if (base.appliedIndex() > 0) {
-            MetadataDelta delta = client.fetchDelta(base.appliedIndex(), withSecrets);
+            MetadataDelta delta;
+            try {
+                delta = client.fetchDelta(base.appliedIndex(), withSecrets);
+            } catch (RuntimeException e) { // e.g. a leader of an older version, which knows no deltas (rolling upgrade)
+                delta = MetadataDelta.unavailable(base.appliedIndex(), base.appliedIndex());
+            }
             if (delta.complete()) {
                 deltaFetches.incrementAndGet();
                 accept(delta.applyTo(base));

@@ -47,6 +47,7 @@ public final class MetadataServer implements AutoCloseable {
     private final Clock clock;
     private volatile SplitPolicy splitPolicy = new SplitPolicy(SplitPolicy.Settings.DISABLED);
     private final AtomicLong splits = new AtomicLong();
+    private boolean ledAtLastSplitCheck;
 
     public MetadataServer(String nodeId, MetadataPeers peers, Path dataDir, Clock clock, int replicationFactor,
                           long deadAfterMillis, long snapshotEvery) {
@@ -181,26 +182,43 @@ public final class MetadataServer implements AutoCloseable {
     /** Leader only: raise the partition count of each queue the policy finds hot. */
     private void splitHotQueues() {
         try {
-            if (!isLeader()) {
-                return;
-            }
-            SplitPolicy policy = splitPolicy;
-            List<SplitPolicy.Split> decided;
-            synchronized (policy) {
-                decided = policy.decide(stateMachine.image(), clock.nowMillis());
-            }
-            for (SplitPolicy.Split split : decided) {
-                MetadataResult r = selfClient.submit(new MetadataCommand.RaisePartitions(split.queue(), split.to()));
-                if (r.status() == MetadataResult.Status.OK) {
-                    splits.incrementAndGet();
-                    LOG.info("split queue {}: {} -> {} partitions ({})", split.queue(), split.from(), split.to(),
-                            split.reason());
-                } else {
-                    LOG.warn("could not split queue {}: {} {}", split.queue(), r.status(), r.message());
-                }
-            }
-        } catch (RuntimeException e) {
+            checkForSplits();
+        } catch (RuntimeException e) { // a periodic task: an exception would cancel it for good
             LOG.warn("auto-split check failed", e);
+        }
+    }
+
+    private void checkForSplits() {
+        boolean leading = isLeader();
+        boolean newlyLeading = leading && !ledAtLastSplitCheck;
+        ledAtLastSplitCheck = leading;
+        if (!leading) {
+            return;
+        }
+        SplitPolicy policy = splitPolicy;
+        List<SplitPolicy.Split> decided;
+        synchronized (policy) {
+            if (newlyLeading) {
+                policy.becameLeader(stateMachine.image(), clock.nowMillis());
+            }
+            decided = policy.decide(stateMachine.image(), clock.nowMillis());
+        }
+        for (SplitPolicy.Split split : decided) {
+            try {
+                MetadataResult r = selfClient.submit(new MetadataCommand.RaisePartitions(split.queue(), split.to()));
+                if (r.status() != MetadataResult.Status.OK) {
+                    LOG.warn("could not split queue {}: {} {}", split.queue(), r.status(), r.message());
+                    continue;
+                }
+                synchronized (policy) {
+                    policy.splitDone(split, clock.nowMillis());
+                }
+                splits.incrementAndGet();
+                LOG.info("split queue {}: {} -> {} partitions ({})", split.queue(), split.from(), split.to(),
+                        split.reason());
+            } catch (RuntimeException e) {
+                LOG.warn("could not split queue {} (retried at the next check)", split.queue(), e);
+            }
         }
     }
 
