@@ -257,9 +257,7 @@ public final class DevServer implements AutoCloseable {
                     LOG.warn("could not report the partitions' load to the auto-split policy", e);
                 }
             }, 5, 5, TimeUnit.SECONDS);
-            io.micrometer.core.instrument.FunctionCounter.builder("sluice.queue.splits", member, MetadataServer::splits)
-                    .description("Queues this metadata member split (raised a hot queue's partition count) while it"
-                            + " led").register(registry);
+            MetadataNode.registerSplits(registry, member);
         }
         scheduler.scheduleWithFixedDelay(processor::forgetDeletedQueues, 60, 60, TimeUnit.SECONDS);
         scheduler.scheduleWithFixedDelay(() -> {

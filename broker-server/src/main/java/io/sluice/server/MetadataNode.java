@@ -55,12 +55,17 @@ public final class MetadataNode implements AutoCloseable {
                 config.get(ServerConfigKeys.SHARDS), ClusterTransport.forServer(config, "sluice metadata", host));
         server.autoSplit(ServerConfigKeys.autoSplit(config));
         server.start();
-        io.micrometer.core.instrument.FunctionCounter.builder("sluice.queue.splits", server, MetadataServer::splits)
-                .description("Queues this metadata member split (raised a hot queue's partition count) while it led")
-                .register(registry);
+        registerSplits(registry, server);
         registry.gauge("sluice.metadata.leader", server, m -> m.isLeader() ? 1 : 0);
         registry.gauge("sluice.metadata.leader_known", server, m -> m.leaderId() != null ? 1 : 0);
         serving = true;
+    }
+
+    /** {@code sluice_queue_splits_total}: the auto-splits a metadata member made while it led. */
+    static void registerSplits(io.micrometer.core.instrument.MeterRegistry registry, MetadataServer member) {
+        io.micrometer.core.instrument.FunctionCounter.builder("sluice.queue.splits", member, MetadataServer::splits)
+                .description("Queues this metadata member split (raised a hot queue's partition count) while it led")
+                .register(registry);
     }
 
     /** The member in this process (null before {@link #startRole}). */

@@ -16,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -222,12 +223,16 @@ final class MetadataStateMachine extends BaseStateMachine {
         if (fromIndex < recentFrom || fromIndex > to) {
             return MetadataDelta.unavailable(fromIndex, to);
         }
-        List<MetadataRecord> records = new ArrayList<>();
-        for (Applied a : recent) {
-            if (a.index() > fromIndex) {
-                records.addAll(a.records());
+        ArrayDeque<Applied> since = new ArrayDeque<>(); // from the newest back: a caught-up copy costs little
+        for (Iterator<Applied> it = recent.descendingIterator(); it.hasNext(); ) {
+            Applied a = it.next();
+            if (a.index() <= fromIndex) {
+                break;
             }
+            since.addFirst(a);
         }
+        List<MetadataRecord> records = new ArrayList<>();
+        since.forEach(a -> records.addAll(a.records()));
         return new MetadataDelta(fromIndex, to, records);
     }
 

@@ -1,6 +1,9 @@
 package io.sluice.metadata.raft;
 
 import io.sluice.catalog.QueueMetadata;
+import io.sluice.common.validation.QueueAttributeName;
+import io.sluice.common.validation.RedrivePolicy;
+import io.sluice.common.validation.Validated;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.PartitionLoad;
 import java.util.ArrayDeque;
@@ -12,8 +15,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * When a hot standard queue gets more partitions by itself (the metadata leader's call; {@link MetadataServer} asks
@@ -50,11 +51,14 @@ public final class SplitPolicy {
     private record Sample(long atMillis, long sent, long received, long oldestMillis) {
     }
 
+    /** Why a queue is hot now, and since when that has held at every check. */
+    private record Finding(String reason, long sinceMillis) {
+    }
+
     /** The span each check measures. */
     static final long MEASURED_MILLIS = 10_000;
     /** How far back the measured span ends: primaries report every 5 s. */
     static final long REPORT_LAG_MILLIS = 5_000;
-    private static final Pattern DEAD_LETTER_TARGET = Pattern.compile("\"deadLetterTargetArn\"\\s*:\\s*\"[^\"]*:([^\":]+)\"");
 
     private final Settings settings;
     private final Map<String, ArrayDeque<Sample>> samples = new HashMap<>();
@@ -117,13 +121,11 @@ public final class SplitPolicy {
         for (QueueMetadata q : image.queues().values()) {
             present.add(q.queueId());
             if (q.fifo() || q.partitions() >= settings.maxPartitions() || deadLetterQueues.contains(q.name())
-                    || "false".equalsIgnoreCase(q.attributes().get("SluiceAutoSplit"))) {
+                    || "false".equalsIgnoreCase(q.attributes().get(QueueAttributeName.SLUICE_AUTO_SPLIT.wireName()))) {
                 continue;
             }
-            String reason = measure(q, from, nowMillis);
-            Long since = reason == null ? null : reason.startsWith("sends")
-                    ? hotSince.get(q.queueId()) : oldSince.get(q.queueId());
-            if (since == null || nowMillis - since < settings.sustainMillis()) {
+            Finding finding = measure(q, from, nowMillis);
+            if (finding == null || nowMillis - finding.sinceMillis() < settings.sustainMillis()) {
                 continue;
             }
             Long last = lastSplitMillis.get(q.queueId());
@@ -132,7 +134,7 @@ public final class SplitPolicy {
             }
             splits.add(new Split(q.queueId(), q.name(), q.partitions(),
                     Math.min(settings.maxPartitions(), q.partitions() * 2),
-                    reason + " for " + (nowMillis - since) / 1000 + " s"));
+                    finding.reason() + " for " + (nowMillis - finding.sinceMillis()) / 1000 + " s"));
         }
         hotSince.keySet().retainAll(present);
         oldSince.keySet().retainAll(present);
@@ -158,10 +160,10 @@ public final class SplitPolicy {
     }
 
     /**
-     * Measures {@code q} over [from, from + {@value #MEASURED_MILLIS}], updates its streaks, and returns the reason
-     * that holds now ("sends ..." or "oldest ..."), or null.
+     * Measures {@code q} over [from, from + {@value #MEASURED_MILLIS}], updates its streaks, and returns what holds
+     * now (its rate first), or null.
      */
-    private String measure(QueueMetadata q, long from, long nowMillis) {
+    private Finding measure(QueueMetadata q, long from, long nowMillis) {
         long to = from + MEASURED_MILLIS;
         double sent = 0;
         double received = 0;
@@ -183,11 +185,11 @@ public final class SplitPolicy {
         streak(hotSince, q.queueId(), hot, nowMillis);
         streak(oldSince, q.queueId(), behind, nowMillis);
         if (hot) {
-            return String.format("sends %.0f/s per partition (threshold %.0f)", perPartition,
-                    settings.sendsPerSecondPerPartition());
+            return new Finding(String.format("sends %.0f/s per partition (threshold %.0f)", perPartition,
+                    settings.sendsPerSecondPerPartition()), hotSince.get(q.queueId()));
         }
-        return behind ? "oldest message older than " + settings.oldestAgeMillis() / 1000 + " s while consumers receive"
-                : null;
+        return behind ? new Finding("oldest message older than " + settings.oldestAgeMillis() / 1000
+                + " s while consumers receive", oldSince.get(q.queueId())) : null;
     }
 
     private static void streak(Map<Long, Long> since, long queueId, boolean holds, long nowMillis) {
@@ -218,11 +220,11 @@ public final class SplitPolicy {
     private static Set<String> deadLetterTargets(ClusterImage image) {
         Set<String> names = new HashSet<>();
         for (QueueMetadata q : image.queues().values()) {
-            String policy = q.attributes().get("RedrivePolicy");
+            String policy = q.attributes().get(QueueAttributeName.REDRIVE_POLICY.wireName());
             if (policy != null) {
-                Matcher m = DEAD_LETTER_TARGET.matcher(policy);
-                if (m.find()) {
-                    names.add(m.group(1));
+                Validated<RedrivePolicy> parsed = RedrivePolicy.parse(policy);
+                if (parsed.isOk()) {
+                    parsed.value().targetArn().ifPresent(arn -> names.add(arn.queueName()));
                 }
             }
         }
