@@ -459,7 +459,29 @@ final class LocalCluster implements AutoCloseable {
         Map<String, Integer> ports = new LinkedHashMap<>();
         members.values().forEach(m -> ports.put(m.role + " " + m.name + (m.paused ? " (paused)" : "")
                 + (m.alive() ? "" : " (not running)"), m.adminPort));
-        return ClusterState.describe(ports);
+        StringBuilder out = new StringBuilder(ClusterState.describe(ports));
+        for (Member m : members.values()) {
+            List<String> lines = raftEvents(m.dataDir.resolveSibling(m.dataDir.getFileName() + ".log"), 8);
+            if (!lines.isEmpty()) {
+                out.append("\n  ").append(m.name).append(": its last Raft role changes and elections");
+                lines.forEach(l -> out.append("\n    ").append(l.length() > 240 ? l.substring(0, 240) + "..." : l));
+            }
+        }
+        return out.toString();
+    }
+
+    private static final java.util.regex.Pattern RAFT_EVENT = java.util.regex.Pattern.compile(
+            "changes role|change Leader|round \\d+: result|Lost leadership|Skipping leader election|replies to ELECTION"
+                    + "|changed the members|hands the leadership|stepping down");
+
+    /** The last {@code n} lines of a member's log that record Raft roles, elections and membership changes. */
+    private static List<String> raftEvents(Path log, int n) {
+        try (var lines = Files.lines(log)) {
+            List<String> events = lines.filter(l -> RAFT_EVENT.matcher(l).find()).toList();
+            return events.subList(Math.max(0, events.size() - n), events.size());
+        } catch (IOException | java.io.UncheckedIOException e) {
+            return List.of();
+        }
     }
 
     /** Stops every process (SIGTERM, then SIGKILL after 30 s), resuming paused ones first; frontends first. */
