@@ -62,7 +62,7 @@ final class MoveTasks {
             return new Rejected(SqsError.INVALID_PARAMETER_VALUE.withMessage("There is already a task running. Only one"
                     + " active task is allowed for a source queue arn at a given time."));
         }
-        int toMove = s.index.visibleCount();
+        int toMove = s.visibleCount();
         MoveTask task = new MoveTask(command.taskId(), command.destinationArn(), Math.max(0, command.ratePerSecond()),
                 command.startedMillis(), toMove, 0, toMove == 0 ? Status.COMPLETED : Status.RUNNING, null, List.of(), 0);
         tasks.add(task);

@@ -30,13 +30,13 @@ public final class PartitionEngine {
 
     /** A new, empty partition whose state is not written yet: apply its {@code Configure} next. */
     public static PartitionEngine newPartition(ShardStore store, PartitionId id, PartitionConfig config) {
-        return new PartitionEngine(store, new PartitionQueueState(id, config));
+        return new PartitionEngine(store, new PartitionQueueState(id, config, store::scan));
     }
 
     /** Creates a new partition: its first command is the configuration. */
     public static PartitionEngine create(ShardStore store, PartitionId id, PartitionConfig config, long leaderTimeMillis,
                                          long logIndex) {
-        PartitionEngine engine = new PartitionEngine(store, new PartitionQueueState(id, config));
+        PartitionEngine engine = new PartitionEngine(store, new PartitionQueueState(id, config, store::scan));
         engine.apply(new PartitionCommand.Configure(config), leaderTimeMillis, logIndex);
         return engine;
     }
@@ -73,8 +73,9 @@ public final class PartitionEngine {
     }
 
     /**
-     * Rebuilds a partition's in-memory index from the store: reads its config, meta, message states (not bodies),
-     * deduplication entries, receive attempts and move tasks. Empty when the store has no such partition.
+     * Rebuilds a partition's in-memory index from the store: reads its config, meta, the states of its indexed
+     * messages (not bodies, not the cold tail's: {@link ColdTail}), deduplication entries, receive attempts and move
+     * tasks. Empty when the store has no such partition.
      */
     public static Optional<PartitionEngine> open(ShardStore store, PartitionId id) {
         PartitionKeys keys = new PartitionKeys(id);
@@ -83,7 +84,7 @@ public final class PartitionEngine {
         if (configBytes == null || metaBytes == null) {
             return Optional.empty();
         }
-        PartitionQueueState state = new PartitionQueueState(id, PayloadCodec.decodeConfig(configBytes));
+        PartitionQueueState state = new PartitionQueueState(id, PayloadCodec.decodeConfig(configBytes), store::scan);
         List<RecordCodec.DecodedState> states = new ArrayList<>();
         store.scan(keys.typePrefix(PartitionKeys.STATE), keys.typeEnd(PartitionKeys.STATE),
                 (k, v) -> states.add(RecordCodec.decodeState(PartitionKeys.seqOf(k), v)));
@@ -113,6 +114,7 @@ public final class PartitionEngine {
     public PartitionOutcome apply(PartitionCommand command, long leaderTimeMillis, long logIndex) {
         ApplyResult result = state.apply(command, leaderTimeMillis);
         store.write(result.mutations(), logIndex);
+        state.written();
         List<DeliveredMessage> delivered = List.of();
         if (result.response() instanceof PartitionResponse.Received received && !received.deliveries().isEmpty()) {
             delivered = new ArrayList<>(received.deliveries().size());
@@ -132,6 +134,11 @@ public final class PartitionEngine {
         ApplyResult result = state.apply(command, leaderTimeMillis);
         mutations.addAll(result.mutations());
         return new PartitionOutcome(result.response(), result.effects(), List.of());
+    }
+
+    /** The entry whose commands were applied with {@link #applyBuffered} is in the store. */
+    public void written() {
+        state.written();
     }
 
     /** The stored body and attributes of a message (for deliveries and dead-letter copies). */

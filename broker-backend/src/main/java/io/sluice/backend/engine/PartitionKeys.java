@@ -15,6 +15,7 @@ import java.util.Arrays;
  *   m                 partition meta (next seq, last applied time, last purge, retired)
  *   b seq(8)          message body and attributes (immutable, written once)
  *   s seq(8)          message state (visibility, receive count, ...; rewritten on every lease)
+ *   q seq(8)          state of a message in the cold tail (on disk only, not in the index; see ColdTail)
  *   d dedupKey        FIFO deduplication entry
  *   a attemptId       FIFO receive-attempt record
  *   t taskId          message move task (this partition's share)
@@ -30,6 +31,7 @@ public final class PartitionKeys {
     static final byte META = 'm';
     static final byte BODY = 'b';
     static final byte STATE = 's';
+    static final byte COLD = 'q';
     static final byte DEDUP = 'd';
     static final byte ATTEMPT = 'a';
     static final byte MOVE_TASK = 't';
@@ -72,6 +74,10 @@ public final class PartitionKeys {
 
     public byte[] state(long seq) {
         return typed(STATE, 8).putLong(seq).array();
+    }
+
+    public byte[] cold(long seq) {
+        return typed(COLD, 8).putLong(seq).array();
     }
 
     public byte[] dedup(String dedupKey) {

@@ -43,6 +43,14 @@ import java.util.List;
  * in-flight limit.
  */
 public final class PartitionQueueState {
+    /**
+     * How many messages a partition's in-memory index holds before new sends wait in its cold tail, on disk only.
+     * The same on every replica: where a message lives is part of the replicated state.
+     */
+    static final int DEFAULT_HOT_LIMIT = 4096;
+    /** Cold messages paged back into the index at a time. */
+    static final int PAGE = 1024;
+
     final PartitionId id;
     final PartitionKeys keys;
     PartitionConfig config;
@@ -50,6 +58,10 @@ public final class PartitionQueueState {
     private long lastPurgeMillis = -1;
     private boolean retired;
     final MessageIndex index = new MessageIndex();
+    final ColdTail cold;
+    /** See {@link #DEFAULT_HOT_LIMIT} and {@link #PAGE}; tests lower them to page often, a few at a time. */
+    int hotLimit = DEFAULT_HOT_LIMIT;
+    int page = PAGE;
     final PartitionTotals.Counter totals = new PartitionTotals.Counter();
     private final ExpiringRegistry<DedupWindow.Entry> dedup = DedupWindow.create();
     final ExpiringRegistry<ReceiveAttempts.Attempt> attempts = ReceiveAttempts.create();
@@ -62,10 +74,12 @@ public final class PartitionQueueState {
     List<Mutation> mutations;
     private List<Effect> effects;
 
-    public PartitionQueueState(PartitionId id, PartitionConfig config) {
+    /** @param coldReader reads the partition's cold range from the store (see {@link ColdTail}) */
+    public PartitionQueueState(PartitionId id, PartitionConfig config, ColdTail.Reader coldReader) {
         this.id = id;
         this.keys = new PartitionKeys(id);
         this.config = config;
+        this.cold = new ColdTail(keys, coldReader);
     }
 
     public PartitionId id() {
@@ -102,7 +116,7 @@ public final class PartitionQueueState {
         }
         mutations.add(new Mutation.Put(keys.meta(), RecordCodec.encodeMeta(meta())));
         if (mayWake && hasDeliverable()) {
-            effects.add(new Effect.MessagesAvailable(id, index.visibleCount()));
+            effects.add(new Effect.MessagesAvailable(id, visibleCount()));
         }
         ApplyResult result = new ApplyResult(response, mutations, effects);
         mutations = null;
@@ -142,7 +156,38 @@ public final class PartitionQueueState {
     }
 
     private boolean hasDeliverable() {
-        return config.fifo() ? index.hasReadyGroup() : index.visibleCount() > 0;
+        return config.fifo() ? index.hasReadyGroup() : visibleCount() > 0;
+    }
+
+    /** Visible messages, the cold tail's included (all of them visible since their send). */
+    int visibleCount() {
+        return saturated(index.visibleCount() + cold.count());
+    }
+
+    /** Messages stored, the cold tail's included. */
+    long size() {
+        return index.size() + cold.count();
+    }
+
+    private static int saturated(long n) {
+        return (int) Math.min(Integer.MAX_VALUE, n);
+    }
+
+    /**
+     * Before a receive or a move takes {@code wanted} visible messages: when the index has fewer, the next page of
+     * the cold tail is read back into it, oldest first.
+     */
+    void pageIn(int wanted) {
+        if (!cold.isEmpty() && index.visibleCount() < wanted) {
+            index(cold.take(page, mutations));
+        }
+    }
+
+    private void index(List<MessageEntry> fromCold) {
+        for (MessageEntry e : fromCold) {
+            index.add(e, null);
+            putState(e);
+        }
     }
 
     // ---- Configure ------------------------------------------------------------------------------------------
@@ -151,7 +196,7 @@ public final class PartitionQueueState {
         if (next.version() != 0 && next.version() < config.version()) {
             return new Done(); // an older catalog version than the one applied: a racing write that lost
         }
-        if (next.fifo() != config.fifo() && index.size() > 0) {
+        if (next.fifo() != config.fifo() && size() > 0) {
             return new Rejected(SqsError.INVALID_ATTRIBUTE_VALUE.withMessage(
                     "Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported."));
         }
@@ -193,7 +238,7 @@ public final class PartitionQueueState {
             }
         }
         int limit = config.maxBacklog();
-        if (limit > 0 && index.size() - index.deadLetterPending().size() + newMessages(command, now) > limit
+        if (limit > 0 && size() - index.deadLetterPending().size() + newMessages(command, now) > limit
                 && command.messages().stream().anyMatch(m -> !isDeadLetterHandOff(m))) {
             return new Rejected(SqsError.REQUEST_THROTTLED.withMessage("The queue's backlog limit (SluiceMaxBacklog,"
                     + " " + limit + " messages per partition) is reached; retry later."));
@@ -275,12 +320,16 @@ public final class PartitionQueueState {
             delayMillis = delaySeconds * 1000L;
         }
         e.visibleAtMillis = now + delayMillis;
-        index.add(e, config.fifo() ? m.groupId() : null);
+        if (!config.fifo() && p == null && delayMillis == 0 && (!cold.isEmpty() || index.size() >= hotLimit)) {
+            cold.add(e, mutations); // behind the cold messages sent before it: send order is kept
+        } else {
+            index.add(e, config.fifo() ? m.groupId() : null);
+            putState(e);
+        }
         StoredMessage stored = new StoredMessage(m.messageId(), m.body(), m.attributes(), m.systemAttributes(),
                 sentTimestamp, m.groupId(), dedupId, sequenceNumber, m.senderId(),
                 p == null ? null : p.deadLetterSourceArn());
         mutations.add(new Mutation.Put(keys.body(seq), PayloadCodec.encodeMessage(stored)));
-        putState(e);
         if (dedupKey != null) {
             DedupWindow.Entry entry = new DedupWindow.Entry(dedupKey, m.messageId(), seq, sequenceNumber,
                     now + SqsLimits.DEDUPLICATION_WINDOW_MILLIS);
@@ -296,11 +345,13 @@ public final class PartitionQueueState {
         if (lastPurgeMillis >= 0 && now - lastPurgeMillis < SqsLimits.PURGE_INTERVAL_MILLIS) {
             return new Rejected(SqsError.PURGE_QUEUE_IN_PROGRESS.failure());
         }
-        int purged = index.size();
+        int purged = saturated(size());
         totals.purged += purged - index.deadLetterPending().size(); // pending hand-offs were counted as dead-lettered
         index.clear();
+        cold.clear();
         mutations.add(new Mutation.DeleteRange(keys.typePrefix(PartitionKeys.BODY), keys.typeEnd(PartitionKeys.BODY)));
         mutations.add(new Mutation.DeleteRange(keys.typePrefix(PartitionKeys.STATE), keys.typeEnd(PartitionKeys.STATE)));
+        mutations.add(new Mutation.DeleteRange(keys.typePrefix(PartitionKeys.COLD), keys.typeEnd(PartitionKeys.COLD)));
         lastPurgeMillis = now;
         return new Count(purged);
     }
@@ -308,6 +359,9 @@ public final class PartitionQueueState {
     private PartitionResponse expire(int limit, long now) {
         int expired = 0;
         if (!retired) {
+            if (cold.oldestExpired(now, config.retentionSeconds() * 1000L)) {
+                index(cold.take(Math.min(limit, page), mutations)); // expired (or handed off) with the index's below
+            }
             MessageEntry oldest;
             while (expired < limit && (oldest = index.oldestByRetention()) != null && isExpired(oldest, now)) {
                 expireOne(oldest);
@@ -338,7 +392,9 @@ public final class PartitionQueueState {
     public boolean needsSweep(long now) {
         MessageEntry oldest = index.oldestByRetention();
         MessageEntry pending = index.oldestPending();
-        return (!retired && oldest != null && isExpired(oldest, now)) || (pending != null && isHandOffExpired(pending, now))
+        return (!retired && oldest != null && isExpired(oldest, now))
+                || (!retired && cold.oldestExpired(now, config.retentionSeconds() * 1000L))
+                || (pending != null && isHandOffExpired(pending, now))
                 || dedup.hasExpired(now) || attempts.hasExpired(now);
     }
 
@@ -383,6 +439,9 @@ public final class PartitionQueueState {
     private PartitionResponse retire(boolean handOff) {
         retired = true;
         if (handOff && config.hasDeadLetterQueue()) {
+            while (!cold.isEmpty()) { // every message is handed off: the cold ones are indexed first
+                index(cold.take(page, mutations));
+            }
             int handedOff = 0;
             for (MessageEntry e : index.entriesInSeqOrder()) {
                 if (!e.isDeadLetterPending()) {
@@ -392,8 +451,9 @@ public final class PartitionQueueState {
             }
             return new Count(handedOff);
         }
-        int dropped = index.size();
+        int dropped = saturated(size());
         index.clear();
+        cold.clear();
         moveTasks.clear();
         mutations.add(new Mutation.DeleteRange(keys.rangeStart(), keys.rangeEnd()));
         mutations.add(new Mutation.Put(keys.config(), PayloadCodec.encodeConfig(config)));
@@ -412,7 +472,8 @@ public final class PartitionQueueState {
     }
 
     private RecordCodec.Meta meta() {
-        return new RecordCodec.Meta(nextSeq, index.nowMillis(), lastPurgeMillis, retired, totals.snapshot());
+        return new RecordCodec.Meta(nextSeq, index.nowMillis(), lastPurgeMillis, retired, totals.snapshot(),
+                cold.count(), cold.from(), cold.oldestMillis());
     }
 
     // ---- recovery and read-only queries ---------------------------------------------------------------------
@@ -425,11 +486,17 @@ public final class PartitionQueueState {
         lastPurgeMillis = meta.lastPurgeMillis();
         retired = meta.retired();
         index.resetClock(meta.lastNowMillis());
+        cold.recover(meta.coldCount(), meta.coldFrom(), meta.coldOldestMillis());
         for (RecordCodec.DecodedState s : states) { // in seq order, so FIFO groups keep send order
             index.add(s.entry(), config.fifo() ? s.groupId() : null);
         }
         dedup.recover(dedupEntries);
         attempts.recover(attemptRecords);
+    }
+
+    /** The entry applied last is in the store (see {@link ColdTail#written()}). */
+    void written() {
+        cold.written();
     }
 
     /** Totals since the partition was created, as of the last applied command. */
@@ -439,10 +506,16 @@ public final class PartitionQueueState {
 
     /** Counts as of the last applied command. */
     public QueueCounts counts() {
+        return new QueueCounts(visibleCount(), index.inflightCount(), index.delayedCount(),
+                index.deadLetterPending().size(), oldestRetentionBaseMillis(), oldestHandOffMillis());
+    }
+
+    /** The send time (retention base) of the oldest live message, cold or indexed, or -1. */
+    private long oldestRetentionBaseMillis() {
         MessageEntry oldest = index.oldestByRetention();
-        return new QueueCounts(index.visibleCount(), index.inflightCount(), index.delayedCount(),
-                index.deadLetterPending().size(), oldest == null ? -1 : oldest.retentionBaseMillis,
-                oldestHandOffMillis());
+        long hot = oldest == null ? -1 : oldest.retentionBaseMillis;
+        long coldest = cold.oldestMillis();
+        return hot < 0 ? coldest : coldest < 0 ? hot : Math.min(hot, coldest);
     }
 
     /**
@@ -452,9 +525,8 @@ public final class PartitionQueueState {
      */
     public QueueCounts countsAt(long nowMillis) {
         int[] c = index.countsAt(nowMillis);
-        MessageEntry oldest = index.oldestByRetention();
-        return new QueueCounts(c[0], c[1], c[2], index.deadLetterPending().size(),
-                oldest == null ? -1 : oldest.retentionBaseMillis, oldestHandOffMillis());
+        return new QueueCounts(saturated(c[0] + cold.count()), c[1], c[2], index.deadLetterPending().size(),
+                oldestRetentionBaseMillis(), oldestHandOffMillis());
     }
 
     /** When the oldest pending hand-off was made, or -1. */
@@ -465,7 +537,7 @@ public final class PartitionQueueState {
 
     /** How many messages are visible at {@code nowMillis} (at or after the last command), read-only. */
     public int visibleCountAt(long nowMillis) {
-        return index.visibleAt(nowMillis);
+        return saturated(index.visibleAt(nowMillis) + cold.count());
     }
 
     /** The next time a delayed or in-flight message becomes visible, or -1: when to re-check parked polls. */
@@ -493,7 +565,7 @@ public final class PartitionQueueState {
     /** A canonical description of the whole state; equal strings mean equal states. For tests and debugging. */
     public String describe() {
         return "partition=" + id + " config=" + config + " nextSeq=" + nextSeq + " lastPurge=" + lastPurgeMillis
-                + " retired=" + retired + " totals=" + totals.snapshot() + "\n" + index.describe() + "dedup=" + dedup.snapshot(e -> e) + "\nattempts="
+                + " retired=" + retired + " totals=" + totals.snapshot() + " " + cold.describe() + "\n" + index.describe() + "dedup=" + dedup.snapshot(e -> e) + "\nattempts="
                 + attempts.snapshot(ReceiveAttempts.Attempt::describe) + "\nmoveTasks=" + moveTasks.describe() + "\n";
     }
 }

@@ -86,6 +86,7 @@ final class ReceiveCommands {
                 }
             }
         } else {
+            s.pageIn(capacity);
             for (MessageEntry e : s.index.visibleInOrder()) {
                 if (chosen.size() >= capacity) {
                     break;

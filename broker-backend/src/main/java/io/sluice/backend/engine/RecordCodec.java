@@ -53,8 +53,12 @@ final class RecordCodec {
 
     // ---- partition meta and config -------------------------------------------------------------------------
 
-    /** The partition's meta record; {@code totals} were appended later: a record without them reads as zero. */
-    record Meta(long nextSeq, long lastNowMillis, long lastPurgeMillis, boolean retired, PartitionTotals totals) {
+    /**
+     * The partition's meta record; {@code totals} and then the cold tail ({@link ColdTail}) were appended later: a
+     * record without them reads as zero totals and no cold messages.
+     */
+    record Meta(long nextSeq, long lastNowMillis, long lastPurgeMillis, boolean retired, PartitionTotals totals,
+                long coldCount, long coldFrom, long coldOldestMillis) {
     }
 
     static byte[] encodeMeta(Meta m) {
@@ -73,6 +77,9 @@ final class RecordCodec {
         w.i64(t.deadLetteredMaxReceives());
         w.i64(t.deadLetteredRetention());
         w.i64(t.deadLetteredSourceDeleted());
+        w.i64(m.coldCount());
+        w.i64(m.coldFrom());
+        w.i64(m.coldOldestMillis());
         return w.toBytes();
     }
 
@@ -85,7 +92,10 @@ final class RecordCodec {
         boolean retired = r.u8() != 0;
         PartitionTotals totals = !r.hasRemaining() ? PartitionTotals.ZERO : new PartitionTotals(r.i64(), r.i64(),
                 r.i64(), r.i64(), r.i64(), r.i64(), r.i64(), r.i64());
-        return new Meta(nextSeq, lastNow, lastPurge, retired, totals);
+        if (!r.hasRemaining()) {
+            return new Meta(nextSeq, lastNow, lastPurge, retired, totals, 0, nextSeq, -1);
+        }
+        return new Meta(nextSeq, lastNow, lastPurge, retired, totals, r.i64(), r.i64(), r.i64());
     }
 
 

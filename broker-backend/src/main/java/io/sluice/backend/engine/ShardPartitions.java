@@ -76,6 +76,12 @@ public final class ShardPartitions {
             outcomes.add(applyOne(a, timeMillis, mutations, broken, index));
         }
         store.write(mutations, index, sync);
+        for (CommandCodec.Addressed a : batch) {
+            PartitionEngine engine = engines.get(a.partition());
+            if (engine != null) {
+                engine.written();
+            }
+        }
         broken.forEach(engines::remove); // reloaded from the store when next addressed
         for (CommandCodec.Addressed a : batch) {
             PartitionEngine engine = a.command() instanceof PartitionCommand.Retire ? engines.get(a.partition()) : null;

@@ -136,10 +136,19 @@ public final class ShardStore implements AutoCloseable {
 
     /** Visits keys in {@code [from, to)} in order. Used at open and by tests; never on the receive path. */
     public void scan(byte[] from, byte[] to, BiConsumer<byte[], byte[]> visitor) {
+        scan(from, to, Integer.MAX_VALUE, visitor);
+    }
+
+    /**
+     * Visits at most {@code limit} keys in {@code [from, to)} in order: how a partition pages its cold tail back in
+     * (one seek, then {@code limit} steps, whatever the size of the range).
+     */
+    public void scan(byte[] from, byte[] to, int limit, BiConsumer<byte[], byte[]> visitor) {
         try (Slice upper = new Slice(to);
              ReadOptions read = new ReadOptions().setIterateUpperBound(upper);
              RocksIterator it = db.newIterator(read)) {
-            for (it.seek(from); it.isValid(); it.next()) {
+            int n = 0;
+            for (it.seek(from); it.isValid() && n < limit; it.next(), n++) {
                 visitor.accept(it.key(), it.value());
             }
             it.status();

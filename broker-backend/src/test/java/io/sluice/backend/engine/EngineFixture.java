@@ -35,10 +35,19 @@ final class EngineFixture implements AutoCloseable {
     long logIndex;
     final List<Effect> effects = new ArrayList<>();
 
+    /** The index's size before sends go to the cold tail: lowered to page often. */
+    final int hotLimit;
+
     EngineFixture(Path dir, PartitionConfig config) {
+        this(dir, config, PartitionQueueState.DEFAULT_HOT_LIMIT);
+    }
+
+    EngineFixture(Path dir, PartitionConfig config, int hotLimit) {
         this.dir = dir;
+        this.hotLimit = hotLimit;
         this.store = ShardStore.open(dir, ShardStore.Durability.SYNC_WAL);
         this.engine = PartitionEngine.create(store, PARTITION, config, clock.nowMillis(), ++logIndex);
+        limits();
     }
 
     PartitionOutcome apply(PartitionCommand command) {
@@ -110,6 +119,12 @@ final class EngineFixture implements AutoCloseable {
         store.close();
         store = ShardStore.open(dir, ShardStore.Durability.SYNC_WAL);
         engine = PartitionEngine.open(store, PARTITION).orElseThrow();
+        limits();
+    }
+
+    private void limits() {
+        engine.state().hotLimit = hotLimit;
+        engine.state().page = hotLimit < PartitionQueueState.DEFAULT_HOT_LIMIT ? 2 : PartitionQueueState.PAGE;
     }
 
     /** Every key and value in the store, hex encoded, for byte-for-byte comparison. */

@@ -1,0 +1,184 @@
+package io.sluice.backend.engine;
+
+import io.sluice.partition.DeadLetterReason;
+import io.sluice.partition.DeliveredMessage;
+import io.sluice.partition.NewMessage;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionResponse;
+import io.sluice.partition.QueueCounts;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A backlog beyond the index's limit waits on disk only (the cold tail, {@link ColdTail}) and comes back in send
+ * order; counts, retention, purge, reopen and hand-offs see it as if it were indexed.
+ */
+class ColdTailTest {
+    private static final int HOT = 4;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aBacklogPastTheLimitIsCountedButNotIndexedAndIsDeliveredInSendOrder() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS, HOT)) {
+            for (int i = 0; i < 20; i++) {
+                q.send("m" + i);
+            }
+            assertEquals(20, q.counts().visible());
+            assertEquals(HOT, q.engine.state().index.size(), "only the limit is indexed");
+            assertEquals(16, coldKeys(q), "the rest is in the cold range");
+
+            List<String> bodies = new ArrayList<>();
+            for (int round = 0; round < 10 && bodies.size() < 20; round++) {
+                for (DeliveredMessage d : q.receive(3, 60)) {
+                    bodies.add(d.message().body());
+                    q.delete(d.delivery().receiptHandle());
+                }
+                assertTrue(q.engine.state().index.size() <= HOT + 2, "paged a page (2) at a time");
+            }
+            assertEquals(IntStream.range(0, 20).mapToObj(i -> "m" + i).toList(), bodies);
+            assertEquals(new QueueCounts(0, 0, 0, 0, -1), q.counts());
+            assertEquals(0, coldKeys(q));
+        }
+    }
+
+    @Test
+    void reopeningRestoresTheColdTailWithoutReadingIt() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS, HOT)) {
+            for (int i = 0; i < 12; i++) {
+                q.send("m" + i);
+            }
+            q.receive(5, 60); // four indexed ones and, paged in, the first cold one
+            String before = q.engine.state().describe();
+            q.reopen();
+            assertEquals(before, q.engine.state().describe());
+            assertEquals(new QueueCounts(7, 5, 0, 0, EngineFixture.START), q.counts());
+            assertEquals(List.of("m5", "m6", "m7"), q.bodies(q.receive(3, 60)));
+        }
+    }
+
+    @Test
+    void delayedSendsAndCopiesStayIndexedWhileTheTailKeepsSendOrder() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS, HOT)) {
+            for (int i = 0; i < 6; i++) {
+                q.send("m" + i);
+            }
+            q.send(NewMessage.of("late", "late").withDelaySeconds(5));
+            assertEquals(HOT + 1, q.engine.state().index.size(), "a delayed message is indexed (its deadline matters)");
+            assertEquals(new QueueCounts(6, 0, 1, 0, EngineFixture.START), q.counts());
+            q.clock.advanceMillis(5_000);
+            List<String> bodies = new ArrayList<>();
+            for (int round = 0; round < 5; round++) {
+                q.receive(10, 60).forEach(d -> bodies.add(d.message().body()));
+            }
+            assertEquals(7, bodies.size(), "every message once: " + bodies);
+            assertEquals(List.of("m0", "m1", "m2", "m3"), bodies.subList(0, 4));
+            assertTrue(bodies.indexOf("m4") < bodies.indexOf("m5"), "the tail in send order: " + bodies);
+        }
+    }
+
+    @Test
+    void sendsAndAReceiveInOneEntrySeeTheColdMessagesNotYetWritten() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS, HOT)) {
+            List<Mutation> batch = new ArrayList<>();
+            long now = q.clock.nowMillis();
+            for (int i = 0; i < 8; i++) { // one entry, as a shard applies it: written once, at the end
+                q.engine.applyBuffered(new PartitionCommand.Send(List.of(NewMessage.of("m" + i, "m" + i))), now, batch);
+            }
+            PartitionResponse r = q.engine.applyBuffered(new PartitionCommand.Receive(10, 60, null), now, batch)
+                    .response();
+            assertEquals(6, ((PartitionResponse.Received) r).deliveries().size(),
+                    "the four indexed and a page of two not yet in the store");
+            q.store.write(batch, ++q.logIndex);
+            q.engine.written();
+            assertEquals(2, q.counts().visible());
+            assertEquals(2, coldKeys(q), "taken ones left the cold range, the others are there");
+            assertEquals(List.of("m6", "m7"), q.bodies(q.receive(10, 60)));
+        }
+    }
+
+    @Test
+    void purgeDropsTheColdTail() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS, HOT)) {
+            for (int i = 0; i < 10; i++) {
+                q.send("m" + i);
+            }
+            assertEquals(new PartitionResponse.Count(10), q.apply(new PartitionCommand.Purge()).response());
+            assertEquals(10, q.engine.state().totals().purged());
+            assertEquals(0, coldKeys(q));
+            q.reopen();
+            assertEquals(new QueueCounts(0, 0, 0, 0, -1), q.counts());
+            q.send("after");
+            assertEquals(List.of("after"), q.bodies(q.receive(10, 60)));
+        }
+    }
+
+    @Test
+    void coldMessagesExpireAtTheEndOfRetentionAndCountInTheOldestAge() {
+        PartitionConfig config = PartitionConfig.STANDARD_DEFAULTS.withRetentionSeconds(60);
+        try (EngineFixture q = new EngineFixture(dir, config, HOT)) {
+            for (int i = 0; i < 4; i++) {
+                q.send("old" + i);
+            }
+            q.receive(4, 600); // the indexed ones in flight: what is visible is cold
+            q.clock.advanceMillis(10_000);
+            for (int i = 0; i < 6; i++) {
+                q.send("m" + i);
+            }
+            assertEquals(EngineFixture.START, q.counts().oldestRetentionBaseMillis());
+            q.clock.advanceMillis(55_000); // the in-flight ones are past retention, the cold ones not yet
+            assertTrue(q.engine.state().needsSweep(q.clock.nowMillis()));
+            q.apply(new PartitionCommand.Expire(1000));
+            assertEquals(EngineFixture.START + 10_000, q.counts().oldestRetentionBaseMillis(), "the cold tail's oldest");
+            assertEquals(6, q.counts().visible());
+            q.clock.advanceMillis(10_000);
+            assertTrue(q.engine.state().needsSweep(q.clock.nowMillis()), "an expired cold message needs a sweep");
+            for (int i = 0; i < 5 && q.engine.state().needsSweep(q.clock.nowMillis()); i++) {
+                q.apply(new PartitionCommand.Expire(1000));
+            }
+            assertEquals(new QueueCounts(0, 0, 0, 0, -1), q.counts());
+            assertEquals(10, q.engine.state().totals().expired());
+            assertEquals(0, coldKeys(q));
+        }
+    }
+
+    @Test
+    void theBacklogLimitCountsColdMessages() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS.withMaxBacklog(6), HOT)) {
+            for (int i = 0; i < 6; i++) {
+                q.send("m" + i);
+            }
+            PartitionResponse refused = q.apply(new PartitionCommand.Send(List.of(NewMessage.of("x", "x")))).response();
+            assertTrue(refused instanceof PartitionResponse.Rejected, "refused: " + refused);
+        }
+    }
+
+    @Test
+    void retiringWithAHandOffHandsOffTheColdMessagesToo() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS.withMaxReceiveCount(3), HOT)) {
+            for (int i = 0; i < 9; i++) {
+                q.send("m" + i);
+            }
+            assertEquals(new PartitionResponse.Count(9), q.apply(new PartitionCommand.Retire(true)).response());
+            assertEquals(9, q.deadLetterEffects().size());
+            assertTrue(q.deadLetterEffects().stream().allMatch(d -> d.reason() == DeadLetterReason.SOURCE_QUEUE_DELETED));
+            assertEquals(0, coldKeys(q));
+        }
+    }
+
+    private static int coldKeys(EngineFixture q) {
+        PartitionKeys keys = new PartitionKeys(EngineFixture.PARTITION);
+        int[] n = {0};
+        q.store.scan(keys.typePrefix(PartitionKeys.COLD), keys.typeEnd(PartitionKeys.COLD), (k, v) -> n[0]++);
+        return n[0];
+    }
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# A backlog costs disk, not heap (issue 16): `sluice dev` with -Xmx256m, COUNT queued messages of BODY bytes.
+# Prints the heap per queued message after full GCs, receive+delete throughput with that backlog against a queue
+# with a small one (same run), the time a restart takes to serve again, and the count read back after it.
+# Usage: scripts/bench-backlog.sh [COUNT (default 1000000)] [BODY bytes (default 1024)]
+#   The issue's figures: 10000000 1024 (~11 GB of disk); the long form 100000000 64. Mind the free disk.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/load-common.sh
+count=${1:-1000000}
+body=${2:-1024}
+build_load_classpath
+data=$(mktemp -d)
+port=${SLUICE_LOAD_PORT:-19434}
+admin="http://127.0.0.1:$((port + 1))"
+endpoint="http://127.0.0.1:$port"
+pid=
+start() {
+  SLUICE_ACCESS_LOG_LEVEL=OFF java -Xmx256m -jar broker-server/target/sluice.jar dev --port "$port" \
+    --admin-port $((port + 1)) --data-dir "$data/dev" >> "$data/server.log" 2>&1 &
+  pid=$!
+}
+stop() {
+  if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=; fi
+}
+trap 'stop; rm -rf "$data"' EXIT
+bench() {
+  java -Xmx1g -cp "integration-tests/target/test-classes:$(cat integration-tests/target/load.classpath)" \
+    io.sluice.it.BacklogBench "$@"
+}
+await_serving() { # until a queue's count can be read (bounded: 120 s)
+  for _ in $(seq 1 600); do
+    if curl -sf "$admin/health" >/dev/null && bench count "$endpoint" "$1" >/dev/null 2>&1; then return 0; fi
+    sleep 0.2
+  done
+  echo "not serving after 120 s" >&2; return 1
+}
+
+start
+for _ in $(seq 1 600); do curl -sf "$admin/health" >/dev/null && break; sleep 0.2; done
+bench fill "$endpoint" warmup 20000 "$body" > /dev/null
+bench drain "$endpoint" warmup 30 > /dev/null
+heap_before=$(bench heap "$admin" "$pid")
+echo "small backlog: fill $(bench fill "$endpoint" small 60000 "$body") msg/s"
+small_rate=$(bench drain "$endpoint" small 15)
+echo "small backlog: receive+delete $small_rate msg/s"
+echo "backlog of $count x $body B: fill $(bench fill "$endpoint" backlog "$count" "$body") msg/s"
+heap_after=$(bench heap "$admin" "$pid")
+echo "heap after full GC: $heap_before B before, $heap_after B with the backlog:" \
+  "$(( (heap_after - heap_before) / count )) B per queued message"
+backlog_rate=$(bench drain "$endpoint" backlog 15)
+echo "backlog: receive+delete $backlog_rate msg/s ($(awk -v a="$backlog_rate" -v b="$small_rate" 'BEGIN{printf "%.2f", a/b}') of the small backlog's)"
+left=$(bench count "$endpoint" backlog)
+echo "disk: $(du -sh "$data/dev" | cut -f1) for the data folder"
+stop
+started=$(date +%s.%N)
+start
+await_serving backlog
+echo "restart to serving: $(awk -v s="$started" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e-s}') s"
+after=$(bench count "$endpoint" backlog)
+echo "count back: $left before the restart, $after after"
+[ "$left" = "$after" ] || { echo "COUNT MISMATCH" >&2; exit 1; }
