@@ -31,7 +31,7 @@ final class ColdTail {
     private final PartitionKeys keys;
     private final Reader reader;
     private long count;
-    /** No message with a lower seq is cold. */
+    /** The oldest cold message's seq while there is one (no message with a lower seq is cold). */
     private long from;
     /** The retention base (send time) of the oldest cold message; meaningful while {@code count > 0}. */
     private long oldestMillis = -1;
@@ -54,6 +54,20 @@ final class ColdTail {
     /** The send time of the oldest cold message, or -1 when there is none. */
     long oldestMillis() {
         return count == 0 ? -1 : oldestMillis;
+    }
+
+    /**
+     * Whether the oldest cold message comes before {@code e} in delivery order ({@code visibleAt, seq}); a cold
+     * message is visible since its send, so its send time is both its deadline and its retention base.
+     */
+    boolean headBefore(MessageEntry e) {
+        return count > 0 && (oldestMillis < e.visibleAtMillis || oldestMillis == e.visibleAtMillis && from < e.seq);
+    }
+
+    /** Whether the oldest cold message comes before {@code e} in retention order ({@code retentionBase, seq}). */
+    boolean headExpiresBefore(MessageEntry e) {
+        return count > 0 && (oldestMillis < e.retentionBaseMillis
+                || oldestMillis == e.retentionBaseMillis && from < e.seq);
     }
 
     /** Whether the oldest cold message is past the retention period at {@code now}. */
@@ -103,6 +117,7 @@ final class ColdTail {
             // reads the same range and comes to the same conclusion
             count = 0;
         } else if (next != null) {
+            from = next.getKey();
             oldestMillis = next.getValue().retentionBaseMillis;
         }
         return out;

@@ -255,6 +255,15 @@ final class MessageIndex {
         return byVisibleAt.headSet(MessageEntry.probe(nowMillis, Long.MAX_VALUE), true);
     }
 
+    /**
+     * The first visible message after {@code last} in delivery order (the first one when {@code last} is null), or
+     * null: a walk that survives entries being added ahead of it.
+     */
+    MessageEntry nextVisibleAfter(MessageEntry last) {
+        MessageEntry next = last == null ? (byVisibleAt.isEmpty() ? null : byVisibleAt.first()) : byVisibleAt.higher(last);
+        return next == null || next.visibleAtMillis > nowMillis ? null : next;
+    }
+
     /** FIFO groups a receive may take from, oldest head first. Do not modify the index while iterating. */
     Iterable<FifoGroup> readyGroups() {
         return readyGroups.values();

@@ -41,8 +41,11 @@ public final class PartitionEngine {
         return engine;
     }
 
-    /** A partition as stored: its configuration and whether it was retired (its queue deleted). */
-    public record Stored(PartitionId id, PartitionConfig config, boolean retired) {
+    /**
+     * A partition as stored: its configuration, whether it was retired (its queue deleted) and how many of its
+     * messages wait in the cold tail (a retired partition's are still to be handed off).
+     */
+    public record Stored(PartitionId id, PartitionConfig config, boolean retired, long coldMessages) {
     }
 
     /**
@@ -68,8 +71,11 @@ public final class PartitionEngine {
         PartitionKeys keys = new PartitionKeys(id);
         byte[] configBytes = store.get(keys.config());
         byte[] metaBytes = store.get(keys.meta());
-        return configBytes == null || metaBytes == null ? Optional.empty() : Optional.of(new Stored(id,
-                PayloadCodec.decodeConfig(configBytes), RecordCodec.decodeMeta(metaBytes).retired()));
+        if (configBytes == null || metaBytes == null) {
+            return Optional.empty();
+        }
+        RecordCodec.Meta meta = RecordCodec.decodeMeta(metaBytes);
+        return Optional.of(new Stored(id, PayloadCodec.decodeConfig(configBytes), meta.retired(), meta.coldCount()));
     }
 
     /**

@@ -174,13 +174,11 @@ public final class PartitionQueueState {
     }
 
     /**
-     * Before a receive or a move takes {@code wanted} visible messages: when the index has fewer, the next page of
-     * the cold tail is read back into it, oldest first.
+     * Reads the next page of the cold tail back into the index, oldest first: when a receive, a move or the expiry
+     * reaches a cold message in its order (delivery order, retention order).
      */
-    void pageIn(int wanted) {
-        if (!cold.isEmpty() && index.visibleCount() < wanted) {
-            index(cold.take(page, mutations));
-        }
+    void pageIn() {
+        index(cold.take(page, mutations));
     }
 
     private void index(List<MessageEntry> fromCold) {
@@ -359,12 +357,26 @@ public final class PartitionQueueState {
     private PartitionResponse expire(int limit, long now) {
         int expired = 0;
         if (!retired) {
-            if (cold.oldestExpired(now, config.retentionSeconds() * 1000L)) {
-                index(cold.take(Math.min(limit, page), mutations)); // expired (or handed off) with the index's below
-            }
-            MessageEntry oldest;
-            while (expired < limit && (oldest = index.oldestByRetention()) != null && isExpired(oldest, now)) {
+            while (expired < limit) { // in retention order over the index and the cold tail together
+                MessageEntry oldest = index.oldestByRetention();
+                if (oldest == null ? !cold.isEmpty() : cold.headExpiresBefore(oldest)) {
+                    if (!cold.oldestExpired(now, config.retentionSeconds() * 1000L)) {
+                        break;
+                    }
+                    pageIn();
+                    continue;
+                }
+                if (oldest == null || !isExpired(oldest, now)) {
+                    break;
+                }
                 expireOne(oldest);
+                expired++;
+            }
+        } else if (!cold.isEmpty()) {
+            // a deleted queue's cold messages are handed off a page per sweep (all at once could be millions)
+            for (MessageEntry e : cold.take(Math.min(limit, page), mutations)) {
+                index.add(e, null);
+                deadLetter(e, DeadLetterReason.SOURCE_QUEUE_DELETED);
                 expired++;
             }
         }
@@ -394,6 +406,7 @@ public final class PartitionQueueState {
         MessageEntry pending = index.oldestPending();
         return (!retired && oldest != null && isExpired(oldest, now))
                 || (!retired && cold.oldestExpired(now, config.retentionSeconds() * 1000L))
+                || (retired && !cold.isEmpty()) // a deleted queue's cold messages still to hand off
                 || (pending != null && isHandOffExpired(pending, now))
                 || dedup.hasExpired(now) || attempts.hasExpired(now);
     }
@@ -439,10 +452,8 @@ public final class PartitionQueueState {
     private PartitionResponse retire(boolean handOff) {
         retired = true;
         if (handOff && config.hasDeadLetterQueue()) {
-            while (!cold.isEmpty()) { // every message is handed off: the cold ones are indexed first
-                index(cold.take(page, mutations));
-            }
-            int handedOff = 0;
+            // the indexed messages are handed off now, the cold ones a page per sweep (Expire) after
+            int handedOff = saturated(cold.count());
             for (MessageEntry e : index.entriesInSeqOrder()) {
                 if (!e.isDeadLetterPending()) {
                     deadLetter(e, DeadLetterReason.SOURCE_QUEUE_DELETED);
@@ -492,6 +503,11 @@ public final class PartitionQueueState {
         }
         dedup.recover(dedupEntries);
         attempts.recover(attemptRecords);
+    }
+
+    /** Messages waiting in the cold tail, on disk only. */
+    public long coldCount() {
+        return cold.count();
     }
 
     /** The entry applied last is in the store (see {@link ColdTail#written()}). */

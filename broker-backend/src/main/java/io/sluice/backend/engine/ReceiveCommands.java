@@ -86,12 +86,20 @@ final class ReceiveCommands {
                 }
             }
         } else {
-            s.pageIn(capacity);
-            for (MessageEntry e : s.index.visibleInOrder()) {
-                if (chosen.size() >= capacity) {
+            // in delivery order over the index and the cold tail together: the cold messages that come before the
+            // next indexed one are paged in first, so where a message waits never changes which one is chosen
+            MessageEntry last = null;
+            while (chosen.size() < capacity) {
+                MessageEntry next = s.index.nextVisibleAfter(last);
+                if (next == null ? !s.cold.isEmpty() : s.cold.headBefore(next)) {
+                    s.pageIn();
+                    continue;
+                }
+                if (next == null) {
                     break;
                 }
-                classifyCandidate(e, now, chosen, expired, exhausted);
+                classifyCandidate(next, now, chosen, expired, exhausted);
+                last = next;
             }
         }
     }

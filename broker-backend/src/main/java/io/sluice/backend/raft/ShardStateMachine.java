@@ -560,7 +560,8 @@ public final class ShardStateMachine extends BaseStateMachine {
                 if (partitions != of) {
                     return opened; // the store was replaced meanwhile: the next sweep starts over
                 }
-                if (!p.retired() && !of.isOpen(p.id()) && of.open(p.id())) {
+                // a retired partition only while its cold messages are still to be handed off (its sweeps do it)
+                if ((!p.retired() || p.coldMessages() > 0) && !of.isOpen(p.id()) && of.open(p.id())) {
                     opened++;
                 }
             }

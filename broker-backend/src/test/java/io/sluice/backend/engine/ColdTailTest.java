@@ -2,6 +2,7 @@ package io.sluice.backend.engine;
 
 import io.sluice.partition.DeadLetterReason;
 import io.sluice.partition.DeliveredMessage;
+import io.sluice.partition.Effect;
 import io.sluice.partition.NewMessage;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionConfig;
@@ -91,18 +92,35 @@ class ColdTailTest {
         try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS, HOT)) {
             List<Mutation> batch = new ArrayList<>();
             long now = q.clock.nowMillis();
-            for (int i = 0; i < 8; i++) { // one entry, as a shard applies it: written once, at the end
+            for (int i = 0; i < 16; i++) { // one entry, as a shard applies it: written once, at the end
                 q.engine.applyBuffered(new PartitionCommand.Send(List.of(NewMessage.of("m" + i, "m" + i))), now, batch);
             }
             PartitionResponse r = q.engine.applyBuffered(new PartitionCommand.Receive(10, 60, null), now, batch)
                     .response();
-            assertEquals(6, ((PartitionResponse.Received) r).deliveries().size(),
-                    "the four indexed and a page of two not yet in the store");
+            assertEquals(10, ((PartitionResponse.Received) r).deliveries().size(),
+                    "the four indexed and six cold ones not yet in the store");
             q.store.write(batch, ++q.logIndex);
             q.engine.written();
-            assertEquals(2, q.counts().visible());
-            assertEquals(2, coldKeys(q), "taken ones left the cold range, the others are there");
-            assertEquals(List.of("m6", "m7"), q.bodies(q.receive(10, 60)));
+            assertEquals(6, q.counts().visible());
+            assertEquals(6, coldKeys(q), "taken ones left the cold range, the others are there");
+            assertEquals(IntStream.range(10, 16).mapToObj(i -> "m" + i).toList(), q.bodies(q.receive(10, 60)));
+        }
+    }
+
+    @Test
+    void olderColdMessagesComeBeforeNewerIndexedOnes() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS, HOT)) {
+            for (int i = 0; i < 4; i++) {
+                q.send("early" + i);
+            }
+            q.receive(4, 5); // leased for 5 s: when they come back they are newer than the cold ones
+            q.clock.advanceMillis(1_000);
+            for (int i = 0; i < 4; i++) {
+                q.send("cold" + i);
+            }
+            q.clock.advanceMillis(10_000);
+            assertEquals(List.of("cold0", "cold1", "cold2", "cold3", "early0", "early1"), q.bodies(q.receive(6, 60)),
+                    "visible-since order across the index and the cold tail, as if all were indexed");
         }
     }
 
@@ -169,7 +187,14 @@ class ColdTailTest {
                 q.send("m" + i);
             }
             assertEquals(new PartitionResponse.Count(9), q.apply(new PartitionCommand.Retire(true)).response());
+            assertEquals(HOT, q.deadLetterEffects().size(), "the indexed ones at once");
+            assertTrue(q.engine.state().needsSweep(q.clock.nowMillis()), "the cold ones are swept");
+            for (int i = 0; i < 5 && q.engine.state().needsSweep(q.clock.nowMillis()); i++) {
+                q.apply(new PartitionCommand.Expire(1000)); // a page (2) per sweep
+            }
             assertEquals(9, q.deadLetterEffects().size());
+            assertEquals(9, q.deadLetterEffects().stream().map(Effect.DeadLetter::seq).distinct().count());
+            assertEquals(new QueueCounts(0, 0, 0, 9, -1, EngineFixture.START), q.counts(), "all pending hand-offs");
             assertTrue(q.deadLetterEffects().stream().allMatch(d -> d.reason() == DeadLetterReason.SOURCE_QUEUE_DELETED));
             assertEquals(0, coldKeys(q));
         }

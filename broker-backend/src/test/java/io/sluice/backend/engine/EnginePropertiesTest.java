@@ -130,6 +130,8 @@ class EnginePropertiesTest {
         final PartitionConfig config;
         final EngineFixture engine;
         final EngineFixture twin;
+        /** With a small limit: the same log with every message indexed, whose answers must be the same. */
+        final EngineFixture indexedOnly;
         final Map<String, ModelMessage> byId = new HashMap<>();
         final Map<Long, ModelMessage> bySeq = new HashMap<>();
         final List<ModelMessage> sendOrder = new ArrayList<>();
@@ -146,6 +148,8 @@ class EnginePropertiesTest {
             this.config = base.withMaxReceiveCount(s.maxReceiveCount()).withRetentionSeconds(s.retentionSeconds());
             this.engine = new EngineFixture(Files.createDirectory(root.resolve("a")), config, s.hotLimit());
             this.twin = new EngineFixture(Files.createDirectory(root.resolve("b")), config, s.hotLimit());
+            this.indexedOnly = s.hotLimit() == PartitionQueueState.DEFAULT_HOT_LIMIT ? null
+                    : new EngineFixture(Files.createDirectory(root.resolve("c")), config);
         }
 
         long now() {
@@ -156,6 +160,12 @@ class EnginePropertiesTest {
             PartitionOutcome outcome = engine.apply(command);
             twin.clock.set(now());
             twin.apply(command);
+            if (indexedOnly != null) { // where a message waits (index or cold tail) never changes an answer
+                indexedOnly.clock.set(now());
+                PartitionOutcome reference = indexedOnly.apply(command);
+                assertEquals(reference.response(), outcome.response(), "the cold tail changed the answer to " + command);
+                assertEquals(reference.effects(), outcome.effects(), "the cold tail changed the effects of " + command);
+            }
             for (Effect e : outcome.effects()) {
                 if (e instanceof Effect.DeadLetter d) {
                     onDeadLetter(d);
@@ -174,6 +184,9 @@ class EnginePropertiesTest {
             } finally {
                 engine.close();
                 twin.close();
+                if (indexedOnly != null) {
+                    indexedOnly.close();
+                }
             }
         }
 
