@@ -85,6 +85,34 @@ class ClusterImageTest {
     }
 
     @Test
+    void aReplayCopiesNothingItDoesNotChange() {
+        ClusterImage next = IMAGE1.replay(new MetadataRecord.QueueCreated(
+                new QueueMetadata("jobs", 2, false, Map.of(), Map.of(), 300, 300, 1, 1)));
+        // persistent maps: untouched components are the same instances, so a change to a catalog of 100,000
+        // queues costs the path to the change, not a copy of the catalog
+        assertTrue(next.nodes() == IMAGE1.nodes() && next.partitions() == IMAGE1.partitions()
+                && next.shards() == IMAGE1.shards() && next.accessKeys() == IMAGE1.accessKeys());
+        assertTrue(next.withAppliedIndex(9).queues() == next.queues(), "a new index shares every map");
+        assertEquals(2, next.queues().size());
+    }
+
+    @Test
+    void aQueuesPartitionsAreARangeOfTheAssignments() {
+        ClusterImage image = ClusterImage.EMPTY.replayAll(List.of(
+                new MetadataRecord.PartitionAssigned(1, 0, List.of("b1"), 1, "s1"),
+                new MetadataRecord.PartitionAssigned(1, 10, List.of("b1"), 1, "s1"),
+                new MetadataRecord.PartitionAssigned(1, 2, List.of("b1"), 1, "s1"),
+                new MetadataRecord.PartitionAssigned(10, 0, List.of("b1"), 1, "s1"),
+                new MetadataRecord.PartitionAssigned(11, 0, List.of("b1"), 1, "s1"),
+                new MetadataRecord.PartitionAssigned(100, 1, List.of("b1"), 1, "s1")));
+        assertEquals(List.of(0, 10, 2), image.partitionsOf(1).stream().map(PartitionAssignment::index).toList());
+        assertEquals(List.of(0), image.partitionsOf(10).stream().map(PartitionAssignment::index).toList());
+        assertEquals(List.of(1), image.partitionsOf(100).stream().map(PartitionAssignment::index).toList());
+        assertTrue(image.partitionsOf(2).isEmpty());
+        assertEquals(6, image.replay(new MetadataRecord.QueueDeleted("absent", 1)).partitions().size());
+    }
+
+    @Test
     void deletingAQueueDropsItsAssignmentsAndHoldsItsName() {
         ClusterImage after = IMAGE1.replay(new MetadataRecord.QueueDeleted("orders", 1_000));
         assertFalse(after.queues().containsKey("orders"));
