@@ -29,7 +29,8 @@ import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
  * {@code -Dsluice.topologies=split,combined}) three {@code sluice node} processes. A long poll through a shard wakes on a send; the leader
  * of the queue's shard is killed with SIGKILL in the middle of sends: no acknowledged message is lost (duplicates are
  * counted and printed); twelve 1 MiB messages sent at once come back intact; a deleted queue's partition is retired on
- * every replica; a message move task finishes after a SIGKILL of the node driving it, every message moved once.
+ * every replica; a message move task finishes after a SIGKILL of the node driving it, every message moved once; a
+ * queue's redelivery backoff holds as on {@code sluice dev} ({@link RedeliveryBackoffIT}).
  */
 class ClusterEndToEndIT {
 
@@ -39,6 +40,7 @@ class ClusterEndToEndIT {
         try (LocalCluster cluster = LocalCluster.start(topology, "e2e", 2, 3, Map.of());
              SqsClient first = cluster.sqs(0);
              MetadataClient metadata = new MetadataClient(MetadataPeers.parse(cluster.metadataPeers))) {
+            RedeliveryBackoffIT.backoffHolds(first, "backoff"); // the attribute through the replicated path
             String url = first.createQueue(b -> b.queueName("replicated")).queueUrl();
 
             long start = System.nanoTime();

@@ -3,6 +3,7 @@ package io.sluice.partition;
 import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.SqsLimits;
 import io.sluice.common.validation.QueueAttributes;
+import io.sluice.common.validation.RedeliveryBackoff;
 
 /**
  * The queue attributes a partition's engine needs, replicated through the log (the {@code Configure} command)
@@ -26,6 +27,8 @@ import io.sluice.common.validation.QueueAttributes;
  *                                   ({@code QueueMetadata.configVersion}); a partition ignores a {@code Configure}
  *                                   older than the one it has (two racing SetQueueAttributes cannot leave it on
  *                                   the older); 0 = unversioned
+ * @param redeliveryBackoff          Sluice extension, null = none: a lapsed lease's message waits this backoff
+ *                                   before it is visible again (see {@link RedeliveryBackoff})
  */
 public record PartitionConfig(
         boolean fifo,
@@ -38,7 +41,8 @@ public record PartitionConfig(
         boolean deadLetterOnExpiry,
         int maxInflight,
         int maxBacklog,
-        long version) {
+        long version,
+        RedeliveryBackoff redeliveryBackoff) {
 
     public static final PartitionConfig STANDARD_DEFAULTS = new PartitionConfig(false, false, false, 0,
             SqsLimits.DEFAULT_VISIBILITY_TIMEOUT_SECONDS, SqsLimits.DEFAULT_RETENTION_SECONDS, 0, false,
@@ -65,7 +69,7 @@ public record PartitionConfig(
                            int delaySeconds, int visibilityTimeoutSeconds, int retentionSeconds, int maxReceiveCount,
                            boolean deadLetterOnExpiry, int maxInflight, int maxBacklog) {
         this(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds, visibilityTimeoutSeconds,
-                retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog, 0);
+                retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog, 0, null);
     }
 
     /** Without a backlog limit. */
@@ -79,13 +83,19 @@ public record PartitionConfig(
     public PartitionConfig withMaxBacklog(int limit) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
                 visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, limit,
-                version);
+                version, redeliveryBackoff);
     }
 
     public PartitionConfig withVersion(long v) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
                 visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog,
-                v);
+                v, redeliveryBackoff);
+    }
+
+    public PartitionConfig withRedeliveryBackoff(RedeliveryBackoff backoff) {
+        return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
+                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog,
+                version, backoff);
     }
 
     public boolean hasDeadLetterQueue() {
@@ -95,42 +105,43 @@ public record PartitionConfig(
     public PartitionConfig withDelaySeconds(int seconds) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, seconds,
                 visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog,
-                version);
+                version, redeliveryBackoff);
     }
 
     public PartitionConfig withRetentionSeconds(int seconds) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
                 visibilityTimeoutSeconds, seconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog,
-                version);
+                version, redeliveryBackoff);
     }
 
     public PartitionConfig withMaxReceiveCount(int count) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
                 visibilityTimeoutSeconds, retentionSeconds, count, deadLetterOnExpiry, maxInflight, maxBacklog,
-                version);
+                version, redeliveryBackoff);
     }
 
     public PartitionConfig withDeadLetterOnExpiry(boolean enabled) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
-                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, enabled, maxInflight, maxBacklog, version);
+                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, enabled, maxInflight, maxBacklog, version,
+                redeliveryBackoff);
     }
 
     public PartitionConfig withMaxInflight(int limit) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
                 visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, limit, maxBacklog,
-                version);
+                version, redeliveryBackoff);
     }
 
     public PartitionConfig withContentBasedDeduplication(boolean enabled) {
         return new PartitionConfig(fifo, enabled, deduplicationPerGroup, delaySeconds,
                 visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog,
-                version);
+                version, redeliveryBackoff);
     }
 
     public PartitionConfig withDeduplicationPerGroup(boolean perGroup) {
         return new PartitionConfig(fifo, contentBasedDeduplication, perGroup, delaySeconds,
                 visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog,
-                version);
+                version, redeliveryBackoff);
     }
 
     private static void requireRange(String name, int value, int min, int max) {
@@ -155,6 +166,7 @@ public record PartitionConfig(
         return new PartitionConfig(a.fifo(), a.contentBasedDeduplication(),
                 a.deduplicationScope() == QueueAttributes.DeduplicationScope.MESSAGE_GROUP, a.delaySeconds(),
                 a.visibilityTimeout(), a.messageRetentionPeriod(),
-                a.redrivePolicy() == null ? 0 : a.redrivePolicy().maxReceiveCount(), false, maxInflight);
+                a.redrivePolicy() == null ? 0 : a.redrivePolicy().maxReceiveCount(), false, maxInflight)
+                .withRedeliveryBackoff(a.redeliveryBackoff());
     }
 }

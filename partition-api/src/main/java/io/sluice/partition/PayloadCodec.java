@@ -1,5 +1,7 @@
 package io.sluice.partition;
 
+import io.sluice.common.validation.RedeliveryBackoff;
+
 /**
  * The binary records a partition's message and configuration share between its store and the wire (log entries and
  * replies): format version byte first, length-prefixed UTF-8 strings ({@link Bytes}). Readers accept every version
@@ -48,6 +50,14 @@ public final class PayloadCodec {
         w.i32(c.maxInflight());
         w.i32(c.maxBacklog()); // appended later: older records end before it
         w.i64(c.version()); // likewise
+        RedeliveryBackoff b = c.redeliveryBackoff(); // likewise: older records have none
+        w.u8(b == null ? 0 : 1);
+        if (b != null) {
+            w.i32(b.initialSeconds());
+            w.i64(Double.doubleToLongBits(b.multiplier()));
+            w.i32(b.maxSeconds());
+            w.u8(b.jitter().ordinal());
+        }
         return w.toBytes();
     }
 
@@ -57,6 +67,11 @@ public final class PayloadCodec {
         PartitionConfig c = new PartitionConfig(r.u8() != 0, r.u8() != 0, r.u8() != 0, r.i32(), r.i32(), r.i32(),
                 r.i32(), r.u8() != 0, r.i32());
         c = r.hasRemaining() ? c.withMaxBacklog(r.i32()) : c;
-        return r.hasRemaining() ? c.withVersion(r.i64()) : c;
+        c = r.hasRemaining() ? c.withVersion(r.i64()) : c;
+        if (r.hasRemaining() && r.u8() != 0) {
+            c = c.withRedeliveryBackoff(new RedeliveryBackoff(r.i32(), Double.longBitsToDouble(r.i64()), r.i32(),
+                    RedeliveryBackoff.Jitter.values()[r.u8()]));
+        }
+        return c;
     }
 }

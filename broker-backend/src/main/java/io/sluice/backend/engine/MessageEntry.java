@@ -12,14 +12,19 @@ import java.util.Comparator;
  *   <li>dead-letter pending: {@code deadLetterReason != null} (in the pending indexes only;
  *       {@code visibleAtMillis} is then when it was handed off);</li>
  *   <li>visible: {@code visibleAtMillis <= now};</li>
- *   <li>in flight: not visible and leased in this queue ({@code receivedAtMillis > 0});</li>
- *   <li>delayed: not visible and never leased here.</li>
+ *   <li>in flight: not visible, leased in this queue ({@code receivedAtMillis > 0}) and its lease not yet lapsed
+ *       into a redelivery backoff ({@code backoffFromMillis} 0 or after now);</li>
+ *   <li>delayed: not visible and never leased here, or waiting out a redelivery backoff (its lease lapsed at
+ *       {@code backoffFromMillis}; it is visible again at {@code visibleAtMillis}).</li>
  * </ul>
  */
 final class MessageEntry {
     /** Orders by (visibleAt, seq): visible messages are a prefix of an index sorted this way. */
     static final Comparator<MessageEntry> BY_VISIBLE_AT =
             Comparator.<MessageEntry>comparingLong(e -> e.visibleAtMillis).thenComparingLong(e -> e.seq);
+    /** Orders by (backoffFrom, seq): the next lapsed lease to start its redelivery backoff first. */
+    static final Comparator<MessageEntry> BY_BACKOFF_FROM =
+            Comparator.<MessageEntry>comparingLong(e -> e.backoffFromMillis).thenComparingLong(e -> e.seq);
     /** Orders by (retentionBase, seq): the next to expire first. */
     static final Comparator<MessageEntry> BY_RETENTION =
             Comparator.<MessageEntry>comparingLong(e -> e.retentionBaseMillis).thenComparingLong(e -> e.seq);
@@ -31,6 +36,12 @@ final class MessageEntry {
     long receivedAtMillis;
     long firstReceiveMillis;
     int receiveCount;
+    /**
+     * When the current lease lapses into a redelivery backoff ({@code SluiceRedeliveryBackoff}): from then until
+     * {@code visibleAtMillis} the message counts as delayed, not in flight. 0 = no backoff (the lease ends at
+     * {@code visibleAtMillis}).
+     */
+    long backoffFromMillis;
     DeadLetterReason deadLetterReason;
     /** FIFO only: the message group this message belongs to (null while a dead-letter hand-off is pending). */
     FifoGroup group;
@@ -45,6 +56,12 @@ final class MessageEntry {
         MessageEntry e = new MessageEntry(seq);
         e.visibleAtMillis = visibleAtOrRetention;
         e.retentionBaseMillis = visibleAtOrRetention;
+        return e;
+    }
+
+    static MessageEntry probeBackoff(long backoffFrom, long seq) {
+        MessageEntry e = new MessageEntry(seq);
+        e.backoffFromMillis = backoffFrom;
         return e;
     }
 
@@ -63,7 +80,17 @@ final class MessageEntry {
         if (visibleAtMillis <= nowMillis) {
             return Status.VISIBLE;
         }
-        return receivedAtMillis > 0 ? Status.INFLIGHT : Status.DELAYED;
+        return isLeasedAt(nowMillis) ? Status.INFLIGHT : Status.DELAYED;
+    }
+
+    /** Leased at {@code nowMillis}, given it is not visible then: received here, and not backing off yet. */
+    boolean isLeasedAt(long nowMillis) {
+        return receivedAtMillis > 0 && (backoffFromMillis == 0 || backoffFromMillis > nowMillis);
+    }
+
+    /** Whether the lease lapses into a backoff (in the index's backoff set). */
+    boolean backsOff() {
+        return backoffFromMillis > 0;
     }
 
     enum Status {
@@ -74,6 +101,7 @@ final class MessageEntry {
     public String toString() {
         return "seq=" + seq + " visibleAt=" + visibleAtMillis + " retentionBase=" + retentionBaseMillis
                 + " receivedAt=" + receivedAtMillis + " firstReceive=" + firstReceiveMillis + " receives=" + receiveCount
+                + (backoffFromMillis > 0 ? " backoffFrom=" + backoffFromMillis : "")
                 + (deadLetterReason != null ? " deadLetter=" + deadLetterReason : "")
                 + (group != null ? " group=" + group.id : "");
     }

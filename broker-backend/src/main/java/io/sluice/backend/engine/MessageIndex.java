@@ -18,6 +18,8 @@ import java.util.TreeSet;
  *   <li>{@code byVisibleAt} (visibleAt, seq): visible messages are its prefix up to {@code now}; messages whose
  *       deadline passed since the last command are the sub-range (lastNow, now];</li>
  *   <li>{@code byRetention} (retention base, seq): the next message to expire is first;</li>
+ *   <li>{@code byBackoffFrom} (backoff start, seq): leases that lapse into a redelivery backoff, the next first (an
+ *       in-flight message turns delayed there);</li>
  *   <li>FIFO: one {@link FifoGroup} per message group, and {@code readyGroups} (head seq → group) holding exactly
  *       the groups a receive may take from, oldest head first.</li>
  * </ul>
@@ -29,6 +31,8 @@ final class MessageIndex {
     private final Map<Long, MessageEntry> bySeq = new HashMap<>();
     private final TreeSet<MessageEntry> byVisibleAt = new TreeSet<>(MessageEntry.BY_VISIBLE_AT);
     private final TreeSet<MessageEntry> byRetention = new TreeSet<>(MessageEntry.BY_RETENTION);
+    /** Leases that lapse into a redelivery backoff, by (backoffFrom, seq): in flight until then, delayed after. */
+    private final TreeSet<MessageEntry> byBackoffFrom = new TreeSet<>(MessageEntry.BY_BACKOFF_FROM);
     private final TreeMap<Long, MessageEntry> deadLetterPending = new TreeMap<>();
     /** Pending hand-offs by (handed off at, seq): the oldest first, dropped a retention period after. */
     private final TreeSet<MessageEntry> pendingBySince = new TreeSet<>(MessageEntry.BY_VISIBLE_AT);
@@ -74,12 +78,24 @@ final class MessageIndex {
         if (now <= nowMillis) {
             return 0;
         }
+        List<FifoGroup> touched = new ArrayList<>();
+        // leases lapsing into a backoff in (previous now, now] that are still not visible at now: in flight -> delayed
+        for (MessageEntry e : byBackoffFrom.subSet(MessageEntry.probeBackoff(nowMillis + 1, Long.MIN_VALUE), true,
+                MessageEntry.probeBackoff(now, Long.MAX_VALUE), true)) {
+            if (e.visibleAtMillis > now && e.receivedAtMillis > 0) {
+                inflight--;
+                delayed++;
+                if (e.group != null) {
+                    e.group.inflight--;
+                    touched.add(e.group);
+                }
+            }
+        }
         NavigableSet<MessageEntry> crossing = byVisibleAt.subSet(
                 MessageEntry.probe(nowMillis + 1, Long.MIN_VALUE), true, MessageEntry.probe(now, Long.MAX_VALUE), true);
-        List<FifoGroup> touched = new ArrayList<>();
         int n = 0;
         for (MessageEntry e : crossing) {
-            if (e.receivedAtMillis > 0) {
+            if (e.isLeasedAt(nowMillis)) { // its status before this advance
                 inflight--;
                 if (e.group != null) {
                     e.group.inflight--;
@@ -139,6 +155,7 @@ final class MessageIndex {
         detach(e);
         e.deadLetterReason = null;
         e.visibleAtMillis = now;
+        e.backoffFromMillis = 0;
         if (e.fifoGroupId != null) {
             joinGroup(e);
         }
@@ -173,6 +190,9 @@ final class MessageIndex {
         if (s != Status.DEAD_LETTER_PENDING) {
             byVisibleAt.remove(e);
             byRetention.remove(e);
+            if (e.backsOff()) {
+                byBackoffFrom.remove(e);
+            }
         }
     }
 
@@ -196,6 +216,9 @@ final class MessageIndex {
         if (s != Status.DEAD_LETTER_PENDING) {
             byVisibleAt.add(e);
             byRetention.add(e);
+            if (e.backsOff()) {
+                byBackoffFrom.add(e);
+            }
         }
     }
 
@@ -222,6 +245,7 @@ final class MessageIndex {
         leaveGroup(e);
         e.deadLetterReason = reason;
         e.visibleAtMillis = nowMillis; // not deliverable: from now on, when it was handed off
+        e.backoffFromMillis = 0;
         attach(e);
     }
 
@@ -293,9 +317,16 @@ final class MessageIndex {
         int i = inflight;
         int d = delayed;
         if (at > nowMillis) {
+            for (MessageEntry e : byBackoffFrom.subSet(MessageEntry.probeBackoff(nowMillis + 1, Long.MIN_VALUE), true,
+                    MessageEntry.probeBackoff(at, Long.MAX_VALUE), true)) {
+                if (e.visibleAtMillis > at && e.receivedAtMillis > 0) {
+                    i--;
+                    d++;
+                }
+            }
             for (MessageEntry e : byVisibleAt.subSet(MessageEntry.probe(nowMillis + 1, Long.MIN_VALUE), true,
                     MessageEntry.probe(at, Long.MAX_VALUE), true)) {
-                if (e.receivedAtMillis > 0) {
+                if (e.isLeasedAt(nowMillis)) {
                     i--;
                 } else {
                     d--;
@@ -331,6 +362,7 @@ final class MessageIndex {
         bySeq.clear();
         byVisibleAt.clear();
         byRetention.clear();
+        byBackoffFrom.clear();
         deadLetterPending.clear();
         pendingBySince.clear();
         groups.clear();

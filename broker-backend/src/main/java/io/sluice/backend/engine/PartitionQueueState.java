@@ -3,6 +3,7 @@ package io.sluice.backend.engine;
 import io.sluice.common.MessageDigests;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsLimits;
+import io.sluice.common.validation.RedeliveryBackoff;
 import io.sluice.partition.DeadLetterReason;
 import io.sluice.partition.Effect;
 import io.sluice.partition.NewMessage;
@@ -409,6 +410,31 @@ public final class PartitionQueueState {
                 || (retired && !cold.isEmpty()) // a deleted queue's cold messages still to hand off
                 || (pending != null && isHandOffExpired(pending, now))
                 || dedup.hasExpired(now) || attempts.hasExpired(now);
+    }
+
+    /**
+     * How long a consumer's lease on {@code e} (just counted as its {@code receiveCount}-th receive), once lapsed,
+     * keeps it invisible on top: the queue's {@code SluiceRedeliveryBackoff}, jittered by a number derived from the
+     * partition, the message and its receive count, so every replica computes the same. None when the queue has no
+     * backoff, or when the next receive would hand the message to the dead-letter queue (no point waiting for that).
+     */
+    long redeliveryBackoffMillis(MessageEntry e) {
+        RedeliveryBackoff backoff = config.redeliveryBackoff();
+        if (backoff == null || (config.hasDeadLetterQueue() && e.receiveCount >= config.maxReceiveCount())) {
+            return 0;
+        }
+        return backoff.delayMillis(e.receiveCount, jitterUnit(e.seq, e.receiveCount));
+    }
+
+    /** A number in [0, 1) from the partition, a message and its receive count (a 64-bit mix, the same everywhere). */
+    private double jitterUnit(long seq, int receiveCount) {
+        long h = id.queueId() * 0x9E3779B97F4A7C15L + id.index();
+        h = (h ^ seq) * 0xBF58476D1CE4E5B9L;
+        h = (h ^ receiveCount) * 0x94D049BB133111EBL;
+        h ^= h >>> 31;
+        h *= 0xFF51AFD7ED558CCDL;
+        h ^= h >>> 33;
+        return (h >>> 11) * 0x1.0p-53;
     }
 
     boolean isExpired(MessageEntry e, long now) {

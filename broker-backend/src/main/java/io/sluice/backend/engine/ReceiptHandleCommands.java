@@ -99,7 +99,11 @@ final class ReceiptHandleCommands {
                     + " VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the message is beyond the"
                     + " limit [43200 seconds]");
         }
-        s.index.update(e, m -> m.visibleAtMillis = now + seconds * 1000L);
+        // the consumer's word: visible again exactly then, no redelivery backoff on top
+        s.index.update(e, m -> {
+            m.visibleAtMillis = now + seconds * 1000L;
+            m.backoffFromMillis = 0;
+        });
         s.putState(e);
         return null;
     }

@@ -55,7 +55,7 @@ final class ReceiveCommands {
         for (MessageEntry e : exhausted) {
             s.deadLetter(e, DeadLetterReason.MAX_RECEIVES_EXCEEDED);
         }
-        List<Delivery> deliveries = lease(chosen, now, visibilitySeconds, true);
+        List<Delivery> deliveries = lease(chosen, now, visibilitySeconds, true, true);
         if (attemptId != null && !deliveries.isEmpty()) {
             rememberAttempt(attemptId, chosen, now);
         }
@@ -116,7 +116,7 @@ final class ReceiveCommands {
         for (MessageEntry e : expired) {
             s.expireOne(e);
         }
-        return lease(chosen, now, leaseSeconds, false);
+        return lease(chosen, now, leaseSeconds, false, false);
     }
 
     /**
@@ -137,14 +137,17 @@ final class ReceiveCommands {
                 held.add(e);
             }
         }
-        return lease(held, now, leaseSeconds, false);
+        return lease(held, now, leaseSeconds, false, false);
     }
 
     /** Ends a move task's lease on a message it did not move: visible again now. */
     void releaseMoveLease(long seq, long deadline, long now) {
         MessageEntry e = heldByMove(seq, deadline);
         if (e != null && e.visibleAtMillis > now) {
-            s.index.update(e, m -> m.visibleAtMillis = now);
+            s.index.update(e, m -> {
+                m.visibleAtMillis = now;
+                m.backoffFromMillis = 0;
+            });
             s.putState(e);
         }
     }
@@ -164,9 +167,12 @@ final class ReceiveCommands {
 
     /**
      * Leases messages until {@code now + visibilitySeconds}. A new receive counts ({@code countReceive}); a replayed
-     * receive attempt keeps the count and handle and only restarts the visibility timeout.
+     * receive attempt keeps the count and handle and only restarts the visibility timeout. A consumer's lease
+     * ({@code consumer}, not a move task's) that lapses waits out the queue's redelivery backoff, if it has one,
+     * before the message is visible again.
      */
-    private List<Delivery> lease(List<MessageEntry> entries, long now, int visibilitySeconds, boolean countReceive) {
+    private List<Delivery> lease(List<MessageEntry> entries, long now, int visibilitySeconds, boolean countReceive,
+                                 boolean consumer) {
         long deadline = now + visibilitySeconds * 1000L;
         List<Delivery> deliveries = new ArrayList<>(entries.size());
         for (MessageEntry e : entries) {
@@ -178,7 +184,9 @@ final class ReceiveCommands {
                     }
                 }
                 m.receivedAtMillis = now;
-                m.visibleAtMillis = deadline;
+                long backoff = consumer ? s.redeliveryBackoffMillis(m) : 0;
+                m.visibleAtMillis = deadline + backoff;
+                m.backoffFromMillis = backoff > 0 ? deadline : 0;
             });
             s.putState(e);
             if (countReceive) {
@@ -221,7 +229,7 @@ final class ReceiveCommands {
             }
             entries.add(e);
         }
-        List<Delivery> deliveries = lease(entries, now, visibilitySeconds, false);
+        List<Delivery> deliveries = lease(entries, now, visibilitySeconds, false, true);
         rememberAttempt(attemptId, entries, now);
         return deliveries;
     }

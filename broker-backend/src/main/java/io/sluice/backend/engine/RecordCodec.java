@@ -30,6 +30,7 @@ final class RecordCodec {
         w.i32(e.receiveCount);
         w.u8(e.deadLetterReason == null ? 0 : e.deadLetterReason.code());
         w.str(e.groupId());
+        w.i64(e.backoffFromMillis); // appended later: older records end before it (no backoff)
         return w.toBytes();
     }
 
@@ -48,7 +49,9 @@ final class RecordCodec {
         e.receiveCount = r.i32();
         int reason = r.u8();
         e.deadLetterReason = reason == 0 ? null : DeadLetterReason.ofCode(reason);
-        return new DecodedState(e, r.str());
+        String groupId = r.str();
+        e.backoffFromMillis = r.hasRemaining() ? r.i64() : 0;
+        return new DecodedState(e, groupId);
     }
 
     // ---- partition meta and config -------------------------------------------------------------------------

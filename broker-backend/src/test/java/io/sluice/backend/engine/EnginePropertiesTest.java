@@ -4,6 +4,7 @@ import io.sluice.partition.DeadLetterReason;
 import io.sluice.partition.Effect;
 import io.sluice.partition.NewMessage;
 import io.sluice.partition.PartitionCommand;
+import io.sluice.common.validation.RedeliveryBackoff;
 import io.sluice.partition.PartitionConfig;
 import io.sluice.partition.PartitionOutcome;
 import io.sluice.partition.PartitionResponse;
@@ -68,8 +69,13 @@ class EnginePropertiesTest {
     record ReopenOp() implements Op {
     }
 
-    /** {@code hotLimit}: the index's size before sends go to the cold tail (small: paging happens all the time). */
-    record Scenario(boolean fifo, int maxReceiveCount, int retentionSeconds, int hotLimit, List<Op> ops) {
+    /**
+     * {@code hotLimit}: the index's size before sends go to the cold tail (small: paging happens all the time).
+     * {@code backoff}: the queue's redelivery backoff, or null. The model keeps a lease's end as the earliest time the
+     * message may come back (the jittered wait on top is the engine's), so a delivery before it fails the property.
+     */
+    record Scenario(boolean fifo, int maxReceiveCount, int retentionSeconds, int hotLimit, RedeliveryBackoff backoff,
+                    List<Op> ops) {
     }
 
     @Provide
@@ -89,6 +95,8 @@ class EnginePropertiesTest {
                 net.jqwik.api.Tuple.of(1, Arbitraries.just(new ReopenOp())));
         return Combinators.combine(Arbitraries.of(true, false), Arbitraries.of(0, 1, 3),
                 Arbitraries.of(600, 1_209_600), Arbitraries.of(PartitionQueueState.DEFAULT_HOT_LIMIT, 3),
+                Arbitraries.of(new RedeliveryBackoff(2, 2, 60, RedeliveryBackoff.Jitter.FULL),
+                        new RedeliveryBackoff(1, 3, 30, RedeliveryBackoff.Jitter.EQUAL)).injectNull(0.5),
                 op.list().ofMinSize(1).ofMaxSize(80)).as(Scenario::new);
     }
 
@@ -145,7 +153,8 @@ class EnginePropertiesTest {
         Simulation(Scenario s, Path root) throws IOException {
             this.s = s;
             PartitionConfig base = s.fifo() ? PartitionConfig.FIFO_DEFAULTS : PartitionConfig.STANDARD_DEFAULTS;
-            this.config = base.withMaxReceiveCount(s.maxReceiveCount()).withRetentionSeconds(s.retentionSeconds());
+            this.config = base.withMaxReceiveCount(s.maxReceiveCount()).withRetentionSeconds(s.retentionSeconds())
+                    .withRedeliveryBackoff(s.backoff());
             this.engine = new EngineFixture(Files.createDirectory(root.resolve("a")), config, s.hotLimit());
             this.twin = new EngineFixture(Files.createDirectory(root.resolve("b")), config, s.hotLimit());
             this.indexedOnly = s.hotLimit() == PartitionQueueState.DEFAULT_HOT_LIMIT ? null
@@ -348,7 +357,8 @@ class EnginePropertiesTest {
             assertEquals(engine.engine.state().describe(), twin.engine.state().describe(), "replicas diverged");
             assertEquals(engine.dump(), twin.dump(), "stored bytes diverged");
             Set<String> received = new HashSet<>();
-            engine.clock.advanceMillis(43_200_001L);
+            // past every lease and every backoff after one
+            engine.clock.advanceMillis(43_200_001L + (s.backoff() == null ? 0 : s.backoff().maxSeconds() * 1000L));
             expireInModel();
             for (int round = 0; round < 1000; round++) {
                 List<DeliveredMessage> got = receive(10, 43_200);

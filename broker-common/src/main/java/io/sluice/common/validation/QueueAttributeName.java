@@ -32,6 +32,8 @@ public enum QueueAttributeName {
     SLUICE_MAX_BACKLOG("SluiceMaxBacklog", 0, Integer.MAX_VALUE),
     /** Sluice extension: {@code false} keeps the metadata leader from raising the queue's partition count by itself. */
     SLUICE_AUTO_SPLIT("SluiceAutoSplit", true, false),
+    /** Sluice extension: a lapsed lease's message waits out an exponential backoff before it is visible again. */
+    SLUICE_REDELIVERY_BACKOFF("SluiceRedeliveryBackoff", true, false),
     QUEUE_ARN("QueueArn", false, false),
     CREATED_TIMESTAMP("CreatedTimestamp", false, false),
     LAST_MODIFIED_TIMESTAMP("LastModifiedTimestamp", false, false),

@@ -14,7 +14,8 @@ import java.util.TreeSet;
  * attributes (ARN, timestamps, counters) are not part of this value; the caller adds them when answering
  * GetQueueAttributes.
  *
- * <p>{@code policy}, {@code redrivePolicy}, {@code redriveAllowPolicy} and {@code kmsMasterKeyId} are {@code null}
+ * <p>{@code policy}, {@code redrivePolicy}, {@code redriveAllowPolicy}, {@code kmsMasterKeyId} and
+ * {@code redeliveryBackoff} are {@code null}
  * when unset. On standard queues the FIFO-only fields hold their defaults and are never rendered.
  */
 public record QueueAttributes(
@@ -34,7 +35,8 @@ public record QueueAttributes(
         int kmsDataKeyReusePeriodSeconds,
         boolean sqsManagedSseEnabled,
         int maxBacklog,
-        boolean autoSplit) {
+        boolean autoSplit,
+        RedeliveryBackoff redeliveryBackoff) {
 
     /** {@code DeduplicationScope}: FIFO deduplication per queue (default) or per message group. */
     public enum DeduplicationScope {
@@ -107,7 +109,8 @@ public record QueueAttributes(
     public static QueueAttributes defaults(boolean fifo) {
         return new QueueAttributes(fifo, 0, SqsLimits.MAX_MESSAGE_SIZE_BYTES, SqsLimits.DEFAULT_RETENTION_SECONDS,
                 0, SqsLimits.DEFAULT_VISIBILITY_TIMEOUT_SECONDS, null, null, null, false, DeduplicationScope.QUEUE,
-                FifoThroughputLimit.PER_QUEUE, null, SqsLimits.DEFAULT_KMS_DATA_KEY_REUSE_PERIOD_SECONDS, true, 0, true);
+                FifoThroughputLimit.PER_QUEUE, null, SqsLimits.DEFAULT_KMS_DATA_KEY_REUSE_PERIOD_SECONDS, true, 0, true,
+                null);
     }
 
     /** The redrive allow policy in force: an unset policy allows every source. */
@@ -148,6 +151,9 @@ public record QueueAttributes(
         }
         if (!autoSplit) {
             map.put(QueueAttributeName.SLUICE_AUTO_SPLIT.wireName(), "false");
+        }
+        if (redeliveryBackoff != null) {
+            map.put(QueueAttributeName.SLUICE_REDELIVERY_BACKOFF.wireName(), redeliveryBackoff.toJson());
         }
         if (fifo) {
             map.put(QueueAttributeName.FIFO_QUEUE.wireName(), "true");
@@ -200,6 +206,7 @@ public record QueueAttributes(
         private boolean sqsManagedSseEnabled;
         private int maxBacklog;
         private boolean autoSplit;
+        private RedeliveryBackoff redeliveryBackoff;
 
         private Builder(QueueAttributes a) {
             fifo = a.fifo;
@@ -219,6 +226,7 @@ public record QueueAttributes(
             sqsManagedSseEnabled = a.sqsManagedSseEnabled;
             maxBacklog = a.maxBacklog;
             autoSplit = a.autoSplit;
+            redeliveryBackoff = a.redeliveryBackoff;
         }
 
         /** Sets one integer attribute ({@link QueueAttributeName#isInteger()}). */
@@ -281,6 +289,11 @@ public record QueueAttributes(
             return this;
         }
 
+        public Builder redeliveryBackoff(RedeliveryBackoff value) {
+            redeliveryBackoff = value;
+            return this;
+        }
+
         DeduplicationScope deduplicationScope() {
             return deduplicationScope;
         }
@@ -293,7 +306,7 @@ public record QueueAttributes(
             return new QueueAttributes(fifo, delaySeconds, maximumMessageSize, messageRetentionPeriod,
                     receiveMessageWaitTimeSeconds, visibilityTimeout, policy, redrivePolicy, redriveAllowPolicy,
                     contentBasedDeduplication, deduplicationScope, fifoThroughputLimit, kmsMasterKeyId,
-                    kmsDataKeyReusePeriodSeconds, sqsManagedSseEnabled, maxBacklog, autoSplit);
+                    kmsDataKeyReusePeriodSeconds, sqsManagedSseEnabled, maxBacklog, autoSplit, redeliveryBackoff);
         }
     }
 }

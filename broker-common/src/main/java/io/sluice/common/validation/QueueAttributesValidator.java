@@ -20,8 +20,8 @@ import java.util.regex.Pattern;
  *   <li>FIFO-only names on a standard queue: {@code InvalidAttributeName}; bad values: {@code InvalidAttributeValue
  *       "Invalid value for the parameter <X>."}, except RedrivePolicy/RedriveAllowPolicy content problems, which
  *       are {@code InvalidParameterValue} (see {@link RedrivePolicy}, {@link RedriveAllowPolicy});</li>
- *   <li>an empty value removes {@code Policy}, {@code RedrivePolicy}, {@code RedriveAllowPolicy} and
- *       {@code KmsMasterKeyId}; booleans are {@code true}/{@code false} in any case.</li>
+ *   <li>an empty value removes {@code Policy}, {@code RedrivePolicy}, {@code RedriveAllowPolicy},
+ *       {@code SluiceRedeliveryBackoff} and {@code KmsMasterKeyId}; booleans are {@code true}/{@code false} in any case.</li>
  * </ul>
  * The dead-letter target's type is checked here (a FIFO queue's ARN ends in {@code .fifo}); checks that need the
  * other queue itself (it exists, same account and region, its {@code RedriveAllowPolicy}) are the caller's.
@@ -192,6 +192,17 @@ public final class QueueAttributesValidator {
                     b.redriveAllowPolicy(policy.value());
                 }
                 return policy.failure();
+            }
+            case SLUICE_REDELIVERY_BACKOFF -> {
+                if (isEmpty(value)) {
+                    b.redeliveryBackoff(null);
+                    return Optional.empty();
+                }
+                Validated<RedeliveryBackoff> backoff = RedeliveryBackoff.parse(value);
+                if (backoff.isOk()) {
+                    b.redeliveryBackoff(backoff.value());
+                }
+                return backoff.failure();
             }
             case KMS_MASTER_KEY_ID -> {
                 b.kmsMasterKeyId(isEmpty(value) ? null : value);
