@@ -1,0 +1,256 @@
+package io.sluice.it;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sluice.worker.Backoff;
+import io.sluice.worker.SluiceWorker;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.interceptor.Context;
+import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.sqs.SqsAsyncClient;
+import software.amazon.awssdk.services.sqs.model.ReceiveMessageRequest;
+import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
+
+/**
+ * The {@code sluice-worker} library against {@code sluice dev} through the AWS SDK: the heartbeat keeps long handlers'
+ * messages from being redelivered, a killed worker JVM's message comes back after its timeout, a failing downstream
+ * opens the breaker (receives stop) and recovery closes it, shutdown under load loses nothing and strands nothing
+ * invisible, and failures back off with jitter.
+ */
+class WorkerIT extends SharedServer {
+    @TempDir
+    Path dir;
+
+    /** An async client; {@code receives} counts the ReceiveMessage calls it starts (null: not counted). */
+    static SqsAsyncClient asyncClient(URI endpoint, AtomicInteger receives) {
+        var builder = SqsAsyncClient.builder().endpointOverride(endpoint).region(Region.US_EAST_1)
+                .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(
+                        SluiceProcess.ACCESS_KEY, SluiceProcess.SECRET_KEY)))
+                .httpClient(NettyNioAsyncHttpClient.builder().maxConcurrency(64).build());
+        if (receives != null) {
+            builder.overrideConfiguration(c -> c.addExecutionInterceptor(new ExecutionInterceptor() {
+                @Override
+                public void beforeExecution(Context.BeforeExecution context, ExecutionAttributes attributes) {
+                    if (context.request() instanceof ReceiveMessageRequest) {
+                        receives.incrementAndGet();
+                    }
+                }
+            }));
+        }
+        return builder.build();
+    }
+
+    private static String queue(String prefix, int visibilitySeconds) {
+        return sqs.createQueue(b -> b.queueName(unique(prefix)).attributesWithStrings(Map.of("VisibilityTimeout",
+                Integer.toString(visibilitySeconds)))).queueUrl();
+    }
+
+    private static void send(String url, int count) {
+        for (int from = 0; from < count; from += 10) {
+            List<SendMessageBatchRequestEntry> entries = new ArrayList<>();
+            for (int i = from; i < Math.min(count, from + 10); i++) {
+                entries.add(SendMessageBatchRequestEntry.builder().id("e" + i).messageBody("m" + i).build());
+            }
+            assertEquals(entries.size(), sqs.sendMessageBatch(b -> b.queueUrl(url).entries(entries))
+                    .successful().size());
+        }
+    }
+
+    private static Map<String, String> counts(String url) {
+        return sqs.getQueueAttributes(b -> b.queueUrl(url).attributeNamesWithStrings("ApproximateNumberOfMessages",
+                "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed")).attributesAsStrings();
+    }
+
+    private static double count(SimpleMeterRegistry registry, String name) {
+        return registry.find(name).counter() == null ? 0 : registry.find(name).counter().count();
+    }
+
+    @Test
+    void handlersTakingThreeTimesTheVisibilityTimeoutCauseNoDuplicateDeliveries() {
+        String url = queue("heartbeat", 3);
+        send(url, 1000);
+        Map<String, AtomicInteger> handled = new ConcurrentHashMap<>();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        long start = System.nanoTime();
+        try (SqsAsyncClient client = asyncClient(server.endpoint(), null);
+             SluiceWorker worker = SluiceWorker.builder(client, url, m -> {
+                 handled.computeIfAbsent(m.body(), k -> new AtomicInteger()).incrementAndGet();
+                 Thread.sleep(9_000); // 3 × the 3 s visibility timeout
+             }).concurrency(300).visibilityTimeout(Duration.ofSeconds(3)).meterRegistry(registry).build().start()) {
+            await().atMost(Duration.ofMinutes(3)).until(() -> count(registry, "sluice.worker.processed") >= 1000);
+            await().atMost(Duration.ofSeconds(10)).until(() -> counts(url).get("ApproximateNumberOfMessages")
+                    .equals("0") && counts(url).get("ApproximateNumberOfMessagesNotVisible").equals("0"));
+        }
+        List<String> twice = handled.entrySet().stream().filter(e -> e.getValue().get() > 1).map(Map.Entry::getKey)
+                .toList();
+        System.out.printf("heartbeat: 1,000 messages of 9 s each (timeout 3 s) in %.1f s, %.0f extensions,"
+                        + " %d handled more than once%n", (System.nanoTime() - start) / 1e9,
+                count(registry, "sluice.worker.extended"), twice.size());
+        assertEquals(1000, handled.size(), "every message handled");
+        assertEquals(List.of(), twice, "no message delivered twice while its handler ran");
+        assertTrue(count(registry, "sluice.worker.extended") >= 1000, "the heartbeat extended every lease");
+    }
+
+    @Test
+    void aWorkerJvmKilledMidMessageLetsTheMessageBeRedeliveredAfterItsTimeout() throws Exception {
+        String url = queue("killed", 4);
+        send(url, 1);
+        Path marker = dir.resolve("handling");
+        Process worker = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), WorkerProcess.class.getName(),
+                server.endpoint().toString(), url, "4", marker.toString())
+                .redirectErrorStream(true).redirectOutput(dir.resolve("worker.log").toFile()).start();
+        Map<String, Integer> handled = new ConcurrentHashMap<>();
+        try {
+            await().atMost(Duration.ofSeconds(60)).until(() -> Files.exists(marker) && !Files.readString(marker)
+                    .isBlank());
+            Thread.sleep(5_000); // past one timeout: the worker's heartbeat keeps the message while it lives
+            assertEquals("1", counts(url).get("ApproximateNumberOfMessagesNotVisible"), "still held by the worker");
+        } finally {
+            worker.destroyForcibly(); // SIGKILL
+            worker.waitFor(10, TimeUnit.SECONDS);
+        }
+        long killed = System.nanoTime();
+        try (SqsAsyncClient client = asyncClient(server.endpoint(), null);
+             SluiceWorker again = SluiceWorker.builder(client, url, m -> handled.put(m.messageId(),
+                     Integer.parseInt(m.attributes().get(
+                             software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName
+                                     .APPROXIMATE_RECEIVE_COUNT))))
+                     .waitTime(Duration.ofSeconds(1)).build().start()) {
+            await().atMost(Duration.ofSeconds(30)).until(() -> !handled.isEmpty());
+            long afterMillis = (System.nanoTime() - killed) / 1_000_000;
+            System.out.printf("killed worker's message redelivered %d ms after the SIGKILL (timeout 4 s)%n",
+                    afterMillis);
+            assertTrue(afterMillis <= 4_000 + 3_000, "back within its timeout of the last extension: " + afterMillis);
+            await().atMost(Duration.ofSeconds(10)).until(() -> counts(url).values().stream().allMatch("0"::equals));
+        }
+        assertEquals(Files.readString(marker).strip(), handled.keySet().iterator().next(), "the same message");
+        assertTrue(handled.values().iterator().next() >= 2, "received again: " + handled);
+    }
+
+    @Test
+    void aFailingDownstreamOpensTheBreakerWhichStopsReceivingAndRecoveryClosesIt() throws Exception {
+        String url = queue("breaker", 30);
+        send(url, 30);
+        AtomicBoolean downstreamUp = new AtomicBoolean(false);
+        AtomicInteger receives = new AtomicInteger();
+        Set<String> done = ConcurrentHashMap.newKeySet();
+        CircuitBreaker breaker = CircuitBreaker.of("downstream", CircuitBreakerConfig.custom()
+                .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED).slidingWindowSize(10)
+                .minimumNumberOfCalls(5).failureRateThreshold(50).waitDurationInOpenState(Duration.ofSeconds(6))
+                .permittedNumberOfCallsInHalfOpenState(2).automaticTransitionFromOpenToHalfOpenEnabled(true).build());
+        try (SqsAsyncClient client = asyncClient(server.endpoint(), receives);
+             SluiceWorker worker = SluiceWorker.builder(client, url, m -> {
+                 if (!downstreamUp.get()) {
+                     throw new IllegalStateException("downstream unavailable");
+                 }
+                 done.add(m.body());
+             }).concurrency(2).waitTime(Duration.ofSeconds(1)).circuitBreaker(breaker)
+                     .backoff(new Backoff(Duration.ofSeconds(1), 1, Duration.ofSeconds(1))).build().start()) {
+            await().atMost(Duration.ofSeconds(20)).until(() -> breaker.getState() == CircuitBreaker.State.OPEN);
+            Thread.sleep(1_500); // a long poll begun before it opened has returned (wait 1 s)
+            int receivesWhileOpen = receives.get();
+            Thread.sleep(2_000);
+            assertEquals(CircuitBreaker.State.OPEN, breaker.getState());
+            assertEquals(receivesWhileOpen, receives.get(), "no receive while the breaker is open");
+            assertEquals(0, worker.inFlight(), "holds nothing while open");
+
+            downstreamUp.set(true);
+            await().atMost(Duration.ofSeconds(20)).until(() -> breaker.getState() == CircuitBreaker.State.CLOSED);
+            await().atMost(Duration.ofSeconds(30)).until(() -> done.size() == 30);
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> counts(url).values().stream().allMatch("0"::equals));
+    }
+
+    @Test
+    void shutdownUnderLoadLosesNothingAndLeavesNothingInvisible() throws Exception {
+        String url = queue("shutdown", 60);
+        send(url, 300);
+        Set<String> handled = ConcurrentHashMap.newKeySet();
+        AtomicInteger duplicates = new AtomicInteger();
+        try (SqsAsyncClient client = asyncClient(server.endpoint(), null)) {
+            SluiceWorker worker = SluiceWorker.builder(client, url, m -> {
+                Thread.sleep(200);
+                if (!handled.add(m.body())) {
+                    duplicates.incrementAndGet();
+                }
+            }).concurrency(20).visibilityTimeout(Duration.ofSeconds(60)).shutdownGrace(Duration.ofSeconds(10))
+                    .build().start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> handled.size() >= 50);
+            worker.close(); // under load: 20 handlers running
+            Map<String, String> after = counts(url);
+            assertEquals("0", after.get("ApproximateNumberOfMessagesNotVisible"), "nothing left invisible: " + after);
+            int left = Integer.parseInt(after.get("ApproximateNumberOfMessages"));
+            System.out.printf("graceful shutdown: %d handled, %d left visible, %d handled twice%n", handled.size(),
+                    left, duplicates.get());
+            assertEquals(300, handled.size() + left, "every message handled or back in the queue");
+            assertEquals(0, duplicates.get());
+
+            // handlers that outlast the grace period are interrupted and their messages given back at once
+            Set<String> started = ConcurrentHashMap.newKeySet();
+            SluiceWorker slow = SluiceWorker.builder(client, url, m -> {
+                started.add(m.body());
+                Thread.sleep(60_000);
+            }).concurrency(10).visibilityTimeout(Duration.ofSeconds(60)).shutdownGrace(Duration.ofMillis(500))
+                    .build().start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> started.size() >= 10);
+            slow.close();
+            Map<String, String> released = counts(url);
+            assertEquals("0", released.get("ApproximateNumberOfMessagesNotVisible"), "given back: " + released);
+            assertEquals(Integer.toString(left), released.get("ApproximateNumberOfMessages"), "none lost");
+        }
+    }
+
+    @Test
+    void failuresBackOffWithJitter() throws Exception {
+        String url = queue("jitter", 30);
+        send(url, 60);
+        Map<String, Long> failedAt = new ConcurrentHashMap<>();
+        Map<String, Long> backAfter = new ConcurrentHashMap<>();
+        try (SqsAsyncClient client = asyncClient(server.endpoint(), null);
+             SluiceWorker worker = SluiceWorker.builder(client, url, m -> {
+                 Long first = failedAt.putIfAbsent(m.body(), System.nanoTime());
+                 if (first == null) {
+                     throw new IllegalStateException("first attempt fails");
+                 }
+                 backAfter.put(m.body(), (System.nanoTime() - first) / 1_000_000);
+             }).concurrency(20).waitTime(Duration.ofSeconds(1))
+                     .backoff(new Backoff(Duration.ofSeconds(6), 1, Duration.ofSeconds(6)))
+                     .circuitBreaker(CircuitBreaker.of("never-opens", CircuitBreakerConfig.custom()
+                             .failureRateThreshold(100).minimumNumberOfCalls(1000).slidingWindowSize(1000).build()))
+                     .build().start()) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> backAfter.size() == 60);
+        }
+        TreeMap<Long, Integer> bySecond = new TreeMap<>();
+        backAfter.values().forEach(ms -> bySecond.merge(ms / 1000, 1, Integer::sum));
+        System.out.println("failure back-off (full jitter, ceiling 6 s): messages back after N s: " + bySecond);
+        long max = backAfter.values().stream().mapToLong(Long::longValue).max().orElseThrow();
+        assertTrue(max <= 6_000 + 2_500, "none waits past the ceiling (and a poll): " + max);
+        assertTrue(bySecond.size() >= 4, "spread over the range, not in lockstep: " + bySecond);
+        assertTrue(bySecond.firstKey() <= 1 && bySecond.lastKey() >= 5, "from near 0 to near the ceiling: " + bySecond);
+    }
+}

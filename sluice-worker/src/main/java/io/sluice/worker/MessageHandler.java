@@ -1,0 +1,13 @@
+package io.sluice.worker;
+
+import software.amazon.awssdk.services.sqs.model.Message;
+
+/**
+ * What a worker does with one message. Returning normally means done: the worker deletes the message. Throwing means
+ * failed: the worker never deletes it, but makes it visible again after a back-off (the queue's redrive policy decides
+ * when it goes to the dead-letter queue). A failure also counts against the circuit breaker.
+ */
+@FunctionalInterface
+public interface MessageHandler {
+    void handle(Message message) throws Exception;
+}
