@@ -162,7 +162,7 @@ class WorkerIT extends SharedServer {
         CircuitBreaker breaker = CircuitBreaker.of("downstream", CircuitBreakerConfig.custom()
                 .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED).slidingWindowSize(10)
                 .minimumNumberOfCalls(5).failureRateThreshold(50).waitDurationInOpenState(Duration.ofSeconds(6))
-                .permittedNumberOfCallsInHalfOpenState(2).automaticTransitionFromOpenToHalfOpenEnabled(true).build());
+                .permittedNumberOfCallsInHalfOpenState(2).build()); // resilience4j's default: no automatic half-open
         try (SqsAsyncClient client = asyncClient(server.endpoint(), receives);
              SluiceWorker worker = SluiceWorker.builder(client, url, m -> {
                  if (!downstreamUp.get()) {
@@ -184,6 +184,33 @@ class WorkerIT extends SharedServer {
             await().atMost(Duration.ofSeconds(30)).until(() -> done.size() == 30);
         }
         await().atMost(Duration.ofSeconds(10)).until(() -> counts(url).values().stream().allMatch("0"::equals));
+    }
+
+    @Test
+    void aMessageReceivedAgainWhileItsFirstHandlerRunsKeepsTheSlotCountRight() throws Exception {
+        String url = queue("again", 1);
+        send(url, 1);
+        Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+        java.util.concurrent.CyclicBarrier both = new java.util.concurrent.CyclicBarrier(2);
+        AtomicInteger together = new AtomicInteger();
+        try (SqsAsyncClient client = asyncClient(server.endpoint(), null);
+             SluiceWorker worker = SluiceWorker.builder(client, url, m -> {
+                 if (m.body().equals("m0")) { // outlives its lease: no extension past 1 s, so it is received again
+                     runs.computeIfAbsent(m.messageId(), k -> new AtomicInteger()).incrementAndGet();
+                     Thread.sleep(3_000);
+                 } else { // the pair after it runs only if both slots came back
+                     both.await(20, TimeUnit.SECONDS);
+                     together.incrementAndGet();
+                 }
+             }).concurrency(2).visibilityTimeout(Duration.ofSeconds(1)).maxExtension(Duration.ofMillis(500))
+                     .waitTime(Duration.ofSeconds(1)).build().start()) {
+            await().atMost(Duration.ofSeconds(20)).until(() -> runs.values().stream().mapToInt(AtomicInteger::get)
+                    .sum() >= 2);
+            await().atMost(Duration.ofSeconds(20)).until(() -> worker.inFlight() == 0);
+            sqs.sendMessage(b -> b.queueUrl(url).messageBody("p1"));
+            sqs.sendMessage(b -> b.queueUrl(url).messageBody("p2"));
+            await().atMost(Duration.ofSeconds(30)).until(() -> together.get() == 2);
+        }
     }
 
     @Test

@@ -42,9 +42,9 @@ import software.amazon.awssdk.services.sqs.model.ReceiveMessageResponse;
  * <ul>
  *   <li><b>Bounded concurrency.</b> At most {@code concurrency} handlers run at once, and a receive asks for no more
  *       messages than there are free handler slots: the worker never holds a message it cannot start.</li>
- *   <li><b>Visibility heartbeat.</b> While a handler runs, its message's visibility is extended ahead of expiry (each
- *       time a third of the timeout has passed), up to {@code maxExtension} after the receive; a handler that takes
- *       longer than the timeout is not redelivered to another worker meanwhile.</li>
+ *   <li><b>Visibility heartbeat.</b> While a handler runs, its message's visibility is extended ahead of expiry (once
+ *       a third of the lease has run, checked every sixth of the timeout), up to {@code maxExtension} after the
+ *       receive; a handler that takes longer than the timeout is not redelivered to another worker meanwhile.</li>
  *   <li><b>Failures back off.</b> A handler that throws leaves its message undeleted (the queue's redrive policy
  *       decides when it is dead-lettered) and makes it visible again after a jittered exponential {@link Backoff}.</li>
  *   <li><b>Batched deletes</b> of handled messages, up to 10 per request, flushed every 50 ms.</li>
@@ -79,7 +79,9 @@ public final class SluiceWorker implements AutoCloseable {
     private final ExecutorService handlers;
     private final ScheduledExecutorService timers;
     private final Thread poller;
-    private final Map<String, Held> held = new ConcurrentHashMap<>();
+    /** By a key of each receive's own (one message received twice while its first handler runs is held twice). */
+    private final Map<Long, Held> held = new ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicLong heldKeys = new java.util.concurrent.atomic.AtomicLong();
     private final ConcurrentLinkedQueue<Held> toDelete = new ConcurrentLinkedQueue<>();
     private final List<CompletableFuture<?>> calls = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final AtomicBoolean started = new AtomicBoolean();
@@ -93,8 +95,10 @@ public final class SluiceWorker implements AutoCloseable {
 
     /** One message this worker holds, from its receive until it is deleted, backed off or given back. */
     private static final class Held {
+        final long key;
         final Message message;
-        final long receivedNanos = System.nanoTime();
+        /** When the receive was sent: the server's lease began after it, so the lease is counted from here. */
+        final long receivedNanos;
         volatile long leaseEndNanos;
         /**
          * The visibility the worker left it with when it gave it back (0) or backed it off, or -1 while it runs: a
@@ -103,9 +107,11 @@ public final class SluiceWorker implements AutoCloseable {
         volatile int finalVisibility = -1;
         private final AtomicBoolean settled = new AtomicBoolean();
 
-        Held(Message message, int visibilitySeconds) {
+        Held(long key, Message message, long receiveSentNanos, int visibilitySeconds) {
+            this.key = key;
             this.message = message;
-            this.leaseEndNanos = receivedNanos + TimeUnit.SECONDS.toNanos(visibilitySeconds);
+            this.receivedNanos = receiveSentNanos;
+            this.leaseEndNanos = receiveSentNanos + TimeUnit.SECONDS.toNanos(visibilitySeconds);
         }
 
         /** True for the one caller that decides this message's outcome. */
@@ -142,7 +148,8 @@ public final class SluiceWorker implements AutoCloseable {
         this.shutdownGrace = b.shutdownGrace;
         this.slots = new Semaphore(concurrency);
         this.handlers = Executors.newFixedThreadPool(concurrency, named("sluice-worker-" + queue + "-handler"));
-        this.timers = Executors.newSingleThreadScheduledExecutor(named("sluice-worker-" + queue + "-timer"));
+        // two: the heartbeat is never queued behind a delete flush
+        this.timers = Executors.newScheduledThreadPool(2, named("sluice-worker-" + queue + "-timer"));
         this.poller = named("sluice-worker-" + queue + "-poller").newThread(this::poll);
 
         MeterRegistry registry = b.registry;
@@ -174,7 +181,7 @@ public final class SluiceWorker implements AutoCloseable {
             throw new IllegalStateException("already started");
         }
         running = true;
-        long tick = Math.max(200, TimeUnit.SECONDS.toMillis(visibilitySeconds) / 3);
+        long tick = Math.max(100, TimeUnit.SECONDS.toMillis(visibilitySeconds) / 6);
         timers.scheduleWithFixedDelay(this::heartbeat, tick, tick, TimeUnit.MILLISECONDS);
         timers.scheduleWithFixedDelay(this::flushDeletes, DELETE_FLUSH_MILLIS, DELETE_FLUSH_MILLIS,
                 TimeUnit.MILLISECONDS);
@@ -195,51 +202,74 @@ public final class SluiceWorker implements AutoCloseable {
 
     private void poll() {
         while (running) {
-            CircuitBreaker.State state = breaker.getState();
-            if (state == CircuitBreaker.State.OPEN || state == CircuitBreaker.State.FORCED_OPEN
-                    || (state == CircuitBreaker.State.HALF_OPEN && !held.isEmpty())) {
-                pause(200); // open: receive nothing; half-open: one probe at a time
-                continue;
-            }
-            try { // a free handler slot, then as many more as are free (a receive takes up to 10)
-                if (!slots.tryAcquire(200, TimeUnit.MILLISECONDS)) {
-                    continue;
-                }
-            } catch (InterruptedException e) {
-                break;
-            }
-            int want = 1;
-            int more = state == CircuitBreaker.State.HALF_OPEN ? 0 : Math.min(BATCH - 1, slots.availablePermits());
-            if (more > 0 && slots.tryAcquire(more)) {
-                want += more;
-            }
-            List<Message> got;
-            int asked = want;
             try {
-                ReceiveMessageResponse response = sqs.receiveMessage(r -> r.queueUrl(queueUrl)
-                        .maxNumberOfMessages(asked).waitTimeSeconds(waitSeconds).visibilityTimeout(visibilitySeconds)
-                        .messageSystemAttributeNames(MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT)
-                        .messageAttributeNames("All")).get();
-                got = response.messages();
+                pollOnce();
             } catch (InterruptedException e) {
-                slots.release(want);
                 Thread.currentThread().interrupt();
-                break;
-            } catch (ExecutionException e) {
-                slots.release(want);
-                LOG.warn("receive from {} failed: {}", queueUrl, e.getCause().toString());
+                return;
+            } catch (RuntimeException e) { // never let the poller die: the worker would stop receiving for good
+                LOG.warn("the poller of {} failed; it goes on: {}", queueUrl, e.toString());
                 pause(1000);
+            }
+        }
+    }
+
+    private void pollOnce() throws InterruptedException {
+        CircuitBreaker.State state = breaker.getState();
+        if (state == CircuitBreaker.State.OPEN) {
+            // a breaker without automatic transition leaves OPEN only when asked for a permission after its wait
+            if (!breaker.tryAcquirePermission()) {
+                pause(200);
+                return;
+            }
+            breaker.releasePermission(); // half-open now: the probe is the receive below
+            state = breaker.getState();
+        }
+        if (state == CircuitBreaker.State.FORCED_OPEN
+                || (state == CircuitBreaker.State.HALF_OPEN && !held.isEmpty())) {
+            pause(200); // forced open: receive nothing; half-open: one probe at a time
+            return;
+        }
+        // a free handler slot, then as many more as are free (a receive takes up to 10)
+        if (!slots.tryAcquire(200, TimeUnit.MILLISECONDS)) {
+            return;
+        }
+        int want = 1;
+        int more = state == CircuitBreaker.State.HALF_OPEN ? 0 : Math.min(BATCH - 1, slots.availablePermits());
+        if (more > 0 && slots.tryAcquire(more)) {
+            want += more;
+        }
+        List<Message> got;
+        int asked = want;
+        long sentNanos = System.nanoTime();
+        try {
+            ReceiveMessageResponse response = sqs.receiveMessage(r -> r.queueUrl(queueUrl)
+                    .maxNumberOfMessages(asked).waitTimeSeconds(waitSeconds).visibilityTimeout(visibilitySeconds)
+                    .messageSystemAttributeNames(MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT)
+                    .messageAttributeNames("All")).get();
+            got = response.messages();
+        } catch (InterruptedException e) {
+            slots.release(want);
+            throw e;
+        } catch (ExecutionException | RuntimeException e) {
+            slots.release(want);
+            LOG.warn("receive from {} failed: {}", queueUrl, (e instanceof ExecutionException ? e.getCause() : e)
+                    .toString());
+            pause(1000);
+            return;
+        }
+        slots.release(Math.max(0, want - got.size()));
+        for (Message m : got) {
+            Held h = new Held(heldKeys.incrementAndGet(), m, sentNanos, visibilitySeconds);
+            held.put(h.key, h);
+            if (!running) {
+                giveBack(List.of(h)); // shutting down: what the last poll brought goes back at once
                 continue;
             }
-            slots.release(want - got.size());
-            for (Message m : got) {
-                Held h = new Held(m, visibilitySeconds);
-                held.put(m.messageId(), h);
-                if (!running) {
-                    giveBack(List.of(h)); // shutting down: what the last poll brought goes back at once
-                    continue;
-                }
+            try {
                 handlers.execute(() -> run(h));
+            } catch (java.util.concurrent.RejectedExecutionException closed) {
+                giveBack(List.of(h));
             }
         }
     }
@@ -269,7 +299,11 @@ public final class SluiceWorker implements AutoCloseable {
                 processed.increment();
                 toDelete.add(h);
                 if (toDelete.size() >= BATCH) {
-                    timers.execute(this::flushDeletes);
+                    try {
+                        timers.execute(this::flushDeletes);
+                    } catch (java.util.concurrent.RejectedExecutionException closed) {
+                        // shutting down: close() flushes what is left
+                    }
                 }
             }
         } catch (Throwable t) {
@@ -288,12 +322,12 @@ public final class SluiceWorker implements AutoCloseable {
                 LOG.debug("message {} failed (receive {}), visible again in {} s: {}", h.message.messageId(),
                         h.receiveCount(), seconds, t.toString());
                 track(sqs.changeMessageVisibility(r -> r.queueUrl(queueUrl)
-                        .receiptHandle(h.message.receiptHandle()).visibilityTimeout(seconds)))
+                        .receiptHandle(h.message.receiptHandle()).visibilityTimeout(seconds))
                         .whenComplete((ok, e) -> {
                             if (e != null) {
                                 LOG.warn("backing off message {} failed: {}", h.message.messageId(), e.toString());
                             }
-                        });
+                        }));
             }
         } finally {
             done(h);
@@ -301,7 +335,7 @@ public final class SluiceWorker implements AutoCloseable {
     }
 
     private void done(Held h) {
-        if (held.remove(h.message.messageId(), h)) {
+        if (held.remove(h.key, h)) {
             slots.release();
         }
     }
@@ -320,7 +354,10 @@ public final class SluiceWorker implements AutoCloseable {
 
     // ---- heartbeat and deletes ---------------------------------------------------------------------------------
 
-    /** Extends the leases a third of whose timeout has passed, for messages held less than maxExtension. */
+    /**
+     * Extends the leases a third of whose timeout has passed (checked every sixth: an extension goes out with at
+     * least half the lease left), for messages held less than maxExtension.
+     */
     private void heartbeat() {
         try {
             long now = System.nanoTime();
@@ -351,7 +388,7 @@ public final class SluiceWorker implements AutoCloseable {
                         .receiptHandle(batch.get(i).message.receiptHandle()).visibilityTimeout(seconds).build());
             }
             long sentAt = System.nanoTime();
-            sent.add(track(sqs.changeMessageVisibilityBatch(r -> r.queueUrl(queueUrl).entries(entries)))
+            sent.add(track(sqs.changeMessageVisibilityBatch(r -> r.queueUrl(queueUrl).entries(entries))
                     .whenComplete((ChangeMessageVisibilityBatchResponse response, Throwable e) -> {
                         if (e != null) {
                             LOG.warn("changing the visibility of {} messages failed: {}", batch.size(), e.toString());
@@ -372,7 +409,7 @@ public final class SluiceWorker implements AutoCloseable {
                                 .receiptHandle(h.message.receiptHandle()).visibilityTimeout(h.finalVisibility))));
                         response.failed().forEach(f -> LOG.warn("visibility of message {} not changed: {} {}",
                                 batch.get(Integer.parseInt(f.id())).message.messageId(), f.code(), f.message()));
-                    }));
+                    })));
         }
         return CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new));
     }
@@ -393,7 +430,7 @@ public final class SluiceWorker implements AutoCloseable {
                     entries.add(DeleteMessageBatchRequestEntry.builder().id(Integer.toString(i))
                             .receiptHandle(batch.get(i).message.receiptHandle()).build());
                 }
-                track(sqs.deleteMessageBatch(r -> r.queueUrl(queueUrl).entries(entries))).whenComplete((response, e) -> {
+                track(sqs.deleteMessageBatch(r -> r.queueUrl(queueUrl).entries(entries)).whenComplete((response, e) -> {
                     if (e != null) {
                         LOG.warn("deleting {} handled messages failed (they will be delivered again): {}",
                                 batch.size(), e.toString());
@@ -401,14 +438,17 @@ public final class SluiceWorker implements AutoCloseable {
                         response.failed().forEach(f -> LOG.warn("handled message {} not deleted: {} {}",
                                 batch.get(Integer.parseInt(f.id())).message.messageId(), f.code(), f.message()));
                     }
-                });
+                }));
             }
         } catch (RuntimeException e) {
             LOG.warn("delete flush failed", e);
         }
     }
 
-    /** Remembers an outstanding call so that shutdown can wait for it. */
+    /**
+     * Remembers an outstanding call (with its completion callback, so that what the callback issues is tracked before
+     * it completes) so that shutdown can wait for it.
+     */
     private <T> CompletableFuture<T> track(CompletableFuture<T> call) {
         calls.add(call);
         call.whenComplete((r, e) -> calls.remove(call));
@@ -434,10 +474,13 @@ public final class SluiceWorker implements AutoCloseable {
                 handlers.shutdownNow(); // interrupted handlers give their message back themselves
                 handlers.awaitTermination(5, TimeUnit.SECONDS);
             }
-            CompletableFuture<?> rest = giveBack(new ArrayList<>(held.values())); // handlers that ignored the interrupt
+            giveBack(new ArrayList<>(held.values())); // handlers that ignored the interrupt
             timers.submit(this::flushDeletes).get(30, TimeUnit.SECONDS);
-            rest.get(30, TimeUnit.SECONDS);
-            CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!calls.isEmpty() && System.nanoTime() < deadline) { // and what their callbacks issued in turn
+                CompletableFuture.allOf(calls.stream().map(c -> c.handle((r, e) -> null))
+                        .toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (ExecutionException | TimeoutException e) {

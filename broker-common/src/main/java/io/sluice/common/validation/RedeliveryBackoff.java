@@ -65,7 +65,9 @@ public record RedeliveryBackoff(int initialSeconds, double multiplier, int maxSe
      *             receive count, so every replica computes the same wait
      */
     public long delayMillis(int receiveCount, double unit) {
-        double seconds = Math.min(maxSeconds, initialSeconds * Math.pow(multiplier, Math.max(0, receiveCount - 1)));
+        // StrictMath: the same bits on every JVM and CPU, so that replicas store the same deadline
+        double seconds = Math.min(maxSeconds,
+                initialSeconds * StrictMath.pow(multiplier, Math.max(0, receiveCount - 1)));
         double millis = seconds * 1000;
         double jittered = switch (jitter) {
             case NONE -> millis;

@@ -184,7 +184,7 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
         return queues.values().stream().filter(q -> q.queueId() == queueId).findFirst();
     }
 
-    /** The queue's partition assignments, by index order of their keys (a range of the sorted map, not a scan). */
+    /** The queue's partition assignments, in their keys' string order (0, 1, 10, 2...): a range of the map, not a scan. */
     public List<PartitionAssignment> partitionsOf(long queueId) {
         return List.copyOf(ofQueue(partitions, queueId).values());
     }
