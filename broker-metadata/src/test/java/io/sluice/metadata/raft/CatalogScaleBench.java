@@ -28,7 +28,8 @@ import java.util.function.Supplier;
  * check (the leader's index), each with the bytes it carries and the refreshing thread's CPU (parse and replay; the
  * leader's side is not in it), and the heap the cached image holds. Run by {@code scripts/bench-catalog.sh}.
  *
- * <p>Usage: {@code CatalogScaleBench QUEUES}
+ * <p>Usage: {@code CatalogScaleBench QUEUES [PEERS]}: with PEERS ({@code m1=host:port,...}, a running group without TLS on
+ * its Raft ports, e.g. a local cluster's) the queues are created there instead of in a group of this JVM's.
  */
 public final class CatalogScaleBench {
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
@@ -38,6 +39,12 @@ public final class CatalogScaleBench {
 
     public static void main(String[] args) throws Exception {
         int queues = args.length > 0 ? Integer.parseInt(args[0]) : 100_000;
+        if (args.length > 1) {
+            try (MetadataClient client = new MetadataClient(MetadataPeers.parse(args[1]))) {
+                run(client, queues);
+            }
+            return;
+        }
         Path dir = Files.createTempDirectory("sluice-catalog-bench");
         List<MetadataServer> servers = new ArrayList<>();
         try {
