@@ -8,9 +8,5 @@ source scripts/load-common.sh
 build_load_classpath
 dir=$(mktemp -d)
 trap 'deploy/local/cluster.sh stop "$dir" >/dev/null 2>&1 || true; if [ -n "${SLUICE_LOAD_KEEP:-}" ]; then echo "kept $dir"; else rm -rf "$dir"; fi' EXIT
-SLUICE_CLUSTER_BASE_PORT=${SLUICE_CLUSTER_BASE_PORT:-19000} deploy/local/cluster.sh start "$dir" > "$dir/endpoints"
-endpoints=()
-for url in $(grep '^http' "$dir/endpoints"); do
-  endpoints+=(--endpoint "$url")
-done
+start_local_cluster "$dir"
 run_load "${endpoints[@]}" --pid-dir "$dir" "$@"

@@ -11,3 +11,14 @@ run_load() {
   java -Xmx2g -cp "integration-tests/target/test-classes:$(cat integration-tests/target/load.classpath)" \
     io.sluice.it.LoadGenerator "$@"
 }
+
+# start_local_cluster DIR: a fresh deploy/local/cluster.sh in DIR (the caller's trap stops it); sets endpoints to
+# "--endpoint URL" for each SQS endpoint it printed.
+start_local_cluster() {
+  local dir=$1
+  SLUICE_CLUSTER_BASE_PORT=${SLUICE_CLUSTER_BASE_PORT:-19000} deploy/local/cluster.sh start "$dir" > "$dir/endpoints"
+  endpoints=()
+  for url in $(grep '^http' "$dir/endpoints"); do
+    endpoints+=(--endpoint "$url")
+  done
+}
