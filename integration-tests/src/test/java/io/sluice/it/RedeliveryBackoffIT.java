@@ -1,10 +1,12 @@
 package io.sluice.it;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -46,22 +48,22 @@ class RedeliveryBackoffIT extends SharedServer {
         sqs.sendMessage(b -> b.queueUrl(url).messageBody("job"));
         long before = System.nanoTime();
         assertEquals(1, receive(sqs, url).size());
-        Thread.sleep(2_000); // the 1 s lease lapsed; 6 s of backoff run until ~7 s (5 s of margin for a slow day)
-        Map<String, String> during = attributes(sqs, url);
+        // the 1 s lease lapses into 6 s of backoff: wait for that, then check it inside the backoff
+        Map<String, String> during = await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100))
+                .until(() -> attributes(sqs, url), a -> !"1".equals(a.get("ApproximateNumberOfMessagesNotVisible")));
         assertEquals("1", during.get("ApproximateNumberOfMessagesDelayed"), "waiting out a backoff counts as delayed");
         assertEquals("0", during.get("ApproximateNumberOfMessagesNotVisible"));
         assertTrue(receive(sqs, url).isEmpty(), "not delivered during the backoff");
-        List<Message> again = List.of();
-        while (again.isEmpty() && System.nanoTime() - before < 120_000_000_000L) {
-            again = receive(sqs, url);
-            Thread.sleep(again.isEmpty() ? 100 : 0);
-        }
+        List<Message> again = await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100))
+                .until(() -> receive(sqs, url), got -> !got.isEmpty());
         long afterMillis = (System.nanoTime() - before) / 1_000_000;
         assertEquals("2", again.get(0).attributesAsStrings().get("ApproximateReceiveCount"));
         assertTrue(afterMillis >= 6_900, "delivered again after lease (1 s) + backoff (6 s): " + afterMillis + " ms");
 
         // the receive after maxReceiveCount (2) hands the message to the dead-letter queue, not waited for
-        Thread.sleep(1_100); // the 2nd lease lapses; no backoff before the hand-off
+        // the 2nd lease lapses and the message is visible at once: no backoff before the hand-off
+        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100))
+                .until(() -> "1".equals(attributes(sqs, url).get("ApproximateNumberOfMessages")));
         assertTrue(receive(sqs, url).isEmpty(), "the 3rd receive hands it off instead");
         List<Message> dead = List.of();
         for (int i = 0; i < 120 && dead.isEmpty(); i++) {

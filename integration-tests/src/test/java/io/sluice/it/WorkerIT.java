@@ -128,7 +128,8 @@ class WorkerIT extends SharedServer {
         try {
             await().atMost(Duration.ofSeconds(120)).until(() -> Files.exists(marker) && !Files.readString(marker)
                     .isBlank());
-            Thread.sleep(5_000); // past one timeout: the worker's heartbeat keeps the message while it lives
+            // a duration under test, not a wait: longer than the 4 s timeout, the worker's heartbeat keeps the message
+            Thread.sleep(5_000);
             assertEquals("1", counts(url).get("ApproximateNumberOfMessagesNotVisible"), "still held by the worker");
         } finally {
             worker.destroyForcibly(); // SIGKILL
@@ -175,7 +176,7 @@ class WorkerIT extends SharedServer {
             await().atMost(Duration.ofSeconds(120)).until(() -> breaker.getState() == CircuitBreaker.State.OPEN);
             Thread.sleep(1_500); // a long poll begun before it opened has returned (wait 1 s)
             int receivesWhileOpen = receives.get();
-            Thread.sleep(2_000);
+            Thread.sleep(2_000); // the window under test: no receive call in it
             assertEquals(CircuitBreaker.State.OPEN, breaker.getState());
             assertEquals(receivesWhileOpen, receives.get(), "no receive while the breaker is open");
             assertEquals(0, worker.inFlight(), "holds nothing while open");
