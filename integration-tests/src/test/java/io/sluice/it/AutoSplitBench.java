@@ -1,16 +1,11 @@
 package io.sluice.it;
 
 import java.net.URI;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
-import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
-import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient;
-import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.sqs.SqsAsyncClient;
 import software.amazon.awssdk.services.sqs.model.DeleteMessageBatchRequestEntry;
 import software.amazon.awssdk.services.sqs.model.Message;
@@ -42,12 +37,9 @@ public final class AutoSplitBench {
         int consumers = Integer.parseInt(args[3]);
         List<SqsAsyncClient> clients = new ArrayList<>();
         for (int i = 4; i < args.length; i++) {
-            clients.add(SqsAsyncClient.builder().endpointOverride(URI.create(args[i])).region(Region.US_EAST_1)
-                    .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create( // cluster.sh's
-                            System.getenv().getOrDefault("SLUICE_ACCESS_KEY", "sluice"),
-                            System.getenv().getOrDefault("SLUICE_SECRET_KEY", "sluice-dev-secret"))))
-                    .httpClient(NettyNioAsyncHttpClient.builder().maxConcurrency(producers + consumers + 8)
-                            .readTimeout(Duration.ofSeconds(30)).build()).build());
+            clients.add(SqsClients.async(URI.create(args[i]), // cluster.sh's credentials
+                    System.getenv().getOrDefault("SLUICE_ACCESS_KEY", "sluice"),
+                    System.getenv().getOrDefault("SLUICE_SECRET_KEY", "sluice-dev-secret"), producers + consumers + 8));
         }
         String url = clients.get(0).createQueue(b -> b.queueName("hot")
                 .attributesWithStrings(Map.of("VisibilityTimeout", "60"))).get().queueUrl();

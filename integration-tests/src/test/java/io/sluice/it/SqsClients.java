@@ -40,6 +40,26 @@ public final class SqsClients {
     }
 
     /**
+     * An async client (Netty, up to {@code maxConcurrency} connections) for the worker tests and benches, with the
+     * given execution interceptors (e.g. one that counts calls).
+     */
+    public static software.amazon.awssdk.services.sqs.SqsAsyncClient async(URI endpoint, String accessKey,
+            String secretKey, int maxConcurrency,
+            software.amazon.awssdk.core.interceptor.ExecutionInterceptor... interceptors) {
+        ClientOverrideConfiguration.Builder override = ClientOverrideConfiguration.builder();
+        for (var interceptor : interceptors) {
+            override.addExecutionInterceptor(interceptor);
+        }
+        return software.amazon.awssdk.services.sqs.SqsAsyncClient.builder().endpointOverride(endpoint)
+                .region(Region.US_EAST_1)
+                .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(accessKey, secretKey)))
+                .httpClient(software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient.builder()
+                        .maxConcurrency(maxConcurrency).readTimeout(Duration.ofSeconds(30)).build())
+                .overrideConfiguration(override.build())
+                .build();
+    }
+
+    /**
      * Receives from a queue until a receive comes back empty, leasing each message for 120 s so none comes twice by
      * expiry: how many times each message id came back.
      */

@@ -24,13 +24,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
-import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.core.interceptor.Context;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
-import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient;
-import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.sqs.SqsAsyncClient;
 import software.amazon.awssdk.services.sqs.model.ReceiveMessageRequest;
 import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
@@ -47,21 +43,18 @@ class WorkerIT extends SharedServer {
 
     /** An async client; {@code receives} counts the ReceiveMessage calls it starts (null: not counted). */
     static SqsAsyncClient asyncClient(URI endpoint, AtomicInteger receives) {
-        var builder = SqsAsyncClient.builder().endpointOverride(endpoint).region(Region.US_EAST_1)
-                .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(
-                        SluiceProcess.ACCESS_KEY, SluiceProcess.SECRET_KEY)))
-                .httpClient(NettyNioAsyncHttpClient.builder().maxConcurrency(64).build());
-        if (receives != null) {
-            builder.overrideConfiguration(c -> c.addExecutionInterceptor(new ExecutionInterceptor() {
-                @Override
-                public void beforeExecution(Context.BeforeExecution context, ExecutionAttributes attributes) {
-                    if (context.request() instanceof ReceiveMessageRequest) {
-                        receives.incrementAndGet();
-                    }
-                }
-            }));
+        if (receives == null) {
+            return SqsClients.async(endpoint, SluiceProcess.ACCESS_KEY, SluiceProcess.SECRET_KEY, 64);
         }
-        return builder.build();
+        return SqsClients.async(endpoint, SluiceProcess.ACCESS_KEY, SluiceProcess.SECRET_KEY, 64,
+                new ExecutionInterceptor() {
+                    @Override
+                    public void beforeExecution(Context.BeforeExecution context, ExecutionAttributes attributes) {
+                        if (context.request() instanceof ReceiveMessageRequest) {
+                            receives.incrementAndGet();
+                        }
+                    }
+                });
     }
 
     private static String queue(String prefix, int visibilitySeconds) {
