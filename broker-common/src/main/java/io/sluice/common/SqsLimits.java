@@ -14,6 +14,8 @@ public final class SqsLimits {
     public static final int MAX_ATTRIBUTE_TYPE_LENGTH = 256;
 
     public static final int MAX_DELAY_SECONDS = 900;
+    /** Sluice extension: the longest FIFO reorder window ({@code SluiceReorderWindowMillis}). */
+    public static final int MAX_REORDER_WINDOW_MILLIS = 60_000;
     public static final int MAX_VISIBILITY_TIMEOUT_SECONDS = 43_200;
     /** A message may stay in flight at most this long, counted from the receive that leased it. */
     public static final long MAX_INFLIGHT_MILLIS = MAX_VISIBILITY_TIMEOUT_SECONDS * 1000L;

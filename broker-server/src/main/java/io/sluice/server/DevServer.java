@@ -323,7 +323,8 @@ public final class DevServer implements AutoCloseable {
             for (var st : local.stats().get(5, TimeUnit.SECONDS)) {
                 String name = names.get(st.id().queueId());
                 if (name != null) {
-                    rows.add(new QueueMetrics.Row(name, st.id().index(), "local", st.counts(), st.totals()));
+                    rows.add(new QueueMetrics.Row(name, st.id().index(), "local", st.counts(), st.totals(),
+                            st.arrivalSkew()));
                 }
             }
         } catch (InterruptedException e) {

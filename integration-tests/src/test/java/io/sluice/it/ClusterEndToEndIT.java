@@ -30,7 +30,8 @@ import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
  * of the queue's shard is killed with SIGKILL in the middle of sends: no acknowledged message is lost (duplicates are
  * counted and printed); twelve 1 MiB messages sent at once come back intact; a deleted queue's partition is retired on
  * every replica; a message move task finishes after a SIGKILL of the node driving it, every message moved once; a
- * queue's redelivery backoff holds as on {@code sluice dev} ({@link RedeliveryBackoffIT}).
+ * queue's redelivery backoff holds as on {@code sluice dev} ({@link RedeliveryBackoffIT}), and so does a FIFO queue's
+ * producer order ({@link ProducerOrderIT}).
  */
 class ClusterEndToEndIT {
 
@@ -41,6 +42,7 @@ class ClusterEndToEndIT {
              SqsClient first = cluster.sqs(0);
              MetadataClient metadata = new MetadataClient(MetadataPeers.parse(cluster.metadataPeers))) {
             RedeliveryBackoffIT.backoffHolds(first, "backoff"); // the attribute through the replicated path
+            ProducerOrderIT.producerOrderHolds(first, "order"); // producer order, replicated
             String url = first.createQueue(b -> b.queueName("replicated")).queueUrl();
 
             long start = System.nanoTime();

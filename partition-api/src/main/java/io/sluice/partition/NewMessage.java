@@ -41,6 +41,11 @@ public record NewMessage(
         return new NewMessage(messageId, body, Map.of(), Map.of(), -1, groupId, deduplicationId, null, null);
     }
 
+    public NewMessage withAttributes(Map<String, MessageAttributeValue> userAttributes) {
+        return new NewMessage(messageId, body, userAttributes, systemAttributes, delaySeconds, groupId, deduplicationId,
+                senderId, provenance);
+    }
+
     public NewMessage withDelaySeconds(int seconds) {
         return new NewMessage(messageId, body, attributes, systemAttributes, seconds, groupId, deduplicationId,
                 senderId, provenance);

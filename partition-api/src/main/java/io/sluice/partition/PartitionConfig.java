@@ -29,6 +29,8 @@ import io.sluice.common.validation.RedeliveryBackoff;
  *                                   the older); 0 = unversioned
  * @param redeliveryBackoff          Sluice extension, null = none: a lapsed lease's message waits this backoff
  *                                   before it is visible again (see {@link RedeliveryBackoff})
+ * @param reorderWindowMillis        Sluice extension, FIFO, 0 = off: a message group delivers in producer order
+ *                                   ({@code Sluice.ProducerTime}), each message waiting this long for stragglers
  */
 public record PartitionConfig(
         boolean fifo,
@@ -42,7 +44,8 @@ public record PartitionConfig(
         int maxInflight,
         int maxBacklog,
         long version,
-        RedeliveryBackoff redeliveryBackoff) {
+        RedeliveryBackoff redeliveryBackoff,
+        int reorderWindowMillis) {
 
     public static final PartitionConfig STANDARD_DEFAULTS = new PartitionConfig(false, false, false, 0,
             SqsLimits.DEFAULT_VISIBILITY_TIMEOUT_SECONDS, SqsLimits.DEFAULT_RETENTION_SECONDS, 0, false,
@@ -59,6 +62,7 @@ public record PartitionConfig(
         requireRange("maxReceiveCount", maxReceiveCount, 0, SqsLimits.MAX_MAX_RECEIVE_COUNT);
         requireRange("maxInflight", maxInflight, 1, Integer.MAX_VALUE);
         requireRange("maxBacklog", maxBacklog, 0, Integer.MAX_VALUE);
+        requireRange("reorderWindowMillis", reorderWindowMillis, 0, SqsLimits.MAX_REORDER_WINDOW_MILLIS);
         if (version < 0) {
             throw new IllegalArgumentException("version must not be negative: " + version);
         }
@@ -69,7 +73,7 @@ public record PartitionConfig(
                            int delaySeconds, int visibilityTimeoutSeconds, int retentionSeconds, int maxReceiveCount,
                            boolean deadLetterOnExpiry, int maxInflight, int maxBacklog) {
         this(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds, visibilityTimeoutSeconds,
-                retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog, 0, null);
+                retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog, 0, null, 0);
     }
 
     /** Without a backlog limit. */
@@ -83,19 +87,25 @@ public record PartitionConfig(
     public PartitionConfig withMaxBacklog(int limit) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
                 visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, limit,
-                version, redeliveryBackoff);
+                version, redeliveryBackoff, reorderWindowMillis);
     }
 
     public PartitionConfig withVersion(long v) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
                 visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog,
-                v, redeliveryBackoff);
+                v, redeliveryBackoff, reorderWindowMillis);
     }
 
     public PartitionConfig withRedeliveryBackoff(RedeliveryBackoff backoff) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
                 visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog,
-                version, backoff);
+                version, backoff, reorderWindowMillis);
+    }
+
+    public PartitionConfig withReorderWindowMillis(int millis) {
+        return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
+                visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog,
+                version, redeliveryBackoff, millis);
     }
 
     public boolean hasDeadLetterQueue() {
@@ -105,43 +115,43 @@ public record PartitionConfig(
     public PartitionConfig withDelaySeconds(int seconds) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, seconds,
                 visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog,
-                version, redeliveryBackoff);
+                version, redeliveryBackoff, reorderWindowMillis);
     }
 
     public PartitionConfig withRetentionSeconds(int seconds) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
                 visibilityTimeoutSeconds, seconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog,
-                version, redeliveryBackoff);
+                version, redeliveryBackoff, reorderWindowMillis);
     }
 
     public PartitionConfig withMaxReceiveCount(int count) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
                 visibilityTimeoutSeconds, retentionSeconds, count, deadLetterOnExpiry, maxInflight, maxBacklog,
-                version, redeliveryBackoff);
+                version, redeliveryBackoff, reorderWindowMillis);
     }
 
     public PartitionConfig withDeadLetterOnExpiry(boolean enabled) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
                 visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, enabled, maxInflight, maxBacklog, version,
-                redeliveryBackoff);
+                redeliveryBackoff, reorderWindowMillis);
     }
 
     public PartitionConfig withMaxInflight(int limit) {
         return new PartitionConfig(fifo, contentBasedDeduplication, deduplicationPerGroup, delaySeconds,
                 visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, limit, maxBacklog,
-                version, redeliveryBackoff);
+                version, redeliveryBackoff, reorderWindowMillis);
     }
 
     public PartitionConfig withContentBasedDeduplication(boolean enabled) {
         return new PartitionConfig(fifo, enabled, deduplicationPerGroup, delaySeconds,
                 visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog,
-                version, redeliveryBackoff);
+                version, redeliveryBackoff, reorderWindowMillis);
     }
 
     public PartitionConfig withDeduplicationPerGroup(boolean perGroup) {
         return new PartitionConfig(fifo, contentBasedDeduplication, perGroup, delaySeconds,
                 visibilityTimeoutSeconds, retentionSeconds, maxReceiveCount, deadLetterOnExpiry, maxInflight, maxBacklog,
-                version, redeliveryBackoff);
+                version, redeliveryBackoff, reorderWindowMillis);
     }
 
     private static void requireRange(String name, int value, int min, int max) {
@@ -167,6 +177,6 @@ public record PartitionConfig(
                 a.deduplicationScope() == QueueAttributes.DeduplicationScope.MESSAGE_GROUP, a.delaySeconds(),
                 a.visibilityTimeout(), a.messageRetentionPeriod(),
                 a.redrivePolicy() == null ? 0 : a.redrivePolicy().maxReceiveCount(), false, maxInflight)
-                .withRedeliveryBackoff(a.redeliveryBackoff());
+                .withRedeliveryBackoff(a.redeliveryBackoff()).withReorderWindowMillis(a.reorderWindowMillis());
     }
 }

@@ -58,6 +58,7 @@ public final class PayloadCodec {
             w.i32(b.maxSeconds());
             w.u8(b.jitter().ordinal());
         }
+        w.i32(c.reorderWindowMillis()); // appended later: older records have no reorder window
         return w.toBytes();
     }
 
@@ -72,6 +73,6 @@ public final class PayloadCodec {
             c = c.withRedeliveryBackoff(new RedeliveryBackoff(r.i32(), Double.longBitsToDouble(r.i64()), r.i32(),
                     RedeliveryBackoff.Jitter.values()[r.u8()]));
         }
-        return c;
+        return r.hasRemaining() ? c.withReorderWindowMillis(r.i32()) : c;
     }
 }

@@ -8,9 +8,17 @@ package io.sluice.partition;
  *                                  "age of oldest message" signal
  * @param oldestHandOffMillis       when the oldest pending dead-letter hand-off was made (-1 if none): a hand-off
  *                                  that stays pending (its dead-letter queue unreachable) shows as a growing age
+ * @param arrivalSkewP99Millis      FIFO: the 99th percentile of arrival time minus {@code Sluice.ProducerTime} over
+ *                                  the last 5-10 minutes (-1 if no message carried one)
  */
 public record QueueCounts(int visible, int inflight, int delayed, int deadLetterPending,
-                          long oldestRetentionBaseMillis, long oldestHandOffMillis) {
+                          long oldestRetentionBaseMillis, long oldestHandOffMillis, long arrivalSkewP99Millis) {
+
+    /** Without the arrival skew (none observed, or not known to the caller). */
+    public QueueCounts(int visible, int inflight, int delayed, int deadLetterPending, long oldestRetentionBaseMillis,
+                       long oldestHandOffMillis) {
+        this(visible, inflight, delayed, deadLetterPending, oldestRetentionBaseMillis, oldestHandOffMillis, -1);
+    }
 
     /** Without pending hand-offs' age (none pending, or not known to the caller). */
     public QueueCounts(int visible, int inflight, int delayed, int deadLetterPending, long oldestRetentionBaseMillis) {

@@ -171,7 +171,8 @@ public final class BackendAgent implements AutoCloseable {
                 for (var st : machine.stats(ids)) {
                     String name = names.get(st.id().queueId());
                     if (name != null) {
-                        rows.add(new QueueMetrics.Row(name, st.id().index(), shard.shardId(), st.counts(), st.totals()));
+                        rows.add(new QueueMetrics.Row(name, st.id().index(), shard.shardId(), st.counts(), st.totals(),
+                            st.arrivalSkew()));
                     }
                 }
             } catch (RuntimeException e) { // one shard's failure must not empty the whole scrape

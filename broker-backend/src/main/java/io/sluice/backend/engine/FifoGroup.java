@@ -3,11 +3,11 @@ package io.sluice.backend.engine;
 import java.util.ArrayDeque;
 
 /**
- * One FIFO message group: its undelivered messages in send order, and how many of them are in flight.
- * In-flight messages are a prefix of {@link #messages}, because a group is only offered to a receive when nothing
- * in it is in flight, and a receive leases from the head; with one exception: a dead-letter hand-off that returns
- * (its redrive policy was removed) takes its place by send order, possibly before messages in flight, and is next
- * once they are done.
+ * One FIFO message group: its undelivered messages in producer order (send order on queues without a reorder
+ * window), and how many of them are in flight. In-flight messages are a prefix of {@link #messages}, because a group
+ * is only offered to a receive when nothing in it is in flight, and a receive leases from the head; with two
+ * exceptions: a dead-letter hand-off that returns (its redrive policy was removed) and a late straggler take their
+ * place by that order, possibly before messages in flight, and are next once those are done.
  */
 final class FifoGroup {
     final String id;

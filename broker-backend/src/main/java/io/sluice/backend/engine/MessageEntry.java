@@ -25,6 +25,12 @@ final class MessageEntry {
     /** Orders by (backoffFrom, seq): the next lapsed lease to start its redelivery backoff first. */
     static final Comparator<MessageEntry> BY_BACKOFF_FROM =
             Comparator.<MessageEntry>comparingLong(e -> e.backoffFromMillis).thenComparingLong(e -> e.seq);
+    /**
+     * FIFO: orders a message group by producer order, (order time, producer id, seq): arrival order on queues without
+     * a reorder window, where the order time is the arrival time and there is no producer id.
+     */
+    static final Comparator<MessageEntry> BY_PRODUCER_ORDER = Comparator.<MessageEntry>comparingLong(e -> e.orderMillis)
+            .thenComparing(MessageEntry::producerIdOrEmpty).thenComparingLong(e -> e.seq);
     /** Orders by (retentionBase, seq): the next to expire first. */
     static final Comparator<MessageEntry> BY_RETENTION =
             Comparator.<MessageEntry>comparingLong(e -> e.retentionBaseMillis).thenComparingLong(e -> e.seq);
@@ -42,6 +48,13 @@ final class MessageEntry {
      * {@code visibleAtMillis}).
      */
     long backoffFromMillis;
+    /**
+     * FIFO: when the message was produced, for its place in its group: its {@code Sluice.ProducerTime} (never after
+     * its arrival) on a queue with a reorder window, else its arrival time; 0 in records written before it existed.
+     */
+    long orderMillis;
+    /** FIFO: its {@code Sluice.ProducerId} (ties between equal producer times), or null. */
+    String producerId;
     DeadLetterReason deadLetterReason;
     /** FIFO only: the message group this message belongs to (null while a dead-letter hand-off is pending). */
     FifoGroup group;
@@ -63,6 +76,10 @@ final class MessageEntry {
         MessageEntry e = new MessageEntry(seq);
         e.backoffFromMillis = backoffFrom;
         return e;
+    }
+
+    String producerIdOrEmpty() {
+        return producerId == null ? "" : producerId;
     }
 
     String groupId() {
@@ -102,6 +119,7 @@ final class MessageEntry {
         return "seq=" + seq + " visibleAt=" + visibleAtMillis + " retentionBase=" + retentionBaseMillis
                 + " receivedAt=" + receivedAtMillis + " firstReceive=" + firstReceiveMillis + " receives=" + receiveCount
                 + (backoffFromMillis > 0 ? " backoffFrom=" + backoffFromMillis : "")
+                + (orderMillis > 0 ? " order=" + orderMillis + (producerId != null ? "/" + producerId : "") : "")
                 + (deadLetterReason != null ? " deadLetter=" + deadLetterReason : "")
                 + (group != null ? " group=" + group.id : "");
     }

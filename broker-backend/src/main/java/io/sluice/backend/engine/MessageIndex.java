@@ -129,16 +129,19 @@ final class MessageIndex {
         }
     }
 
-    /** Joins its group in send (seq) order: the tail for a new message; its place for a returning hand-off. */
+    /**
+     * Joins its group in producer order ({@link MessageEntry#BY_PRODUCER_ORDER}; arrival order without a reorder
+     * window): the tail for a message produced after the others; its place for a straggler or a returning hand-off.
+     */
     private void joinGroup(MessageEntry e) {
         FifoGroup g = groups.computeIfAbsent(e.fifoGroupId, FifoGroup::new);
-        if (g.messages.isEmpty() || g.messages.peekLast().seq < e.seq) {
+        if (g.messages.isEmpty() || MessageEntry.BY_PRODUCER_ORDER.compare(g.messages.peekLast(), e) < 0) {
             g.messages.addLast(e);
         } else {
             List<MessageEntry> ordered = new ArrayList<>(g.messages);
-            int at = 0;
-            while (at < ordered.size() && ordered.get(at).seq < e.seq) {
-                at++;
+            int at = ordered.size();
+            while (at > 0 && MessageEntry.BY_PRODUCER_ORDER.compare(ordered.get(at - 1), e) > 0) {
+                at--;
             }
             ordered.add(at, e);
             g.messages.clear();

@@ -80,8 +80,8 @@ public final class PartitionEngine {
 
     /**
      * Rebuilds a partition's in-memory index from the store: reads its config, meta, the states of its indexed
-     * messages (not bodies, not the cold tail's: {@link ColdTail}), deduplication entries, receive attempts and move
-     * tasks. Empty when the store has no such partition.
+     * messages (not bodies, not the cold tail's: {@link ColdTail}), deduplication entries, receive attempts, FIFO
+     * group marks and move tasks. Empty when the store has no such partition.
      */
     public static Optional<PartitionEngine> open(ShardStore store, PartitionId id) {
         PartitionKeys keys = new PartitionKeys(id);
@@ -100,10 +100,13 @@ public final class PartitionEngine {
         List<ReceiveAttempts.Attempt> attempts = new ArrayList<>();
         store.scan(keys.typePrefix(PartitionKeys.ATTEMPT), keys.typeEnd(PartitionKeys.ATTEMPT),
                 (k, v) -> attempts.add(RecordCodec.decodeAttempt(PartitionKeys.suffixOf(k), v)));
+        List<GroupMarks.Mark> marks = new ArrayList<>();
+        store.scan(keys.typePrefix(PartitionKeys.GROUP_MARK), keys.typeEnd(PartitionKeys.GROUP_MARK),
+                (k, v) -> marks.add(RecordCodec.decodeMark(PartitionKeys.suffixOf(k), v)));
         List<io.sluice.partition.MoveTask> tasks = new ArrayList<>();
         store.scan(keys.typePrefix(PartitionKeys.MOVE_TASK), keys.typeEnd(PartitionKeys.MOVE_TASK),
                 (k, v) -> tasks.add(io.sluice.partition.MoveTask.decode(v)));
-        state.recover(RecordCodec.decodeMeta(metaBytes), states, dedup, attempts);
+        state.recover(RecordCodec.decodeMeta(metaBytes), states, dedup, attempts, marks);
         state.moveTasks.recover(tasks);
         return Optional.of(new PartitionEngine(store, state));
     }

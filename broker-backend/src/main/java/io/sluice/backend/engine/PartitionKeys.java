@@ -18,6 +18,7 @@ import java.util.Arrays;
  *   q seq(8)          state of a message in the cold tail (on disk only, not in the index; see ColdTail)
  *   d dedupKey        FIFO deduplication entry
  *   a attemptId       FIFO receive-attempt record
+ *   o groupId         FIFO reorder window: the group's latest producer order delivered (GroupMarks)
  *   t taskId          message move task (this partition's share)
  * </pre>
  *
@@ -35,6 +36,7 @@ public final class PartitionKeys {
     static final byte DEDUP = 'd';
     static final byte ATTEMPT = 'a';
     static final byte MOVE_TASK = 't';
+    static final byte GROUP_MARK = 'o';
 
     public static final int PREFIX_LENGTH = 12;
 
@@ -88,6 +90,11 @@ public final class PartitionKeys {
     public byte[] attempt(String attemptId) {
         byte[] k = attemptId.getBytes(StandardCharsets.UTF_8);
         return typed(ATTEMPT, k.length).put(k).array();
+    }
+
+    public byte[] groupMark(String groupId) {
+        byte[] k = groupId.getBytes(StandardCharsets.UTF_8);
+        return typed(GROUP_MARK, k.length).put(k).array();
     }
 
     public byte[] moveTask(String taskId) {

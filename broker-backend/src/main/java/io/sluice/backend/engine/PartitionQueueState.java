@@ -28,8 +28,11 @@ import io.sluice.partition.PartitionResponse;
 import io.sluice.partition.PayloadCodec;
 import io.sluice.partition.QueueCounts;
 import io.sluice.partition.StoredMessage;
+import io.sluice.common.MessageAttributeValue;
+import io.sluice.common.ProducerOrder;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The state of one queue partition, as a pure function of its command log:
@@ -40,8 +43,8 @@ import java.util.List;
  * <p>Rules implemented here (see docs/architecture.md for the reasoning):
  * visibility and delay deadlines; receive counts and first-receive time; dead-letter hand-off on the receive
  * that would exceed {@code maxReceiveCount}; stale receipt handles; the 12-hour in-flight cap; retention;
- * purge once per 60 s; FIFO group order and blocking, 5-minute deduplication and receive attempts; the
- * in-flight limit.
+ * purge once per 60 s; FIFO group order and blocking, 5-minute deduplication and receive attempts, producer order
+ * inside a reorder window; the in-flight limit.
  */
 public final class PartitionQueueState {
     /**
@@ -66,6 +69,10 @@ public final class PartitionQueueState {
     final PartitionTotals.Counter totals = new PartitionTotals.Counter();
     private final ExpiringRegistry<DedupWindow.Entry> dedup = DedupWindow.create();
     final ExpiringRegistry<ReceiveAttempts.Attempt> attempts = ReceiveAttempts.create();
+    /** FIFO with a reorder window: each group's latest producer order delivered (see {@link GroupMarks}). */
+    private final ExpiringRegistry<GroupMarks.Mark> marks = GroupMarks.create();
+    /** FIFO: how late producer-timed messages arrive (in memory, per replica). */
+    private final ArrivalSkew skew = new ArrivalSkew();
 
     private final ReceiveCommands receives = new ReceiveCommands(this);
     private final ReceiptHandleCommands handles = new ReceiptHandleCommands(this);
@@ -213,7 +220,8 @@ public final class PartitionQueueState {
             // FIFO queue delay is retroactive for messages never received.
             for (MessageEntry e : index.entriesInSeqOrder()) {
                 if (!e.isDeadLetterPending() && e.receiveCount == 0 && e.receivedAtMillis == 0) {
-                    index.update(e, m -> m.visibleAtMillis = m.retentionBaseMillis + next.delaySeconds() * 1000L);
+                    index.update(e, m -> m.visibleAtMillis = Math.max(m.retentionBaseMillis + next.delaySeconds() * 1000L,
+                            reorderReadyMillis(m)));
                     putState(e);
                 }
             }
@@ -319,13 +327,21 @@ public final class PartitionQueueState {
             delayMillis = delaySeconds * 1000L;
         }
         e.visibleAtMillis = now + delayMillis;
+        Map<String, MessageAttributeValue> attributes = m.attributes();
+        if (config.fifo()) {
+            e.orderMillis = now;
+            if (p == null && placeInProducerOrder(m, e, now)) {
+                attributes = new java.util.TreeMap<>(attributes);
+                attributes.put(ProducerOrder.LATE, new MessageAttributeValue("String", "true", null));
+            }
+        }
         if (!config.fifo() && p == null && delayMillis == 0 && (!cold.isEmpty() || index.size() >= hotLimit)) {
             cold.add(e, mutations); // behind the cold messages sent before it: send order is kept
         } else {
             index.add(e, config.fifo() ? m.groupId() : null);
             putState(e);
         }
-        StoredMessage stored = new StoredMessage(m.messageId(), m.body(), m.attributes(), m.systemAttributes(),
+        StoredMessage stored = new StoredMessage(m.messageId(), m.body(), attributes, m.systemAttributes(),
                 sentTimestamp, m.groupId(), dedupId, sequenceNumber, m.senderId(),
                 p == null ? null : p.deadLetterSourceArn());
         mutations.add(new Mutation.Put(keys.body(seq), PayloadCodec.encodeMessage(stored)));
@@ -336,6 +352,68 @@ public final class PartitionQueueState {
             mutations.add(new Mutation.Put(keys.dedup(dedupKey), RecordCodec.encodeDedup(entry)));
         }
         return new SentMessage(m.messageId(), seq, sequenceNumber, false);
+    }
+
+    // ---- Producer order (FIFO reorder window) -----------------------------------------------------------------
+
+    /**
+     * Places a FIFO send in its group's producer order and sets when it may be delivered (its {@code visibleAt} is the
+     * queue delay's on entry). Records the arrival skew of producer-timed messages on every FIFO queue. With a reorder
+     * window, the message is ordered by its producer time (never after its arrival: a producer clock ahead of the
+     * partition's counts as the arrival) and producer id, and is deliverable once the partition's time passes that
+     * order time plus the window, or its delay, whichever is later; without a producer time it is ordered by its
+     * arrival and waits the window from then. A message ordered before its group's mark (something after it in
+     * producer order was delivered) is late: it is not held back.
+     *
+     * @return whether the message is late
+     */
+    private boolean placeInProducerOrder(NewMessage m, MessageEntry e, long now) {
+        long producerTime = producerTime(m);
+        if (producerTime >= 0) {
+            skew.record(now - producerTime, now);
+        }
+        int window = config.reorderWindowMillis();
+        if (window == 0) {
+            return false;
+        }
+        if (producerTime >= 0) {
+            e.orderMillis = Math.min(producerTime, now);
+            MessageAttributeValue id = m.attributes().get(ProducerOrder.PRODUCER_ID);
+            e.producerId = id == null || id.stringValue() == null ? null : id.stringValue();
+        }
+        GroupMarks.Mark mark = marks.find(m.groupId(), now);
+        if (mark != null && mark.isAfter(e)) {
+            totals.late++;
+            return true;
+        }
+        e.visibleAtMillis = Math.max(e.visibleAtMillis, e.orderMillis + window);
+        return false;
+    }
+
+    /** A message's {@code Sluice.ProducerTime}, or -1 when it has none (or not a non-negative whole number). */
+    private static long producerTime(NewMessage m) {
+        MessageAttributeValue v = m.attributes().get(ProducerOrder.PRODUCER_TIME);
+        return v == null || !v.dataType().startsWith("Number") ? -1 : ProducerOrder.parseProducerTime(v.stringValue());
+    }
+
+    /** When the reorder window lets a never-received message go (0 without a window): kept when the delay changes. */
+    private long reorderReadyMillis(MessageEntry e) {
+        int window = config.reorderWindowMillis();
+        return window == 0 || e.orderMillis == 0 ? 0 : e.orderMillis + window;
+    }
+
+    /** A consumer received {@code e}: with a reorder window, its group's mark moves up to it. */
+    void delivered(MessageEntry e, long now) {
+        if (config.reorderWindowMillis() == 0 || e.fifoGroupId == null) {
+            return;
+        }
+        GroupMarks.Mark mark = marks.find(e.fifoGroupId, now);
+        GroupMarks.Mark next = mark == null || !mark.isAfter(e) // e is at or after the mark: the mark moves up
+                ? new GroupMarks.Mark(e.fifoGroupId, e.orderMillis, e.producerId, now + GroupMarks.REMEMBER_MILLIS)
+                : new GroupMarks.Mark(e.fifoGroupId, mark.orderMillis(), mark.producerId(),
+                        now + GroupMarks.REMEMBER_MILLIS);
+        marks.remember(next);
+        mutations.add(new Mutation.Put(keys.groupMark(e.fifoGroupId), RecordCodec.encodeMark(next)));
     }
 
     // ---- Purge, Expire, dead letters, Retire ---------------------------------------------------------------
@@ -390,6 +468,7 @@ public final class PartitionQueueState {
         }
         dedup.forgetExpired(now, key -> mutations.add(new Mutation.Delete(keys.dedup(key))));
         attempts.forgetExpired(now, attemptId -> mutations.add(new Mutation.Delete(keys.attempt(attemptId))));
+        marks.forgetExpired(now, groupId -> mutations.add(new Mutation.Delete(keys.groupMark(groupId))));
         return new Count(expired);
     }
 
@@ -409,7 +488,7 @@ public final class PartitionQueueState {
                 || (!retired && cold.oldestExpired(now, config.retentionSeconds() * 1000L))
                 || (retired && !cold.isEmpty()) // a deleted queue's cold messages still to hand off
                 || (pending != null && isHandOffExpired(pending, now))
-                || dedup.hasExpired(now) || attempts.hasExpired(now);
+                || dedup.hasExpired(now) || attempts.hasExpired(now) || marks.hasExpired(now);
     }
 
     /**
@@ -517,18 +596,19 @@ public final class PartitionQueueState {
 
     /** Restores durable state read from storage. Called once, on a fresh instance, before any apply. */
     void recover(RecordCodec.Meta meta, List<RecordCodec.DecodedState> states, List<DedupWindow.Entry> dedupEntries,
-                 List<ReceiveAttempts.Attempt> attemptRecords) {
+                 List<ReceiveAttempts.Attempt> attemptRecords, List<GroupMarks.Mark> groupMarks) {
         nextSeq = meta.nextSeq();
         totals.restore(meta.totals());
         lastPurgeMillis = meta.lastPurgeMillis();
         retired = meta.retired();
         index.resetClock(meta.lastNowMillis());
         cold.recover(meta.coldCount(), meta.coldFrom(), meta.coldOldestMillis());
-        for (RecordCodec.DecodedState s : states) { // in seq order, so FIFO groups keep send order
+        for (RecordCodec.DecodedState s : states) { // in seq order: FIFO groups are mostly appended to
             index.add(s.entry(), config.fifo() ? s.groupId() : null);
         }
         dedup.recover(dedupEntries);
         attempts.recover(attemptRecords);
+        marks.recover(groupMarks);
     }
 
     /** Messages waiting in the cold tail, on disk only. */
@@ -541,6 +621,11 @@ public final class PartitionQueueState {
         cold.written();
     }
 
+    /** The arrival skew histogram (FIFO, producer-timed sends), or null when none was observed. */
+    public ArrivalSkew.Snapshot arrivalSkew() {
+        return skew.snapshot();
+    }
+
     /** Totals since the partition was created, as of the last applied command. */
     public PartitionTotals totals() {
         return totals.snapshot();
@@ -549,7 +634,8 @@ public final class PartitionQueueState {
     /** Counts as of the last applied command. */
     public QueueCounts counts() {
         return new QueueCounts(visibleCount(), index.inflightCount(), index.delayedCount(),
-                index.deadLetterPending().size(), oldestRetentionBaseMillis(), oldestHandOffMillis());
+                index.deadLetterPending().size(), oldestRetentionBaseMillis(), oldestHandOffMillis(),
+                skew.p99Millis(index.nowMillis()));
     }
 
     /** The send time (retention base) of the oldest live message, cold or indexed, or -1. */
@@ -568,7 +654,7 @@ public final class PartitionQueueState {
     public QueueCounts countsAt(long nowMillis) {
         int[] c = index.countsAt(nowMillis);
         return new QueueCounts(saturated(c[0] + cold.count()), c[1], c[2], index.deadLetterPending().size(),
-                oldestRetentionBaseMillis(), oldestHandOffMillis());
+                oldestRetentionBaseMillis(), oldestHandOffMillis(), skew.p99Millis(Math.max(nowMillis, index.nowMillis())));
     }
 
     /** When the oldest pending hand-off was made, or -1. */
@@ -608,6 +694,7 @@ public final class PartitionQueueState {
     public String describe() {
         return "partition=" + id + " config=" + config + " nextSeq=" + nextSeq + " lastPurge=" + lastPurgeMillis
                 + " retired=" + retired + " totals=" + totals.snapshot() + " " + cold.describe() + "\n" + index.describe() + "dedup=" + dedup.snapshot(e -> e) + "\nattempts="
-                + attempts.snapshot(ReceiveAttempts.Attempt::describe) + "\nmoveTasks=" + moveTasks.describe() + "\n";
+                + attempts.snapshot(ReceiveAttempts.Attempt::describe) + "\nmarks=" + marks.snapshot(GroupMarks.Mark::describe)
+                + "\nmoveTasks=" + moveTasks.describe() + "\n";
     }
 }

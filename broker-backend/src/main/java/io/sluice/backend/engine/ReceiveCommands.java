@@ -189,6 +189,9 @@ final class ReceiveCommands {
                 m.backoffFromMillis = backoff > 0 ? deadline : 0;
             });
             s.putState(e);
+            if (consumer) {
+                s.delivered(e, now);
+            }
             if (countReceive) {
                 s.totals.received++;
             }

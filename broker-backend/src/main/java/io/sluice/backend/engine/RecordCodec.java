@@ -31,6 +31,8 @@ final class RecordCodec {
         w.u8(e.deadLetterReason == null ? 0 : e.deadLetterReason.code());
         w.str(e.groupId());
         w.i64(e.backoffFromMillis); // appended later: older records end before it (no backoff)
+        w.i64(e.orderMillis); // likewise: older records have order time 0 (before every newer message)
+        w.str(e.producerId);
         return w.toBytes();
     }
 
@@ -51,6 +53,10 @@ final class RecordCodec {
         e.deadLetterReason = reason == 0 ? null : DeadLetterReason.ofCode(reason);
         String groupId = r.str();
         e.backoffFromMillis = r.hasRemaining() ? r.i64() : 0;
+        if (r.hasRemaining()) {
+            e.orderMillis = r.i64();
+            e.producerId = r.str();
+        }
         return new DecodedState(e, groupId);
     }
 
@@ -83,6 +89,7 @@ final class RecordCodec {
         w.i64(m.coldCount());
         w.i64(m.coldFrom());
         w.i64(m.coldOldestMillis());
+        w.i64(t.late()); // appended later: older records count no late messages
         return w.toBytes();
     }
 
@@ -94,11 +101,17 @@ final class RecordCodec {
         long lastPurge = r.i64();
         boolean retired = r.u8() != 0;
         PartitionTotals totals = !r.hasRemaining() ? PartitionTotals.ZERO : new PartitionTotals(r.i64(), r.i64(),
-                r.i64(), r.i64(), r.i64(), r.i64(), r.i64(), r.i64());
+                r.i64(), r.i64(), r.i64(), r.i64(), r.i64(), r.i64(), 0);
         if (!r.hasRemaining()) {
             return new Meta(nextSeq, lastNow, lastPurge, retired, totals, 0, nextSeq, -1);
         }
-        return new Meta(nextSeq, lastNow, lastPurge, retired, totals, r.i64(), r.i64(), r.i64());
+        long coldCount = r.i64();
+        long coldFrom = r.i64();
+        long coldOldest = r.i64();
+        if (r.hasRemaining()) {
+            totals = totals.withLate(r.i64());
+        }
+        return new Meta(nextSeq, lastNow, lastPurge, retired, totals, coldCount, coldFrom, coldOldest);
     }
 
 
@@ -119,6 +132,21 @@ final class RecordCodec {
         Bytes.Reader r = new Bytes.Reader(bytes);
         r.version();
         return new DedupWindow.Entry(key, r.str(), r.i64(), r.str(), r.i64());
+    }
+
+    static byte[] encodeMark(GroupMarks.Mark m) {
+        Bytes.Writer w = new Bytes.Writer(32);
+        w.u8(V1);
+        w.i64(m.orderMillis());
+        w.str(m.producerId());
+        w.i64(m.expiresAtMillis());
+        return w.toBytes();
+    }
+
+    static GroupMarks.Mark decodeMark(String groupId, byte[] bytes) {
+        Bytes.Reader r = new Bytes.Reader(bytes);
+        r.version();
+        return new GroupMarks.Mark(groupId, r.i64(), r.str(), r.i64());
     }
 
     static byte[] encodeAttempt(ReceiveAttempts.Attempt a) {

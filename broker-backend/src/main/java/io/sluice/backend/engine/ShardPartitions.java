@@ -261,7 +261,8 @@ public final class ShardPartitions {
         List<PartitionStats> out = new ArrayList<>();
         engines.forEach((id, engine) -> {
             if (!engine.state().retired()) {
-                out.add(new PartitionStats(id, engine.state().countsAt(nowMillis), engine.state().totals()));
+                out.add(new PartitionStats(id, engine.state().countsAt(nowMillis), engine.state().totals(),
+                        engine.state().arrivalSkew()));
             }
         });
         return out;
@@ -277,7 +278,8 @@ public final class ShardPartitions {
             engine = reader(id);
         }
         return engine == null || engine.state().retired() ? null
-                : new PartitionStats(id, engine.state().countsAt(nowMillis), engine.state().totals());
+                : new PartitionStats(id, engine.state().countsAt(nowMillis), engine.state().totals(),
+                        engine.state().arrivalSkew());
     }
 
     public boolean isOpen(PartitionId id) {

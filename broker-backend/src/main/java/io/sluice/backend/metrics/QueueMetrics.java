@@ -5,6 +5,9 @@ import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
 import io.prometheus.metrics.model.snapshots.Labels;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
+import io.prometheus.metrics.model.snapshots.ClassicHistogramBuckets;
+import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
+import io.sluice.backend.engine.ArrivalSkew;
 import io.sluice.backend.engine.PartitionTotals;
 import io.sluice.common.Clock;
 import io.sluice.partition.DeadLetterReason;
@@ -23,7 +26,11 @@ import java.util.function.ToLongFunction;
  */
 public final class QueueMetrics implements MultiCollector {
     /** One partition as exported. */
-    public record Row(String queue, int partition, String shard, QueueCounts counts, PartitionTotals totals) {
+    public record Row(String queue, int partition, String shard, QueueCounts counts, PartitionTotals totals,
+                      ArrivalSkew.Snapshot arrivalSkew) {
+        public Row(String queue, int partition, String shard, QueueCounts counts, PartitionTotals totals) {
+            this(queue, partition, shard, counts, totals, null);
+        }
     }
 
     private final Supplier<List<Row>> rows;
@@ -48,8 +55,19 @@ public final class QueueMetrics implements MultiCollector {
                 .help("Dead-letter hand-offs made, not yet copied to the dead-letter queue");
         GaugeSnapshot.Builder pendingAge = GaugeSnapshot.builder().name("sluice_queue_dead_letter_pending_age_seconds")
                 .help("Age of the partition's oldest pending dead-letter hand-off in seconds; 0 when none");
+        HistogramSnapshot.Builder skew = HistogramSnapshot.builder().name("sluice_queue_arrival_skew_seconds")
+                .help("FIFO: arrival time minus Sluice.ProducerTime of producer-timed messages (a clock ahead counts as"
+                        + " 0), since this primary opened the partition: size SluiceReorderWindowMillis from its p99");
         for (Row r : all) {
             Labels labels = labels(r);
+            if (r.arrivalSkew() != null) {
+                ArrivalSkew.Snapshot s = r.arrivalSkew();
+                double[] bounds = java.util.Arrays.copyOf(s.boundsSeconds(), s.boundsSeconds().length + 1);
+                bounds[bounds.length - 1] = Double.POSITIVE_INFINITY;
+                skew.dataPoint(HistogramSnapshot.HistogramDataPointSnapshot.builder().labels(labels)
+                        .classicHistogramBuckets(ClassicHistogramBuckets.of(bounds, s.counts()))
+                        .sum(s.sumSeconds()).build());
+            }
             depth.dataPoint(gauge(labels.add("state", "visible"), r.counts().visible()));
             depth.dataPoint(gauge(labels.add("state", "inflight"), r.counts().inflight()));
             depth.dataPoint(gauge(labels.add("state", "delayed"), r.counts().delayed()));
@@ -76,7 +94,10 @@ public final class QueueMetrics implements MultiCollector {
                         + " their retention period", PartitionTotals::expired))
                 .metricSnapshot(counter(all, "sluice_queue_messages_purged", "Messages removed by PurgeQueue",
                         PartitionTotals::purged))
+                .metricSnapshot(counter(all, "sluice_queue_messages_late", "FIFO reorder window: stragglers"
+                        + " delivered after a message later in producer order (flagged Sluice.Late)", PartitionTotals::late))
                 .metricSnapshot(deadLettered.build())
+                .metricSnapshot(skew.build())
                 .build();
     }
 

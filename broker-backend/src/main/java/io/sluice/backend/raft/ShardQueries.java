@@ -66,17 +66,20 @@ public final class ShardQueries {
         return q.getLong(q.limit() - 8);
     }
 
-    /** COUNTS' answer; the oldest hand-off's time trails (a reader of an earlier version stops before it). */
+    /**
+     * COUNTS' answer; the oldest hand-off's time and then the arrival skew's p99 trail (a reader of an earlier version
+     * stops before them).
+     */
     static byte[] encodeCounts(QueueCounts c) {
-        return ByteBuffer.allocate(4 * 4 + 8 + 8).putInt(c.visible()).putInt(c.inflight()).putInt(c.delayed())
+        return ByteBuffer.allocate(4 * 4 + 8 + 8 + 8).putInt(c.visible()).putInt(c.inflight()).putInt(c.delayed())
                 .putInt(c.deadLetterPending()).putLong(c.oldestRetentionBaseMillis()).putLong(c.oldestHandOffMillis())
-                .array();
+                .putLong(c.arrivalSkewP99Millis()).array();
     }
 
     static QueueCounts decodeCounts(byte[] b) {
         ByteBuffer r = ByteBuffer.wrap(b);
         return new QueueCounts(r.getInt(), r.getInt(), r.getInt(), r.getInt(), r.getLong(),
-                r.remaining() >= 8 ? r.getLong() : -1);
+                r.remaining() >= 8 ? r.getLong() : -1, r.remaining() >= 8 ? r.getLong() : -1);
     }
 
     static byte[] encodeLong(long v) {

@@ -61,8 +61,8 @@ class BacklogLimitTest {
         PartitionConfig limited = PartitionConfig.STANDARD_DEFAULTS.withMaxBacklog(500);
         byte[] bytes = PayloadCodec.encodeConfig(limited);
         assertEquals(limited, PayloadCodec.decodeConfig(bytes));
-        // before the backlog, the version and the redelivery backoff (a 1-byte "none")
-        byte[] old = java.util.Arrays.copyOf(bytes, bytes.length - 4 - 8 - 1);
+        // before the backlog, the version, the redelivery backoff (a 1-byte "none") and the reorder window
+        byte[] old = java.util.Arrays.copyOf(bytes, bytes.length - 4 - 8 - 1 - 4);
         assertEquals(PartitionConfig.STANDARD_DEFAULTS, PayloadCodec.decodeConfig(old));
     }
 

@@ -4,6 +4,8 @@ import io.sluice.partition.DeadLetterReason;
 import io.sluice.partition.Effect;
 import io.sluice.partition.NewMessage;
 import io.sluice.partition.PartitionCommand;
+import io.sluice.common.MessageAttributeValue;
+import io.sluice.common.ProducerOrder;
 import io.sluice.common.validation.RedeliveryBackoff;
 import io.sluice.partition.PartitionConfig;
 import io.sluice.partition.PartitionOutcome;
@@ -45,8 +47,11 @@ class EnginePropertiesTest {
     sealed interface Op {
     }
 
-    record SendOp(int group, int delaySeconds, int reuseDedupOf) implements Op {
+    /** {@code producerSkew}: the producer time's offset from the partition's time, or {@link #UNTIMED} for none. */
+    record SendOp(int group, int delaySeconds, int reuseDedupOf, int producerSkew) implements Op {
     }
+
+    static final int UNTIMED = Integer.MIN_VALUE;
 
     record ReceiveOp(int max, int visibilitySeconds) implements Op {
     }
@@ -73,17 +78,18 @@ class EnginePropertiesTest {
      * {@code hotLimit}: the index's size before sends go to the cold tail (small: paging happens all the time).
      * {@code backoff}: the queue's redelivery backoff, or null. The model keeps a lease's end as the earliest time the
      * message may come back (the jittered wait on top is the engine's), so a delivery before it fails the property.
+     * {@code reorderWindowMillis}: FIFO only; sends carry producer times ahead of, at and behind the partition's clock.
      */
     record Scenario(boolean fifo, int maxReceiveCount, int retentionSeconds, int hotLimit, RedeliveryBackoff backoff,
-                    List<Op> ops) {
+                    int reorderWindowMillis, List<Op> ops) {
     }
 
     @Provide
     Arbitrary<Scenario> scenarios() {
         Arbitrary<Op> op = Arbitraries.frequencyOf(
                 net.jqwik.api.Tuple.of(6, Combinators.combine(Arbitraries.integers().between(0, 3),
-                        Arbitraries.of(0, 0, 0, 2, 30), Arbitraries.integers().between(-3, 12))
-                        .as(SendOp::new)),
+                        Arbitraries.of(0, 0, 0, 2, 30), Arbitraries.integers().between(-3, 12),
+                        Arbitraries.of(UNTIMED, 0, -100, -700, -2_500, 4_000)).as(SendOp::new)),
                 net.jqwik.api.Tuple.of(5, Combinators.combine(Arbitraries.integers().between(1, 10),
                         Arbitraries.of(0, 1, 5, 30, 43_200)).as(ReceiveOp::new)),
                 net.jqwik.api.Tuple.of(3, Arbitraries.integers().between(0, 40).map(DeleteOp::new)),
@@ -97,7 +103,7 @@ class EnginePropertiesTest {
                 Arbitraries.of(600, 1_209_600), Arbitraries.of(PartitionQueueState.DEFAULT_HOT_LIMIT, 3),
                 Arbitraries.of(new RedeliveryBackoff(2, 2, 60, RedeliveryBackoff.Jitter.FULL),
                         new RedeliveryBackoff(1, 3, 30, RedeliveryBackoff.Jitter.EQUAL)).injectNull(0.5),
-                op.list().ofMinSize(1).ofMaxSize(80)).as(Scenario::new);
+                Arbitraries.of(0, 500, 2_000), op.list().ofMinSize(1).ofMaxSize(80)).as(Scenario::new);
     }
 
     @Property(tries = 150)
@@ -118,6 +124,10 @@ class EnginePropertiesTest {
         final int group;
         final long sentMillis;
         final int order;
+        /** FIFO producer order: (order time, producer id, seq); arrival order without a window. */
+        long orderMillis;
+        String producerId = "";
+        boolean late;
         long seq;
         long visibleAtMillis;
         long receivedAtMillis;
@@ -148,13 +158,16 @@ class EnginePropertiesTest {
         final Map<String, String> dedupOwner = new HashMap<>();
         final List<String> dedupIds = new ArrayList<>();
         final Set<Long> pendingDeadLetters = new HashSet<>();
+        /** Per group: the latest producer order delivered, and when (a mark is kept 5 minutes after). */
+        final Map<Integer, ModelMessage> markOf = new HashMap<>();
+        final Map<Integer, Long> markedAt = new HashMap<>();
         int sent;
 
         Simulation(Scenario s, Path root) throws IOException {
             this.s = s;
             PartitionConfig base = s.fifo() ? PartitionConfig.FIFO_DEFAULTS : PartitionConfig.STANDARD_DEFAULTS;
             this.config = base.withMaxReceiveCount(s.maxReceiveCount()).withRetentionSeconds(s.retentionSeconds())
-                    .withRedeliveryBackoff(s.backoff());
+                    .withRedeliveryBackoff(s.backoff()).withReorderWindowMillis(s.fifo() ? s.reorderWindowMillis() : 0);
             this.engine = new EngineFixture(Files.createDirectory(root.resolve("a")), config, s.hotLimit());
             this.twin = new EngineFixture(Files.createDirectory(root.resolve("b")), config, s.hotLimit());
             this.indexedOnly = s.hotLimit() == PartitionQueueState.DEFAULT_HOT_LIMIT ? null
@@ -231,6 +244,13 @@ class EnginePropertiesTest {
                     ? dedupIds.get(o.reuseDedupOf()) : "d" + sent;
             NewMessage m = s.fifo() ? NewMessage.fifo(id, "body-" + sent, "g" + o.group(), dedupId)
                     : NewMessage.of(id, "body-" + sent).withDelaySeconds(o.delaySeconds());
+            long producerTime = o.producerSkew() == UNTIMED ? -1 : Math.max(0, now() + o.producerSkew());
+            String producerId = "p" + sent % 3;
+            if (producerTime >= 0) {
+                m = m.withAttributes(Map.of(ProducerOrder.PRODUCER_TIME,
+                        new MessageAttributeValue("Number", Long.toString(producerTime), null),
+                        ProducerOrder.PRODUCER_ID, new MessageAttributeValue("String", producerId, null)));
+            }
             Long first = dedupFirstSent.get(dedupId);
             boolean expectDuplicate = s.fifo() && first != null && now() < first + 300_000;
             var result = ((PartitionResponse.Sent) apply(new PartitionCommand.Send(List.of(m))).response()).messages().get(0);
@@ -245,6 +265,20 @@ class EnginePropertiesTest {
             ModelMessage mm = new ModelMessage(id, o.group(), now(), sent++);
             mm.seq = result.seq();
             mm.visibleAtMillis = now() + (s.fifo() ? 0 : o.delaySeconds() * 1000L);
+            mm.orderMillis = now();
+            int window = s.fifo() ? s.reorderWindowMillis() : 0;
+            if (window > 0) {
+                if (producerTime >= 0) {
+                    mm.orderMillis = Math.min(producerTime, now());
+                    mm.producerId = producerId;
+                }
+                ModelMessage mark = markOf.get(o.group());
+                mm.late = mark != null && now() < markedAt.get(o.group()) + 300_000
+                        && compareProducerTime(mm, mark) < 0;
+                if (!mm.late) {
+                    mm.visibleAtMillis = Math.max(mm.visibleAtMillis, mm.orderMillis + window);
+                }
+            }
             byId.put(id, mm);
             bySeq.put(mm.seq, mm);
             sendOrder.add(mm);
@@ -265,10 +299,13 @@ class EnginePropertiesTest {
                 assertNull(m.fate, "delivered a message that is " + m.fate);
                 assertTrue(m.visibleAtMillis <= now(), "delivered while invisible or delayed: " + m.id);
                 assertEquals(m.receiveCount + 1, d.delivery().receiveCount(), "receive count must go up by one");
+                assertEquals(m.late, d.message().attributes().containsKey(ProducerOrder.LATE),
+                        "late flag of " + m.id);
                 if (s.fifo()) {
                     for (ModelMessage other : sendOrder) {
-                        if (other.group == m.group && other.order < m.order && other.fate == null) {
-                            assertTrue(inThisBatch.contains(other.id), "FIFO order broken in group " + m.group);
+                        if (other.group == m.group && compareProducerOrder(other, m) < 0 && other.fate == null) {
+                            assertTrue(inThisBatch.contains(other.id), "FIFO producer order broken in group " + m.group
+                                    + ": " + m.id + " delivered before " + other.id);
                         }
                         if (other.group == m.group && other != m && other.fate == null && !inThisBatch.contains(other.id)
                                 && other.receiveCount > 0 && other.visibleAtMillis > now()) {
@@ -277,12 +314,31 @@ class EnginePropertiesTest {
                     }
                 }
                 inThisBatch.add(m.id);
+                if (s.fifo() && s.reorderWindowMillis() > 0) {
+                    ModelMessage mark = markOf.get(m.group);
+                    if (mark == null || now() >= markedAt.get(m.group) + 300_000 || compareProducerTime(mark, m) < 0) {
+                        markOf.put(m.group, m);
+                    }
+                    markedAt.put(m.group, now());
+                }
                 m.receiveCount++;
                 m.receivedAtMillis = now();
                 m.visibleAtMillis = now() + visibilitySeconds * 1000L;
                 handles.add(d.delivery().receiptHandle());
             }
             return got;
+        }
+
+        /** Producer order of two messages of a group: (order time, producer id, seq). */
+        static int compareProducerOrder(ModelMessage a, ModelMessage b) {
+            int c = compareProducerTime(a, b);
+            return c != 0 ? c : Long.compare(a.seq, b.seq);
+        }
+
+        /** (order time, producer id) only: what a group's mark compares. */
+        static int compareProducerTime(ModelMessage a, ModelMessage b) {
+            int c = Long.compare(a.orderMillis, b.orderMillis);
+            return c != 0 ? c : a.producerId.compareTo(b.producerId);
         }
 
         void delete(ReceiptHandle h) {

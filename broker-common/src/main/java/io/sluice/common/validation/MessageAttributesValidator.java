@@ -1,6 +1,7 @@
 package io.sluice.common.validation;
 
 import io.sluice.common.MessageAttributeValue;
+import io.sluice.common.ProducerOrder;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsFailure;
 import io.sluice.common.SqsLimits;
@@ -34,7 +35,8 @@ public final class MessageAttributesValidator {
                     + SqsLimits.MAX_MESSAGE_ATTRIBUTES + "].");
         }
         for (Map.Entry<String, MessageAttributeValue> e : attributes.entrySet()) {
-            Optional<SqsFailure> bad = checkName(e.getKey()).or(() -> checkUserValue(e.getKey(), e.getValue()));
+            Optional<SqsFailure> bad = checkName(e.getKey()).or(() -> checkUserValue(e.getKey(), e.getValue()))
+                    .or(() -> checkProducerOrder(e.getKey(), e.getValue()));
             if (bad.isPresent()) {
                 return bad;
             }
@@ -68,6 +70,24 @@ public final class MessageAttributesValidator {
                     + " contain successive periods.");
         }
         return Optional.empty();
+    }
+
+    /**
+     * The reserved names of producer order ({@link ProducerOrder}), on every queue: a producer time is a Number that
+     * is a whole number of milliseconds, 0 or more; a producer id is a String; {@code Sluice.Late} is Sluice's to set.
+     */
+    private static Optional<SqsFailure> checkProducerOrder(String name, MessageAttributeValue value) {
+        return switch (name) {
+            case ProducerOrder.PRODUCER_TIME -> NUMBER.equals(baseType(value.dataType()))
+                    && ProducerOrder.parseProducerTime(value.stringValue()) >= 0 ? Optional.empty()
+                    : invalid("Message attribute '" + name + "' must be a Number of epoch milliseconds (a whole"
+                    + " number, 0 or more).");
+            case ProducerOrder.PRODUCER_ID -> STRING.equals(baseType(value.dataType())) ? Optional.empty()
+                    : invalid("Message attribute '" + name + "' must be a String.");
+            case ProducerOrder.LATE -> invalid("Message attribute '" + name + "' is set by Sluice on late messages;"
+                    + " a producer can't send it.");
+            default -> Optional.empty();
+        };
     }
 
     /**

@@ -34,6 +34,13 @@ public enum QueueAttributeName {
     SLUICE_AUTO_SPLIT("SluiceAutoSplit", true, false),
     /** Sluice extension: a lapsed lease's message waits out an exponential backoff before it is visible again. */
     SLUICE_REDELIVERY_BACKOFF("SluiceRedeliveryBackoff", true, false),
+    /**
+     * Sluice extension (FIFO): how long a message group waits for stragglers so that it delivers in producer order
+     * ({@code Sluice.ProducerTime}); 0 = arrival order.
+     */
+    SLUICE_REORDER_WINDOW_MILLIS("SluiceReorderWindowMillis", 0, SqsLimits.MAX_REORDER_WINDOW_MILLIS, true),
+    /** Sluice extension (FIFO, read-only): p99 of arrival time minus producer time over the last minutes. */
+    SLUICE_ARRIVAL_SKEW_P99_MILLIS("SluiceArrivalSkewP99Millis", false, true),
     QUEUE_ARN("QueueArn", false, false),
     CREATED_TIMESTAMP("CreatedTimestamp", false, false),
     LAST_MODIFIED_TIMESTAMP("LastModifiedTimestamp", false, false),
@@ -70,9 +77,14 @@ public enum QueueAttributeName {
 
     /** A settable integer attribute valid in {@code [min, max]}. */
     QueueAttributeName(String wireName, int min, int max) {
+        this(wireName, min, max, false);
+    }
+
+    /** A settable integer attribute valid in {@code [min, max]}, on FIFO queues only when {@code fifoOnly}. */
+    QueueAttributeName(String wireName, int min, int max, boolean fifoOnly) {
         this.wireName = wireName;
         this.settable = true;
-        this.fifoOnly = false;
+        this.fifoOnly = fifoOnly;
         this.integer = true;
         this.min = min;
         this.max = max;

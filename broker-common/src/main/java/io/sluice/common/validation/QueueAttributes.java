@@ -16,7 +16,7 @@ import java.util.TreeSet;
  *
  * <p>{@code policy}, {@code redrivePolicy}, {@code redriveAllowPolicy}, {@code kmsMasterKeyId} and
  * {@code redeliveryBackoff} are {@code null}
- * when unset. On standard queues the FIFO-only fields hold their defaults and are never rendered.
+ * when unset; {@code reorderWindowMillis} (FIFO) is 0 when unset. On standard queues the FIFO-only fields hold their defaults and are never rendered.
  */
 public record QueueAttributes(
         boolean fifo,
@@ -36,7 +36,8 @@ public record QueueAttributes(
         boolean sqsManagedSseEnabled,
         int maxBacklog,
         boolean autoSplit,
-        RedeliveryBackoff redeliveryBackoff) {
+        RedeliveryBackoff redeliveryBackoff,
+        int reorderWindowMillis) {
 
     /** {@code DeduplicationScope}: FIFO deduplication per queue (default) or per message group. */
     public enum DeduplicationScope {
@@ -95,7 +96,8 @@ public record QueueAttributes(
         requireRange(QueueAttributeName.RECEIVE_MESSAGE_WAIT_TIME_SECONDS, receiveMessageWaitTimeSeconds);
         requireRange(QueueAttributeName.VISIBILITY_TIMEOUT, visibilityTimeout);
         requireRange(QueueAttributeName.KMS_DATA_KEY_REUSE_PERIOD_SECONDS, kmsDataKeyReusePeriodSeconds);
-        if (!fifo && (contentBasedDeduplication || deduplicationScope != DeduplicationScope.QUEUE
+        requireRange(QueueAttributeName.SLUICE_REORDER_WINDOW_MILLIS, reorderWindowMillis);
+        if (!fifo && (contentBasedDeduplication || reorderWindowMillis != 0 || deduplicationScope != DeduplicationScope.QUEUE
                 || fifoThroughputLimit != FifoThroughputLimit.PER_QUEUE)) {
             throw new IllegalArgumentException("FIFO-only attributes set on a standard queue");
         }
@@ -110,7 +112,7 @@ public record QueueAttributes(
         return new QueueAttributes(fifo, 0, SqsLimits.MAX_MESSAGE_SIZE_BYTES, SqsLimits.DEFAULT_RETENTION_SECONDS,
                 0, SqsLimits.DEFAULT_VISIBILITY_TIMEOUT_SECONDS, null, null, null, false, DeduplicationScope.QUEUE,
                 FifoThroughputLimit.PER_QUEUE, null, SqsLimits.DEFAULT_KMS_DATA_KEY_REUSE_PERIOD_SECONDS, true, 0, true,
-                null);
+                null, 0);
     }
 
     /** The redrive allow policy in force: an unset policy allows every source. */
@@ -161,6 +163,9 @@ public record QueueAttributes(
                     Boolean.toString(contentBasedDeduplication));
             map.put(QueueAttributeName.DEDUPLICATION_SCOPE.wireName(), deduplicationScope.wireName());
             map.put(QueueAttributeName.FIFO_THROUGHPUT_LIMIT.wireName(), fifoThroughputLimit.wireName());
+            if (reorderWindowMillis > 0) {
+                map.put(QueueAttributeName.SLUICE_REORDER_WINDOW_MILLIS.wireName(), Integer.toString(reorderWindowMillis));
+            }
         }
         return Collections.unmodifiableSortedMap(map);
     }
@@ -207,6 +212,7 @@ public record QueueAttributes(
         private int maxBacklog;
         private boolean autoSplit;
         private RedeliveryBackoff redeliveryBackoff;
+        private int reorderWindowMillis;
 
         private Builder(QueueAttributes a) {
             fifo = a.fifo;
@@ -227,6 +233,7 @@ public record QueueAttributes(
             maxBacklog = a.maxBacklog;
             autoSplit = a.autoSplit;
             redeliveryBackoff = a.redeliveryBackoff;
+            reorderWindowMillis = a.reorderWindowMillis;
         }
 
         /** Sets one integer attribute ({@link QueueAttributeName#isInteger()}). */
@@ -239,6 +246,7 @@ public record QueueAttributes(
                 case VISIBILITY_TIMEOUT -> visibilityTimeout = value;
                 case KMS_DATA_KEY_REUSE_PERIOD_SECONDS -> kmsDataKeyReusePeriodSeconds = value;
                 case SLUICE_MAX_BACKLOG -> maxBacklog = value;
+                case SLUICE_REORDER_WINDOW_MILLIS -> reorderWindowMillis = value;
                 default -> throw new IllegalArgumentException("not an integer attribute: " + name);
             }
             return this;
@@ -306,7 +314,8 @@ public record QueueAttributes(
             return new QueueAttributes(fifo, delaySeconds, maximumMessageSize, messageRetentionPeriod,
                     receiveMessageWaitTimeSeconds, visibilityTimeout, policy, redrivePolicy, redriveAllowPolicy,
                     contentBasedDeduplication, deduplicationScope, fifoThroughputLimit, kmsMasterKeyId,
-                    kmsDataKeyReusePeriodSeconds, sqsManagedSseEnabled, maxBacklog, autoSplit, redeliveryBackoff);
+                    kmsDataKeyReusePeriodSeconds, sqsManagedSseEnabled, maxBacklog, autoSplit, redeliveryBackoff,
+                    reorderWindowMillis);
         }
     }
 }

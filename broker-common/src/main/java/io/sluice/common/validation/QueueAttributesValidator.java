@@ -104,7 +104,7 @@ public final class QueueAttributesValidator {
         }
         if (name.get().fifoOnly() && !fifo) {
             return Optional.of(switch (name.get()) {
-                case DEDUPLICATION_SCOPE, FIFO_THROUGHPUT_LIMIT -> SqsError.INVALID_ATTRIBUTE_NAME.withMessage(
+                case DEDUPLICATION_SCOPE, FIFO_THROUGHPUT_LIMIT, SLUICE_REORDER_WINDOW_MILLIS -> SqsError.INVALID_ATTRIBUTE_NAME.withMessage(
                         "You can specify the " + wireName + " only when FifoQueue is set to true.");
                 default -> unknownAttribute(wireName);
             });

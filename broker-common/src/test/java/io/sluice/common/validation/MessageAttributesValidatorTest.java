@@ -6,6 +6,7 @@ import static io.sluice.common.validation.ValidationAssertions.assertOk;
 import io.sluice.common.MessageAttributeValue;
 import io.sluice.common.SqsError;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -69,6 +70,23 @@ class MessageAttributesValidatorTest {
     void namePeriods(String name) {
         assertFailure(SqsError.INVALID_PARAMETER_VALUE, "Message (user) attribute name '" + name + "' must not"
                 + " start or end with a period or contain successive periods.", user(name, str("String", "v")));
+    }
+
+    @Test
+    void producerOrderNamesAreReserved() {
+        assertOk(user("Sluice.ProducerTime", str("Number", "1733200000000")));
+        assertOk(user("Sluice.ProducerTime", str("Number.epochMillis", "0")));
+        for (String bad : List.of("-1", "1.5", "1e3", "1234567890123456789")) {
+            assertFailure(SqsError.INVALID_PARAMETER_VALUE, "Message attribute 'Sluice.ProducerTime' must be a Number of"
+                    + " epoch milliseconds (a whole number, 0 or more).", user("Sluice.ProducerTime", str("Number", bad)));
+        }
+        assertFailure(SqsError.INVALID_PARAMETER_VALUE, "Message attribute 'Sluice.ProducerTime' must be a Number of"
+                + " epoch milliseconds (a whole number, 0 or more).", user("Sluice.ProducerTime", str("String", "5")));
+        assertOk(user("Sluice.ProducerId", str("String", "producer-7")));
+        assertFailure(SqsError.INVALID_PARAMETER_VALUE, "Message attribute 'Sluice.ProducerId' must be a String.",
+                user("Sluice.ProducerId", str("Number", "7")));
+        assertFailure(SqsError.INVALID_PARAMETER_VALUE, "Message attribute 'Sluice.Late' is set by Sluice on late"
+                + " messages; a producer can't send it.", user("Sluice.Late", str("String", "true")));
     }
 
     @Test

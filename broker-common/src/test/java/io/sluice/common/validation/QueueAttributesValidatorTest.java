@@ -97,7 +97,8 @@ class QueueAttributesValidatorTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"Foo", "delayseconds", "All", "", "QueueArn", "CreatedTimestamp", "LastModifiedTimestamp",
-        "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed"})
+        "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed",
+        "SluiceArrivalSkewP99Millis"})
     void unknownAndReadOnlyNamesAreInvalidAttributeName(String name) {
         String text = "Unknown Attribute " + name + ".";
         assertFailure(SqsError.INVALID_ATTRIBUTE_NAME, text,
@@ -111,12 +112,29 @@ class QueueAttributesValidatorTest {
         "FifoQueue, false, Unknown Attribute FifoQueue.",
         "ContentBasedDeduplication, true, Unknown Attribute ContentBasedDeduplication.",
         "DeduplicationScope, queue, You can specify the DeduplicationScope only when FifoQueue is set to true.",
-        "FifoThroughputLimit, perQueue, You can specify the FifoThroughputLimit only when FifoQueue is set to true."})
+        "FifoThroughputLimit, perQueue, You can specify the FifoThroughputLimit only when FifoQueue is set to true.",
+        "SluiceReorderWindowMillis, 100, You can specify the SluiceReorderWindowMillis only when FifoQueue is set to true."})
     void fifoOnlyAttributesOnStandardQueues(String name, String value, String text) {
         assertFailure(SqsError.INVALID_ATTRIBUTE_NAME, text,
                 QueueAttributesValidator.forCreate("q", Map.of(name, value)));
         assertFailure(SqsError.INVALID_ATTRIBUTE_NAME, text,
                 QueueAttributesValidator.forSet(QueueAttributes.defaults(false), Map.of(name, value)));
+    }
+
+    @Test
+    void reorderWindowIsMillisecondsUpToAMinuteRenderedWhenSet() {
+        assertEquals(null, fifoQueue().toStringMap().get("SluiceReorderWindowMillis"), "0 (off) is not rendered");
+        QueueAttributes on = QueueAttributesValidator.forSet(fifoQueue(), Map.of("SluiceReorderWindowMillis", "60000"))
+                .value();
+        assertEquals(60_000, on.reorderWindowMillis());
+        assertEquals("60000", on.toStringMap().get("SluiceReorderWindowMillis"));
+        assertEquals(0, QueueAttributesValidator.forSet(on, Map.of("SluiceReorderWindowMillis", "0")).value()
+                .reorderWindowMillis());
+        for (String bad : List.of("60001", "-1", "1.5", "", "ten")) {
+            assertFailure(SqsError.INVALID_ATTRIBUTE_VALUE, "Invalid value for the parameter SluiceReorderWindowMillis.",
+                    QueueAttributesValidator.forSet(fifoQueue(), Map.of("SluiceReorderWindowMillis", bad)));
+        }
+        assertTrue(on.firstDifference(fifoQueue()).isPresent(), "CreateQueue with another window is a different queue");
     }
 
     @Test

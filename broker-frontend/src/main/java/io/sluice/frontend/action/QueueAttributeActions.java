@@ -57,6 +57,10 @@ public final class QueueAttributeActions {
                 values.put("ApproximateNumberOfMessages", Long.toString(counts.visible()));
                 values.put("ApproximateNumberOfMessagesNotVisible", Long.toString(counts.inflight()));
                 values.put("ApproximateNumberOfMessagesDelayed", Long.toString(counts.delayed()));
+                if (queue.fifo()) { // 0 until a producer-timed message arrived in the last 5-10 minutes
+                    values.put(QueueAttributeName.SLUICE_ARRIVAL_SKEW_P99_MILLIS.wireName(),
+                            Long.toString(Math.max(0, counts.arrivalSkewP99Millis())));
+                }
                 if (wanted.contains(Partitions.ATTRIBUTE) || (all && queue.partitions() > 1)) {
                     values.put(Partitions.ATTRIBUTE, Integer.toString(queue.partitions()));
                 }
@@ -75,7 +79,7 @@ public final class QueueAttributeActions {
         }
     }
 
-    /** Counts summed over a queue's partitions. */
+    /** Counts summed over a queue's partitions; the arrival skew's p99 is the largest partition's. */
     static CompletableFuture<QueueCounts> counts(SqsServices services, QueueMetadata queue) {
         List<CompletableFuture<QueueCounts>> parts = services.partitionIds(queue).stream()
                 .map(id -> services.partitions().counts(id)).toList();
@@ -85,8 +89,10 @@ public final class QueueAttributeActions {
             int delayed = 0;
             int pending = 0;
             long oldest = -1;
+            long skewP99 = -1;
             for (CompletableFuture<QueueCounts> f : parts) {
                 QueueCounts c = f.join();
+                skewP99 = Math.max(skewP99, c.arrivalSkewP99Millis()); // the worst partition's
                 visible += c.visible();
                 inflight += c.inflight();
                 delayed += c.delayed();
@@ -95,7 +101,7 @@ public final class QueueAttributeActions {
                     oldest = c.oldestRetentionBaseMillis();
                 }
             }
-            return new QueueCounts(visible, inflight, delayed, pending, oldest);
+            return new QueueCounts(visible, inflight, delayed, pending, oldest, -1, skewP99);
         });
     }
 
