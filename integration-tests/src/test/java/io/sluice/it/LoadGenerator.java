@@ -61,6 +61,13 @@ public final class LoadGenerator {
         List<Long> pids = new ArrayList<>();
         /** A name per pid (its pid file's name, else the pid), for the per-process CPU figures. */
         List<String> pidNames = new ArrayList<>();
+        /**
+         * FIFO queue with this many message groups (0: a standard queue): each message goes to group
+         * {@code id % groups}, deduplicated by its id, and carries {@code Sluice.ProducerTime}.
+         */
+        int fifoGroups;
+        /** The FIFO queue's {@code SluiceReorderWindowMillis}. */
+        int reorderWindowMillis;
         /** Seconds of idle CPU measured before the load starts (0: none). */
         int idleSeconds;
         /** Where to record a JFR profile of every server process during the measurement (null: none). */
@@ -82,7 +89,8 @@ public final class LoadGenerator {
          * {@code --visibility S} (the queue's VisibilityTimeout), {@code --queue NAME},
          * {@code --pid PID} (repeatable), {@code --pid-dir DIR} (every {@code *.pid} file in it), {@code --idle S}
          * (first measure the servers' idle CPU for S seconds), {@code --jfr DIR} (a JFR profile of every server process
-         * over the measurement, {@code DIR/<name>.jfr}, through {@code jcmd}).
+         * over the measurement, {@code DIR/<name>.jfr}, through {@code jcmd}), {@code --fifo-groups N} (a FIFO queue
+         * with N message groups), {@code --reorder-window MS} (its {@code SluiceReorderWindowMillis}).
          */
         public static Options parse(String[] args) throws java.io.IOException {
             Options o = new Options();
@@ -101,6 +109,8 @@ public final class LoadGenerator {
                     case "--drain" -> o.drainSeconds = Integer.parseInt(v);
                     case "--visibility" -> o.visibilitySeconds = Integer.parseInt(v);
                     case "--queue" -> o.queueName = v;
+                    case "--fifo-groups" -> o.fifoGroups = Integer.parseInt(v);
+                    case "--reorder-window" -> o.reorderWindowMillis = Integer.parseInt(v);
                     case "--pid" -> {
                         o.pids.add(Long.parseLong(v));
                         o.pidNames.add(v);
@@ -214,7 +224,14 @@ public final class LoadGenerator {
         if (o.partitions > 0) {
             attributes.put("SluicePartitions", Integer.toString(o.partitions));
         }
-        queueUrl = clients.get(0).createQueue(b -> b.queueName(o.queueName)
+        String name = o.queueName;
+        if (o.fifoGroups > 0) {
+            attributes.put("FifoQueue", "true");
+            attributes.put("SluiceReorderWindowMillis", Integer.toString(o.reorderWindowMillis));
+            name = name.endsWith(".fifo") ? name : name + ".fifo";
+        }
+        String queueName = name;
+        queueUrl = clients.get(0).createQueue(b -> b.queueName(queueName)
                 .attributesWithStrings(attributes)).get(60, TimeUnit.SECONDS).queueUrl();
         padding = "x".repeat(Math.max(0, o.bodyBytes - 40));
 
@@ -354,8 +371,15 @@ public final class LoadGenerator {
         List<SendMessageBatchRequestEntry> entries = new ArrayList<>(o.batch);
         for (int i = 0; i < o.batch; i++) {
             long id = id(producer, seq + i);
-            entries.add(SendMessageBatchRequestEntry.builder().id("e" + i)
-                    .messageBody(id + ":" + System.nanoTime() + ":" + padding).build());
+            SendMessageBatchRequestEntry.Builder entry = SendMessageBatchRequestEntry.builder().id("e" + i)
+                    .messageBody(id + ":" + System.nanoTime() + ":" + padding);
+            if (o.fifoGroups > 0) {
+                entry.messageGroupId("g" + id % o.fifoGroups).messageDeduplicationId(Long.toString(id))
+                        .messageAttributes(Map.of("Sluice.ProducerTime", software.amazon.awssdk.services.sqs.model
+                                .MessageAttributeValue.builder().dataType("Number")
+                                .stringValue(Long.toString(System.currentTimeMillis())).build()));
+            }
+            entries.add(entry.build());
         }
         long sentAt = issued;
         clientFor(endpoint).sendMessageBatch(b -> b.queueUrl(queueUrl).entries(entries)).whenComplete((r, e) -> {
@@ -508,8 +532,10 @@ public final class LoadGenerator {
 
     public static void print(Options o, Result r) {
         System.out.printf("load: %d s measured after %d s warm-up, %d producers, %d consumers, batch %d, %d-byte"
-                        + " bodies, rate %s, %d endpoint(s)%n", o.seconds, o.warmupSeconds, o.producers, o.consumers,
-                o.batch, o.bodyBytes, o.rate > 0 ? o.rate + " msg/s" : "unpaced", o.endpoints.size());
+                        + " bodies, rate %s, %d endpoint(s)%s%n", o.seconds, o.warmupSeconds, o.producers, o.consumers,
+                o.batch, o.bodyBytes, o.rate > 0 ? o.rate + " msg/s" : "unpaced", o.endpoints.size(),
+                o.fifoGroups > 0 ? ", FIFO, " + o.fifoGroups + " groups, reorder window " + o.reorderWindowMillis + " ms"
+                        : "");
         System.out.printf("  sent          %,10.0f msg/s%n", r.sentPerSecond());
         System.out.printf("  end to end    %,10.0f msg/s (received and deleted)%n", r.receivedPerSecond());
         latency("send (batch)", r.sendLatencyMicros());

@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.core.SdkBytes;
+import software.amazon.awssdk.services.sqs.SqsClient;
 import software.amazon.awssdk.services.sqs.model.BatchEntryIdsNotDistinctException;
 import software.amazon.awssdk.services.sqs.model.EmptyBatchRequestException;
 import software.amazon.awssdk.services.sqs.model.Message;
@@ -91,6 +92,28 @@ class MessagingIT extends SharedServer {
         long millis = (System.nanoTime() - start) / 1_000_000;
         assertEquals("wake up", got.get(0).body());
         assertTrue(millis < 10_000, "returned early, after " + millis + " ms");
+    }
+
+    @Test
+    void aParkedLongPollWakesWhenADelayedMessageSentAfterItBecomesVisible() {
+        delayedMessageWakesAParkedPoll(sqs, createQueue("delayed-wake"), () -> server.awaitParkedPolls(1));
+    }
+
+    /**
+     * A poll parked on an empty queue; then a message delayed 2 s is sent: nothing arrives when its delay ends, yet
+     * the poll must return it then, not at the end of its 20 s wait. Also run on the cluster ({@link ClusterEndToEndIT}).
+     */
+    static void delayedMessageWakesAParkedPoll(SqsClient sqs, String url, Runnable awaitParked) {
+        CompletableFuture<List<Message>> poll = CompletableFuture.supplyAsync(
+                () -> sqs.receiveMessage(b -> b.queueUrl(url).waitTimeSeconds(20)).messages());
+        awaitParked.run();
+        long sent = System.nanoTime();
+        sqs.sendMessage(b -> b.queueUrl(url).messageBody("later").delaySeconds(2));
+        List<Message> got = poll.join();
+        long millis = (System.nanoTime() - sent) / 1_000_000;
+        assertEquals(List.of("later"), got.stream().map(Message::body).toList());
+        assertTrue(millis >= 1_900 && millis < 15_000, "woken when the delay ended, not at the poll's end: " + millis
+                + " ms after the send");
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.sluice.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -52,7 +53,9 @@ class ProducerOrderIT extends SharedServer {
                 .attributesWithStrings(Map.of("SluiceReorderWindowMillis", "60001"))));
         assertEquals("InvalidAttributeValue", tooLong.awsErrorDetails().errorCode());
         assertEquals("1500", attributes(sqs, url).get("SluiceReorderWindowMillis"), "a refused value changes nothing");
-        assertEquals("0", attributes(sqs, url).get("SluiceArrivalSkewP99Millis"), "0 until timed messages arrive");
+        assertFalse(attributes(sqs, url).containsKey("SluiceArrivalSkewP99Millis"), "not in All before timed messages");
+        assertEquals("0", sqs.getQueueAttributes(b -> b.queueUrl(url).attributeNamesWithStrings(
+                "SluiceArrivalSkewP99Millis")).attributesAsStrings().get("SluiceArrivalSkewP99Millis"), "named: 0");
         SqsException spoofed = assertThrows(SqsException.class, () -> sqs.sendMessage(b -> b.queueUrl(url)
                 .messageBody("x").messageGroupId("g").messageDeduplicationId("x")
                 .messageAttributes(Map.of("Sluice.Late", string("true")))));

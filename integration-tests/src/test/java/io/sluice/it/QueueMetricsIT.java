@@ -2,6 +2,7 @@ package io.sluice.it;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -40,6 +41,42 @@ class QueueMetricsIT {
     static void stop() throws Exception {
         sqs.close();
         server.stop();
+    }
+
+    @Test
+    void producerOrderIsMeasuredLateMessagesCounted() throws Exception {
+        String url = sqs.createQueue(b -> b.queueName("metrics-order.fifo").attributesWithStrings(Map.of(
+                "FifoQueue", "true", "SluiceReorderWindowMillis", "200"))).queueUrl();
+        long now = System.currentTimeMillis();
+        send(url, "on-time", now - 2_000); // ~2 s of skew
+        List<Message> first = await().atMost(Duration.ofSeconds(120)).until(() -> sqs.receiveMessage(b -> b
+                .queueUrl(url).waitTimeSeconds(1).messageAttributeNames("All")).messages(), got -> !got.isEmpty());
+        assertFalse(first.get(0).messageAttributes().containsKey("Sluice.Late"));
+        sqs.deleteMessage(b -> b.queueUrl(url).receiptHandle(first.get(0).receiptHandle()));
+        send(url, "straggler", now - 20_000); // produced before "on-time", ~20 s of skew
+        List<Message> late = await().atMost(Duration.ofSeconds(120)).until(() -> sqs.receiveMessage(b -> b
+                .queueUrl(url).waitTimeSeconds(1).messageAttributeNames("All")).messages(), got -> !got.isEmpty());
+        assertEquals("true", late.get(0).messageAttributes().get("Sluice.Late").stringValue());
+
+        PromScrape m = PromScrape.of(server.adminEndpoint());
+        String[] q = {"queue", "metrics-order.fifo"};
+        assertEquals(1, m.sum("sluice_queue_messages_late_total", q[0], q[1]));
+        assertEquals(2, m.sum("sluice_queue_arrival_skew_seconds_count", q[0], q[1]));
+        assertEquals(0, m.sum("sluice_queue_arrival_skew_seconds_bucket", q[0], q[1], "le", "1.0"));
+        assertEquals(1, m.sum("sluice_queue_arrival_skew_seconds_bucket", q[0], q[1], "le", "10.0"));
+        assertEquals(2, m.sum("sluice_queue_arrival_skew_seconds_bucket", q[0], q[1], "le", "30.0"));
+        double sum = m.sum("sluice_queue_arrival_skew_seconds_sum", q[0], q[1]);
+        assertTrue(sum >= 22 && sum < 22 + 60, "sum of the two skews: " + sum);
+        long p99 = Long.parseLong(sqs.getQueueAttributes(b -> b.queueUrl(url).attributeNamesWithStrings(
+                "SluiceArrivalSkewP99Millis")).attributesAsStrings().get("SluiceArrivalSkewP99Millis"));
+        assertTrue(p99 >= 20_000 && p99 < 30_000, "p99 of one 2 s and one 20 s skew: " + p99);
+    }
+
+    private static void send(String url, String body, long producerTime) {
+        sqs.sendMessage(b -> b.queueUrl(url).messageBody(body).messageGroupId("g").messageDeduplicationId(body)
+                .messageAttributes(Map.of("Sluice.ProducerTime", software.amazon.awssdk.services.sqs.model
+                        .MessageAttributeValue.builder().dataType("Number").stringValue(Long.toString(producerTime))
+                        .build())));
     }
 
     @Test

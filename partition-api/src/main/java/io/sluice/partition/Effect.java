@@ -12,6 +12,13 @@ public sealed interface Effect {
     }
 
     /**
+     * The partition's next deadline (a delayed or held message, a lease that lapses) moved earlier, to
+     * {@code atMillis}: a long poll parked before it does not know it and must be woken then (nothing arrives then).
+     */
+    record VisibleAt(PartitionId partition, long atMillis) implements Effect {
+    }
+
+    /**
      * Copy message {@code seq} to the dead-letter queue, then acknowledge with
      * {@link PartitionCommand.AcknowledgeDeadLetters}. At least once: the copy is written before the source is
      * removed.

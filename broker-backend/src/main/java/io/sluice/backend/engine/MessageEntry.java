@@ -55,6 +55,11 @@ final class MessageEntry {
     long orderMillis;
     /** FIFO: its {@code Sluice.ProducerId} (ties between equal producer times), or null. */
     String producerId;
+    /**
+     * FIFO with a reorder window: when the window let the message go (its order time plus the window at its send);
+     * 0 without one. A retroactive change of the queue's delay keeps it.
+     */
+    long releaseMillis;
     DeadLetterReason deadLetterReason;
     /** FIFO only: the message group this message belongs to (null while a dead-letter hand-off is pending). */
     FifoGroup group;

@@ -116,7 +116,7 @@ final class MessageIndex {
         return n;
     }
 
-    /** Adds a new message; for FIFO it joins the tail of its group. */
+    /** Adds a new message; for FIFO it joins its group at its place in producer order. */
     void add(MessageEntry e, String fifoGroupId) {
         bySeq.put(e.seq, e);
         e.fifoGroupId = fifoGroupId;
@@ -135,17 +135,14 @@ final class MessageIndex {
      */
     private void joinGroup(MessageEntry e) {
         FifoGroup g = groups.computeIfAbsent(e.fifoGroupId, FifoGroup::new);
-        if (g.messages.isEmpty() || MessageEntry.BY_PRODUCER_ORDER.compare(g.messages.peekLast(), e) < 0) {
-            g.messages.addLast(e);
-        } else {
-            List<MessageEntry> ordered = new ArrayList<>(g.messages);
-            int at = ordered.size();
-            while (at > 0 && MessageEntry.BY_PRODUCER_ORDER.compare(ordered.get(at - 1), e) > 0) {
-                at--;
-            }
-            ordered.add(at, e);
-            g.messages.clear();
-            g.messages.addAll(ordered);
+        // from the tail: a message joins after those before it in order, at a cost of the ones it goes before
+        java.util.ArrayDeque<MessageEntry> after = new java.util.ArrayDeque<>();
+        while (!g.messages.isEmpty() && MessageEntry.BY_PRODUCER_ORDER.compare(g.messages.peekLast(), e) > 0) {
+            after.push(g.messages.pollLast());
+        }
+        g.messages.addLast(e);
+        while (!after.isEmpty()) {
+            g.messages.addLast(after.pop());
         }
         e.group = g;
     }
@@ -166,6 +163,11 @@ final class MessageIndex {
         if (e.group != null) {
             refreshReady(e.group);
         }
+    }
+
+    /** A FIFO group's messages, or null when it has none. */
+    FifoGroup group(String groupId) {
+        return groups.get(groupId);
     }
 
     /** The pending hand-off handed off longest ago, or null. */

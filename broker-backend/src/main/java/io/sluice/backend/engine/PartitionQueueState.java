@@ -115,6 +115,7 @@ public final class PartitionQueueState {
         long now = Math.max(leaderTimeMillis, index.nowMillis());
         int becameVisible = index.advanceTo(now);
         boolean mayWake = becameVisible > 0;
+        long deadlineBefore = index.nextDeadlineMillis();
         PartitionResponse response;
         if (retired && !(command instanceof AcknowledgeDeadLetters) && !(command instanceof Expire)) {
             response = new Rejected(SqsError.QUEUE_DOES_NOT_EXIST.failure());
@@ -125,6 +126,10 @@ public final class PartitionQueueState {
         mutations.add(new Mutation.Put(keys.meta(), RecordCodec.encodeMeta(meta())));
         if (mayWake && hasDeliverable()) {
             effects.add(new Effect.MessagesAvailable(id, visibleCount()));
+        }
+        long deadlineAfter = index.nextDeadlineMillis();
+        if (deadlineAfter > 0 && (deadlineBefore <= 0 || deadlineAfter < deadlineBefore)) {
+            effects.add(new Effect.VisibleAt(id, deadlineAfter));
         }
         ApplyResult result = new ApplyResult(response, mutations, effects);
         mutations = null;
@@ -221,7 +226,7 @@ public final class PartitionQueueState {
             for (MessageEntry e : index.entriesInSeqOrder()) {
                 if (!e.isDeadLetterPending() && e.receiveCount == 0 && e.receivedAtMillis == 0) {
                     index.update(e, m -> m.visibleAtMillis = Math.max(m.retentionBaseMillis + next.delaySeconds() * 1000L,
-                            reorderReadyMillis(m)));
+                            m.releaseMillis));
                     putState(e);
                 }
             }
@@ -382,11 +387,30 @@ public final class PartitionQueueState {
             e.producerId = id == null || id.stringValue() == null ? null : id.stringValue();
         }
         GroupMarks.Mark mark = marks.find(m.groupId(), now);
-        if (mark != null && mark.isAfter(e)) {
+        if (mark != null ? mark.isAfter(e) : inFlightAfter(m.groupId(), e)) {
             totals.late++;
             return true;
         }
-        e.visibleAtMillis = Math.max(e.visibleAtMillis, e.orderMillis + window);
+        e.releaseMillis = e.orderMillis + window;
+        e.visibleAtMillis = Math.max(e.visibleAtMillis, e.releaseMillis);
+        return false;
+    }
+
+    /**
+     * Whether a message of the group after {@code e} in producer order is in flight: delivered, so {@code e} is late,
+     * though the group's mark has expired (a lease longer than the mark is kept). Scans the group only then.
+     */
+    private boolean inFlightAfter(String groupId, MessageEntry e) {
+        FifoGroup g = index.group(groupId);
+        if (g == null || g.inflight == 0) {
+            return false;
+        }
+        for (MessageEntry other : g.messages) {
+            if (other.status(index.nowMillis()) == MessageEntry.Status.INFLIGHT
+                    && MessageEntry.BY_PRODUCER_ORDER.compare(other, e) > 0) {
+                return true;
+            }
+        }
         return false;
     }
 
@@ -394,12 +418,6 @@ public final class PartitionQueueState {
     private static long producerTime(NewMessage m) {
         MessageAttributeValue v = m.attributes().get(ProducerOrder.PRODUCER_TIME);
         return v == null || !v.dataType().startsWith("Number") ? -1 : ProducerOrder.parseProducerTime(v.stringValue());
-    }
-
-    /** When the reorder window lets a never-received message go (0 without a window): kept when the delay changes. */
-    private long reorderReadyMillis(MessageEntry e) {
-        int window = config.reorderWindowMillis();
-        return window == 0 || e.orderMillis == 0 ? 0 : e.orderMillis + window;
     }
 
     /** A consumer received {@code e}: with a reorder window, its group's mark moves up to it. */

@@ -33,6 +33,7 @@ final class RecordCodec {
         w.i64(e.backoffFromMillis); // appended later: older records end before it (no backoff)
         w.i64(e.orderMillis); // likewise: older records have order time 0 (before every newer message)
         w.str(e.producerId);
+        w.i64(e.releaseMillis);
         return w.toBytes();
     }
 
@@ -56,6 +57,7 @@ final class RecordCodec {
         if (r.hasRemaining()) {
             e.orderMillis = r.i64();
             e.producerId = r.str();
+            e.releaseMillis = r.i64();
         }
         return new DecodedState(e, groupId);
     }

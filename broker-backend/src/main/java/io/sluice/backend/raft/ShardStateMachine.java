@@ -301,6 +301,7 @@ public final class ShardStateMachine extends BaseStateMachine {
             if (trx.getServerRole() == RaftPeerRole.LEADER && !effects.isEmpty()) {
                 listeners.forEach(l -> l.onEffects(effects));
                 wakeAwaiting(effects);
+                scheduleWakeUps(effects);
             }
             return CompletableFuture.completedFuture(new OutcomeReply(batch, outcomes));
         }
@@ -402,6 +403,45 @@ public final class ShardStateMachine extends BaseStateMachine {
         this.applyFault = fault;
         if (partitions != null) {
             partitions.applyFault(fault);
+        }
+    }
+
+    /** Per partition, the deadline a wake-up is scheduled for (leader only; see {@link Effect.VisibleAt}). */
+    private final Map<PartitionId, Long> wakeUps = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * At a partition's new earliest deadline nothing arrives, so no effect would answer the frontends' parked AWAITs:
+     * schedule that answer (with the partition's visible count then) for when the deadline comes.
+     */
+    private void scheduleWakeUps(List<Effect> effects) {
+        for (Effect e : effects) {
+            if (e instanceof Effect.VisibleAt at) {
+                Long scheduled = wakeUps.get(at.partition());
+                if (scheduled != null && scheduled <= at.atMillis()) {
+                    continue; // an earlier wake-up is coming: the polls it wakes re-arm for what follows
+                }
+                wakeUps.put(at.partition(), at.atMillis());
+                long delay = Math.max(0, at.atMillis() - clock.now());
+                awaitTimer.schedule(() -> wakeUp(at.partition(), at.atMillis()), delay,
+                        java.util.concurrent.TimeUnit.MILLISECONDS);
+            }
+        }
+    }
+
+    private void wakeUp(PartitionId partition, long atMillis) {
+        wakeUps.remove(partition, atMillis);
+        if (awaiting.isEmpty()) {
+            return;
+        }
+        int visible;
+        synchronized (this) {
+            if (partitions == null) {
+                return;
+            }
+            visible = partitions.visibleAt(partition, Math.max(atMillis, clock.now()));
+        }
+        if (visible > 0) {
+            wakeAwaiting(List.of(new Effect.MessagesAvailable(partition, visible)));
         }
     }
 

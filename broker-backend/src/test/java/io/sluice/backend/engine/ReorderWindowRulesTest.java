@@ -320,10 +320,43 @@ class ReorderWindowRulesTest {
         assertEquals(T - 5, back.entry().orderMillis);
         assertEquals("p", back.entry().producerId);
         // the order fields trail: an older record ends before them and sorts before every newer message
-        int orderFields = 8 + 4 + "p".length();
+        int orderFields = 8 + 4 + "p".length() + 8;
         RecordCodec.DecodedState old = RecordCodec.decodeState(9, java.util.Arrays.copyOf(state,
                 state.length - orderFields));
         assertEquals(0, old.entry().orderMillis);
         assertNull(old.entry().producerId);
+    }
+
+    @Test
+    void aStragglerIsLateWhileALaterMessageIsInFlightEvenAfterTheMarkExpired() {
+        try (EngineFixture q = new EngineFixture(dir, fifo(500))) {
+            q.send(timed("g", "a", T, null));
+            q.clock.set(T + 500);
+            q.receiveOne(3_600); // an hour's lease: longer than a mark is kept
+            q.clock.set(T + 500 + GroupMarks.REMEMBER_MILLIS + 1_000);
+            q.apply(new PartitionCommand.Expire(100)); // the mark is swept
+            q.send(timed("g", "straggler", T - 1, null));
+            assertEquals(1, q.engine.state().totals().late(), "\"a\", after it in producer order, is in flight");
+        }
+    }
+
+    @Test
+    void aDelayChangeKeepsEachMessagesWindow() {
+        try (EngineFixture q = new EngineFixture(dir, fifo(5_000))) {
+            q.send(timed("g", "held", T, null));
+            q.apply(new PartitionCommand.Configure(fifo(0).withDelaySeconds(1))); // window off, delay 1 s: retroactive
+            q.clock.set(T + 4_999);
+            assertTrue(q.receive(10, 30).isEmpty(), "its window, set at its send, still holds it");
+            q.clock.set(T + 5_000);
+            DeliveredMessage held = q.receiveOne(30);
+            assertEquals("held", held.message().body());
+            assertNull(q.delete(held.delivery().receiptHandle()));
+            q.send(timed("g", "after", T + 4_000, null)); // no window now: the 1 s delay only
+            q.apply(new PartitionCommand.Configure(fifo(60_000).withDelaySeconds(2))); // a window does not reach back
+            q.clock.set(T + 6_999);
+            assertTrue(q.receive(10, 30).isEmpty(), "the new delay (2 s from its arrival) holds it");
+            q.clock.set(T + 7_000);
+            assertEquals(List.of("after"), q.bodies(q.receive(10, 30)), "and not the new 60 s window");
+        }
     }
 }

@@ -164,12 +164,20 @@ class VisibilityAndDelayTest {
     }
 
     @Test
-    void sendSignalsWaitingPollsOnlyWhenSomethingIsVisible() {
+    void sendSignalsWaitingPollsWhenSomethingIsVisibleAndWhenTheNextDeadlineMovesEarlier() {
         q.send(NewMessage.of("m-1", "later").withDelaySeconds(5));
-        assertTrue(q.effects.isEmpty(), "a delayed message wakes nobody");
+        assertEquals(List.of(new Effect.VisibleAt(EngineFixture.PARTITION, EngineFixture.START + 5000)), q.effects,
+                "a delayed message wakes nobody now: parked polls learn when to wake");
         assertEquals(EngineFixture.START + 5000, q.engine.state().nextDeadlineMillis());
+        q.send(NewMessage.of("m-2", "later still").withDelaySeconds(9));
+        assertEquals(1, q.effects.size(), "a later deadline than the next one is nothing new");
+        q.send(NewMessage.of("m-3", "sooner").withDelaySeconds(2));
+        assertEquals(new Effect.VisibleAt(EngineFixture.PARTITION, EngineFixture.START + 2000), q.effects.get(1));
         q.send("now");
         assertInstanceOf(Effect.MessagesAvailable.class, q.effects.get(q.effects.size() - 1));
+        q.effects.clear();
+        q.receiveOne(30); // a lease is a deadline too: visible again when it lapses
+        assertEquals(List.of(), q.effects, "the lease ends after the delayed ones: nothing new");
     }
 
     @Test

@@ -57,9 +57,10 @@ public final class QueueAttributeActions {
                 values.put("ApproximateNumberOfMessages", Long.toString(counts.visible()));
                 values.put("ApproximateNumberOfMessagesNotVisible", Long.toString(counts.inflight()));
                 values.put("ApproximateNumberOfMessagesDelayed", Long.toString(counts.delayed()));
-                if (queue.fifo()) { // 0 until a producer-timed message arrived in the last 5-10 minutes
-                    values.put(QueueAttributeName.SLUICE_ARRIVAL_SKEW_P99_MILLIS.wireName(),
-                            Long.toString(Math.max(0, counts.arrivalSkewP99Millis())));
+                String skew = QueueAttributeName.SLUICE_ARRIVAL_SKEW_P99_MILLIS.wireName();
+                if (queue.fifo() && (wanted.contains(skew) || counts.arrivalSkewP99Millis() >= 0)) {
+                    // in All only once producer-timed messages arrived (in the last 5-10 minutes); named: 0 until then
+                    values.put(skew, Long.toString(Math.max(0, counts.arrivalSkewP99Millis())));
                 }
                 if (wanted.contains(Partitions.ATTRIBUTE) || (all && queue.partitions() > 1)) {
                     values.put(Partitions.ATTRIBUTE, Integer.toString(queue.partitions()));

@@ -87,6 +87,12 @@ public final class LongPolls implements PartitionService.EffectListener, AutoClo
     @Override
     public void onEffects(List<Effect> effects) {
         for (Effect e : effects) {
+            if (e instanceof Effect.VisibleAt at) { // polls parked before this deadline existed wake at it too
+                Set<CompletableFuture<Void>> set = waiters.get(at.partition());
+                if (set != null) {
+                    List.copyOf(set).forEach(w -> wakeAt(w, at.atMillis()));
+                }
+            }
             if (e instanceof Effect.MessagesAvailable available) {
                 Set<CompletableFuture<Void>> set = waiters.get(available.partition());
                 if (set != null) {
