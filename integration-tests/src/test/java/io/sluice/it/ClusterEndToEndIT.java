@@ -54,7 +54,7 @@ class ClusterEndToEndIT {
             System.out.printf("long poll through a shard woke after %d ms%n", (System.nanoTime() - start) / 1_000_000);
             first.deleteMessage(b -> b.queueUrl(url).receiptHandle(woken.receiptHandle()));
             // nothing arrives when a delayed message becomes visible: the shard's leader wakes the parked poll then
-            MessagingIT.delayedMessageWakesAParkedPoll(first, url, () -> cluster.frontends().get(0).awaitParkedPolls(1));
+            MessagingIT.delayedMessageWakesAParkedPoll(first, url, n -> cluster.frontends().get(0).awaitParkedPolls(n));
 
             String leader = cluster.shardLeader("replicated", 0);
             // in the combined topology the leader is also a frontend: the client talks to a node that stays up

@@ -313,6 +313,12 @@ final class MessageIndex {
         return next == null ? -1 : next.visibleAtMillis;
     }
 
+    /** The earliest deadline after {@code t} (at or after now), or -1. */
+    long nextDeadlineAfter(long t) {
+        MessageEntry next = byVisibleAt.higher(MessageEntry.probe(Math.max(t, nowMillis), Long.MAX_VALUE));
+        return next == null ? -1 : next.visibleAtMillis;
+    }
+
     /**
      * Visible, in-flight and delayed counts as they will be at {@code at} (at or after the last command), read-only:
      * the deadlines passed since the last command are counted as {@link #advanceTo} would.

@@ -686,6 +686,11 @@ public final class PartitionQueueState {
         return saturated(index.visibleAt(nowMillis) + cold.count());
     }
 
+    /** The first time after {@code t} a delayed or in-flight message becomes visible, or -1. */
+    public long nextDeadlineAfter(long t) {
+        return index.nextDeadlineAfter(t);
+    }
+
     /** The next time a delayed or in-flight message becomes visible, or -1: when to re-check parked polls. */
     public long nextDeadlineMillis() {
         return index.nextDeadlineMillis();

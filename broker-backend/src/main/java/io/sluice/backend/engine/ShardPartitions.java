@@ -188,6 +188,24 @@ public final class ShardPartitions {
         return engine == null ? new QueueCounts(0, 0, 0, 0, -1) : engine.state().countsAt(nowMillis);
     }
 
+    /** The first deadline of an open partition after {@code t}, or -1. */
+    public long nextDeadlineAfter(PartitionId id, long t) {
+        PartitionEngine engine = engines.get(id);
+        return engine == null ? -1 : engine.state().nextDeadlineAfter(t);
+    }
+
+    /** The next deadline of every open partition that has one. */
+    public Map<PartitionId, Long> nextDeadlines() {
+        Map<PartitionId, Long> out = new HashMap<>();
+        engines.forEach((id, engine) -> {
+            long next = engine.state().retired() ? -1 : engine.state().nextDeadlineMillis();
+            if (next > 0) {
+                out.put(id, next);
+            }
+        });
+        return out;
+    }
+
     /** Visible messages at {@code nowMillis}, counting deadlines passed since the last command. */
     public int visibleAt(PartitionId id, long nowMillis) {
         PartitionEngine engine = reader(id);

@@ -299,7 +299,13 @@ public final class ShardStateMachine extends BaseStateMachine {
             updateLastAppliedTermIndex(termIndex);
             configWaits.check(partitions::configVersion);
             if (trx.getServerRole() == RaftPeerRole.LEADER && !effects.isEmpty()) {
-                listeners.forEach(l -> l.onEffects(effects));
+                for (PartitionService.EffectListener l : listeners) {
+                    try {
+                        l.onEffects(effects);
+                    } catch (RuntimeException e) { // one listener's failure must not fail the entry or the others
+                        LOG.warn("effect listener failed", e);
+                    }
+                }
                 wakeAwaiting(effects);
                 scheduleWakeUps(effects);
             }
@@ -410,39 +416,77 @@ public final class ShardStateMachine extends BaseStateMachine {
     private final Map<PartitionId, Long> wakeUps = new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
+     * Whether this replica answers AWAITs (it received one since it last stopped leading): then its partitions'
+     * deadlines are scheduled as wake-ups, one at a time per partition, each scheduling the next when it fires.
+     */
+    private volatile boolean wakeUpsArmed;
+
+    /**
      * At a partition's new earliest deadline nothing arrives, so no effect would answer the frontends' parked AWAITs:
      * schedule that answer (with the partition's visible count then) for when the deadline comes.
      */
     private void scheduleWakeUps(List<Effect> effects) {
         for (Effect e : effects) {
             if (e instanceof Effect.VisibleAt at) {
-                Long scheduled = wakeUps.get(at.partition());
-                if (scheduled != null && scheduled <= at.atMillis()) {
-                    continue; // an earlier wake-up is coming: the polls it wakes re-arm for what follows
-                }
-                wakeUps.put(at.partition(), at.atMillis());
-                long delay = Math.max(0, at.atMillis() - clock.now());
-                awaitTimer.schedule(() -> wakeUp(at.partition(), at.atMillis()), delay,
-                        java.util.concurrent.TimeUnit.MILLISECONDS);
+                scheduleWakeUp(at.partition(), at.atMillis());
             }
         }
     }
 
+    private void scheduleWakeUp(PartitionId partition, long atMillis) {
+        Long[] replaced = new Long[1];
+        wakeUps.compute(partition, (p, scheduled) -> {
+            replaced[0] = scheduled;
+            return scheduled != null && scheduled <= atMillis ? scheduled : atMillis;
+        });
+        if (replaced[0] != null && replaced[0] <= atMillis) {
+            return; // an earlier wake-up is coming, and schedules the next deadline when it fires
+        }
+        long delay = Math.max(0, atMillis - clock.now());
+        try {
+            awaitTimer.schedule(() -> wakeUp(partition, atMillis), delay, java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException closing) {
+            wakeUps.remove(partition, atMillis);
+        }
+    }
+
+    /** A partition's deadline came: answer the parked AWAITs if messages are visible, then schedule its next one. */
     private void wakeUp(PartitionId partition, long atMillis) {
-        wakeUps.remove(partition, atMillis);
-        if (awaiting.isEmpty()) {
-            return;
+        if (!wakeUps.remove(partition, atMillis)) {
+            return; // superseded by an earlier one, which took over the chain
         }
         int visible;
+        long next;
         synchronized (this) {
-            if (partitions == null) {
+            if (partitions == null || !wakeUpsArmed) {
                 return;
             }
-            visible = partitions.visibleAt(partition, Math.max(atMillis, clock.now()));
+            long now = Math.max(atMillis, clock.now());
+            visible = partitions.visibleAt(partition, now);
+            next = partitions.nextDeadlineAfter(partition, now);
         }
         if (visible > 0) {
             wakeAwaiting(List.of(new Effect.MessagesAvailable(partition, visible)));
         }
+        if (next > 0) {
+            scheduleWakeUp(partition, next);
+        }
+    }
+
+    /** A new leader learns its partitions' deadlines (the old leader's schedule is gone with it). */
+    private void armWakeUps() {
+        if (wakeUpsArmed) {
+            return;
+        }
+        Map<PartitionId, Long> next;
+        synchronized (this) {
+            if (partitions == null || wakeUpsArmed) {
+                return;
+            }
+            wakeUpsArmed = true;
+            next = partitions.nextDeadlines();
+        }
+        next.forEach(this::scheduleWakeUp);
     }
 
     private void wakeAwaiting(List<Effect> effects) {
@@ -471,6 +515,7 @@ public final class ShardStateMachine extends BaseStateMachine {
         }
         byte type = q.get(0);
         if (type == ShardQueries.AWAIT) {
+            armWakeUps();
             CompletableFuture<Message> parked = new CompletableFuture<>();
             awaiting.add(parked);
             long timeoutMillis = Math.max(1, Math.min(ShardQueries.argOf(q), 60_000));
@@ -533,6 +578,8 @@ public final class ShardStateMachine extends BaseStateMachine {
     @Override
     public void notifyNotLeader(java.util.Collection<TransactionContext> pending) {
         // Parked AWAITs belong to the leader: answer them empty so their frontends ask the new one.
+        wakeUpsArmed = false; // the new leader schedules the deadlines; ours fire and stop
+        wakeUps.clear();
         for (CompletableFuture<Message> f : List.copyOf(awaiting)) {
             if (awaiting.remove(f)) {
                 f.complete(Message.valueOf(ByteString.copyFrom(ShardQueries.encodeAvailable(Map.of()))));

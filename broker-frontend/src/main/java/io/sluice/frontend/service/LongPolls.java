@@ -29,16 +29,21 @@ import java.util.concurrent.TimeUnit;
 public final class LongPolls implements PartitionService.EffectListener, AutoCloseable {
     private final Clock clock;
     private final Map<PartitionId, Set<CompletableFuture<Void>>> waiters = new ConcurrentHashMap<>();
+    /** Each parked waiter's own deadline: a wake-up at or after it is not armed. */
+    private final Map<CompletableFuture<Void>, Long> deadlines = new ConcurrentHashMap<>();
     private final ScheduledExecutorService timer;
     private volatile boolean closing;
 
     public LongPolls(Clock clock) {
         this.clock = clock;
-        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "sluice-long-poll-timer");
-            t.setDaemon(true);
-            return t;
-        });
+        java.util.concurrent.ScheduledThreadPoolExecutor executor = new java.util.concurrent.ScheduledThreadPoolExecutor(1,
+                r -> {
+                    Thread t = new Thread(r, "sluice-long-poll-timer");
+                    t.setDaemon(true);
+                    return t;
+                });
+        executor.setRemoveOnCancelPolicy(true); // a woken poll's other timers leave the queue with it
+        this.timer = executor;
     }
 
     /** A waiter on these partitions, completed at the latest at {@code deadlineMillis}. */
@@ -52,7 +57,9 @@ public final class LongPolls implements PartitionService.EffectListener, AutoClo
             waiters.computeIfAbsent(p, k -> ConcurrentHashMap.newKeySet()).add(waiter);
         }
         wakeAt(waiter, deadlineMillis);
+        deadlines.put(waiter, deadlineMillis);
         waiter.whenComplete((v, e) -> {
+            deadlines.remove(waiter);
             for (PartitionId p : partitions) {
                 Set<CompletableFuture<Void>> set = waiters.get(p);
                 if (set != null) {
@@ -90,7 +97,12 @@ public final class LongPolls implements PartitionService.EffectListener, AutoClo
             if (e instanceof Effect.VisibleAt at) { // polls parked before this deadline existed wake at it too
                 Set<CompletableFuture<Void>> set = waiters.get(at.partition());
                 if (set != null) {
-                    List.copyOf(set).forEach(w -> wakeAt(w, at.atMillis()));
+                    for (CompletableFuture<Void> w : List.copyOf(set)) {
+                        Long deadline = deadlines.get(w);
+                        if (deadline != null && at.atMillis() < deadline) {
+                            wakeAt(w, at.atMillis());
+                        }
+                    }
                 }
             }
             if (e instanceof Effect.MessagesAvailable available) {
