@@ -48,6 +48,7 @@ public final class AutoSplitBench {
         AtomicLong sent = new AtomicLong();
         AtomicLong received = new AtomicLong();
         AtomicLong errors = new AtomicLong();
+        java.util.Set<String> errorKinds = java.util.concurrent.ConcurrentHashMap.newKeySet(); // printed at the end
         List<Thread> threads = new ArrayList<>();
         for (int p = 0; p < producers; p++) {
             SqsAsyncClient c = clients.get(p % clients.size());
@@ -62,6 +63,7 @@ public final class AutoSplitBench {
                                 .successful().size());
                     } catch (Exception e) {
                         errors.incrementAndGet();
+                        errorKinds.add(String.valueOf(e.getCause() != null ? e.getCause() : e));
                     }
                 }
             }));
@@ -85,6 +87,7 @@ public final class AutoSplitBench {
                                 .successful().size());
                     } catch (Exception e) {
                         errors.incrementAndGet();
+                        errorKinds.add(String.valueOf(e.getCause() != null ? e.getCause() : e));
                     }
                 }
             }));
@@ -109,5 +112,6 @@ public final class AutoSplitBench {
             th.join(30_000);
         }
         clients.forEach(SqsAsyncClient::close);
+        errorKinds.stream().limit(5).forEach(k -> System.out.println("error: " + k));
     }
 }

@@ -77,7 +77,9 @@ public final class ReceiveMessage implements SqsAction {
     /**
      * @param probe look without leasing first, and lease only where messages are visible: a poll woken by an arrival
      *              (as are all its queue's other parked polls) or by its deadline mostly finds nothing, and an empty
-     *              Receive is still a replicated write; a first attempt leases at once (one write, no extra read)
+     *              Receive is still a replicated write. A first attempt leases at once at the queue's rotating
+     *              partition (one write, no read: with a backlog it finds messages), and probes the other partitions
+     *              only when that one had nothing.
      */
     private CompletableFuture<ObjectNode> attempt(ActionContext ctx, Request r, boolean longPoll, boolean probe) {
         if (!ctx.connected() || longPolls.closing()) {
@@ -85,40 +87,53 @@ public final class ReceiveMessage implements SqsAction {
         }
         List<PartitionId> partitions = services.partitionIds(r.queue());
         CompletableFuture<Void> waiter = longPoll ? longPolls.register(partitions, r.deadlineMillis()) : null;
-        return candidates(partitions, probe)
-                .thenCompose(order -> leaseFrom(ctx, r, order, 0, waiter))
-                .thenCompose(answer -> answer != null ? Responses.done(answer) : park(ctx, r, waiter, partitions));
+        List<PartitionId> rotated = rotated(partitions);
+        CompletableFuture<ObjectNode> leased;
+        if (probe) {
+            leased = withMessages(rotated).thenCompose(order -> leaseFrom(ctx, r, order, 0, waiter, false));
+        } else {
+            List<PartitionId> rest = rotated.subList(1, rotated.size());
+            // a partition just added (a split) may not exist on its shard yet: nothing there, as a probe would say
+            leased = leaseFrom(ctx, r, rotated.subList(0, 1), 0, waiter, !rest.isEmpty()).thenCompose(answer ->
+                    answer != null || rest.isEmpty() ? CompletableFuture.completedFuture(answer)
+                    : withMessages(rest).thenCompose(order -> leaseFrom(ctx, r, order, 0, waiter, false)));
+        }
+        return leased.thenCompose(answer -> answer != null ? Responses.done(answer) : park(ctx, r, waiter, partitions));
     }
 
-    /**
-     * Where to try to lease, in order. One partition: itself (unless {@code probe}). Several: probe every partition
-     * without leasing, and keep those with visible messages, starting at a rotating offset so receivers spread over
-     * partitions.
-     */
-    private CompletableFuture<List<PartitionId>> candidates(List<PartitionId> partitions, boolean probe) {
+    /** The partitions from a rotating offset, so receivers spread over them. */
+    private List<PartitionId> rotated(List<PartitionId> partitions) {
         int start = Math.floorMod(rotation.getAndIncrement(), partitions.size());
         List<PartitionId> rotated = new java.util.ArrayList<>(partitions.size());
         for (int i = 0; i < partitions.size(); i++) {
             rotated.add(partitions.get((start + i) % partitions.size()));
         }
-        if (rotated.size() == 1 && !probe) {
-            return CompletableFuture.completedFuture(rotated);
-        }
-        List<CompletableFuture<Integer>> probes = rotated.stream().map(p -> services.partitions().visibleNow(p)).toList();
+        return rotated;
+    }
+
+    /** Probes {@code partitions} without leasing; those with visible messages, in the same order. */
+    private CompletableFuture<List<PartitionId>> withMessages(List<PartitionId> partitions) {
+        List<CompletableFuture<Integer>> probes = partitions.stream().map(p -> services.partitions().visibleNow(p))
+                .toList();
         return CompletableFuture.allOf(probes.toArray(CompletableFuture[]::new)).thenApply(v -> {
-            List<PartitionId> withMessages = new java.util.ArrayList<>();
-            for (int i = 0; i < rotated.size(); i++) {
+            List<PartitionId> out = new java.util.ArrayList<>();
+            for (int i = 0; i < partitions.size(); i++) {
                 if (probes.get(i).join() > 0) {
-                    withMessages.add(rotated.get(i));
+                    out.add(partitions.get(i));
                 }
             }
-            return withMessages;
+            return out;
         });
     }
 
-    /** Tries the candidates in order until one leases something; null when none did. */
+    /**
+     * Tries the candidates in order until one leases something; null when none did.
+     *
+     * @param missingIsEmpty a partition that does not exist (yet) or is at its in-flight limit has nothing, rather than
+     *                       failing the receive (the first of several partitions, tried without a probe)
+     */
     private CompletableFuture<ObjectNode> leaseFrom(ActionContext ctx, Request r, List<PartitionId> order, int i,
-                                                    CompletableFuture<Void> waiter) {
+                                                    CompletableFuture<Void> waiter, boolean missingIsEmpty) {
         if (i >= order.size()) {
             return CompletableFuture.completedFuture(null);
         }
@@ -128,7 +143,11 @@ public final class ReceiveMessage implements SqsAction {
                 .thenCompose(outcome -> {
                     if (outcome.response() instanceof PartitionResponse.Rejected rejected) {
                         boolean overLimit = rejected.failure().error() == SqsError.OVER_LIMIT;
-                        if (!(overLimit && r.longPoll())) {
+                        // the first of several partitions, leased without a probe: missing (just added by a split)
+                        // or at its in-flight limit counts as nothing there; the probed ones decide
+                        boolean skip = missingIsEmpty && (overLimit
+                                || rejected.failure().error() == SqsError.QUEUE_DOES_NOT_EXIST);
+                        if (!(overLimit && r.longPoll()) && !skip) {
                             cancel(waiter);
                             throw new SqsException(rejected.failure());
                         }
@@ -140,7 +159,7 @@ public final class ReceiveMessage implements SqsAction {
                         }
                         return Responses.done(render(r, outcome.delivered()));
                     }
-                    return leaseFrom(ctx, r, order, i + 1, waiter);
+                    return leaseFrom(ctx, r, order, i + 1, waiter, missingIsEmpty);
                 });
     }
 
