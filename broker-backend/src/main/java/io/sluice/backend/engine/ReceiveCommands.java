@@ -189,13 +189,20 @@ final class ReceiveCommands {
                 m.backoffFromMillis = backoff > 0 ? deadline : 0;
             });
             s.putState(e);
-            if (consumer) {
-                s.delivered(e, now);
-            }
             if (countReceive) {
                 s.totals.received++;
             }
             deliveries.add(delivery(e));
+        }
+        if (consumer) { // a group's mark moves once per receive, to the latest in producer order of what it took
+            java.util.Map<String, MessageEntry> latestOfGroup = new java.util.LinkedHashMap<>();
+            for (MessageEntry e : entries) {
+                if (e.fifoGroupId != null) {
+                    latestOfGroup.merge(e.fifoGroupId, e,
+                            (a, b) -> MessageEntry.BY_PRODUCER_ORDER.compare(a, b) >= 0 ? a : b);
+                }
+            }
+            latestOfGroup.values().forEach(e -> s.delivered(e, now));
         }
         return deliveries;
     }
