@@ -47,13 +47,14 @@ class QueueMetricsIT {
     void producerOrderIsMeasuredLateMessagesCounted() throws Exception {
         String url = sqs.createQueue(b -> b.queueName("metrics-order.fifo").attributesWithStrings(Map.of(
                 "FifoQueue", "true", "SluiceReorderWindowMillis", "200"))).queueUrl();
-        long now = System.currentTimeMillis();
-        send(url, "on-time", now - 2_000); // ~2 s of skew
+        long onTime = System.currentTimeMillis() - 2_000;
+        send(url, "on-time", onTime); // ~2 s of skew
         List<Message> first = await().atMost(Duration.ofSeconds(120)).until(() -> sqs.receiveMessage(b -> b
                 .queueUrl(url).waitTimeSeconds(1).messageAttributeNames("All")).messages(), got -> !got.isEmpty());
         assertFalse(first.get(0).messageAttributes().containsKey("Sluice.Late"));
         sqs.deleteMessage(b -> b.queueUrl(url).receiptHandle(first.get(0).receiptHandle()));
-        send(url, "straggler", now - 20_000); // produced before "on-time", ~20 s of skew
+        // produced before "on-time", ~20 s of skew when it is sent (however long the receive above took)
+        send(url, "straggler", Math.min(onTime - 1, System.currentTimeMillis() - 20_000));
         List<Message> late = await().atMost(Duration.ofSeconds(120)).until(() -> sqs.receiveMessage(b -> b
                 .queueUrl(url).waitTimeSeconds(1).messageAttributeNames("All")).messages(), got -> !got.isEmpty());
         assertEquals("true", late.get(0).messageAttributes().get("Sluice.Late").stringValue());

@@ -29,13 +29,6 @@ public final class ArrivalSkew {
 
     /** What the metrics export: per-bucket counts (not cumulative; the last is +Inf) and the sum. */
     public record Snapshot(double[] boundsSeconds, long[] counts, double sumSeconds) {
-        public long count() {
-            long n = 0;
-            for (long c : counts) {
-                n += c;
-            }
-            return n;
-        }
     }
 
     void record(long skewMillis, long nowMillis) {

@@ -194,7 +194,8 @@ final class ReceiveCommands {
             }
             deliveries.add(delivery(e));
         }
-        if (consumer) { // a group's mark moves once per receive, to the latest in producer order of what it took
+        if (consumer && s.config.reorderWindowMillis() > 0) {
+            // a group's mark moves once per receive, to the latest in producer order of what it took
             java.util.Map<String, MessageEntry> latestOfGroup = new java.util.LinkedHashMap<>();
             for (MessageEntry e : entries) {
                 if (e.fifoGroupId != null) {
