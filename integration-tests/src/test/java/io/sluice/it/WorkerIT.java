@@ -93,7 +93,7 @@ class WorkerIT extends SharedServer {
              SluiceWorker worker = SluiceWorker.builder(client, url, m -> {
                  handled.computeIfAbsent(m.body(), k -> new AtomicInteger()).incrementAndGet();
                  Thread.sleep(9_000); // 3 × the 3 s visibility timeout
-             }).concurrency(300).visibilityTimeout(Duration.ofSeconds(3)).meterRegistry(registry).build().start()) {
+             }).concurrency(500).visibilityTimeout(Duration.ofSeconds(3)).meterRegistry(registry).build().start()) {
             await().atMost(Duration.ofMinutes(3)).until(() -> count(registry, "sluice.worker.processed") >= 1000);
             await().atMost(Duration.ofSeconds(120)).until(() -> counts(url).get("ApproximateNumberOfMessages")
                     .equals("0") && counts(url).get("ApproximateNumberOfMessagesNotVisible").equals("0"));

@@ -218,25 +218,28 @@ public final class ShardClient implements AutoCloseable {
             batch.forEach(p -> p.done().completeExceptionally(cause));
             return;
         }
-        ByteString content;
-        try { // read once: a shard's reply serialises its bodies each time it is asked (ShardStateMachine.OutcomeReply)
-            content = reply.getMessage() == null ? ByteString.EMPTY : reply.getMessage().getContent();
-        } catch (RuntimeException e) {
-            batch.forEach(p -> p.done().completeExceptionally(e));
-            return;
-        }
-        if (content.isEmpty()) {
-            // A replica that skipped the entry on replay (its store had it) answers nothing: committed, outcome unknown.
-            IllegalStateException unknown = new IllegalStateException("shard entry committed, outcome unknown");
-            batch.forEach(p -> p.done().completeExceptionally(unknown));
-            return;
-        }
-        List<PartitionOutcome> outcomes;
-        try {
-            outcomes = OutcomeCodec.decode(content.toByteArray());
-        } catch (RuntimeException e) {
-            batch.forEach(p -> p.done().completeExceptionally(e));
-            return;
+        List<PartitionOutcome> outcomes = reply.getMessage() instanceof ShardStateMachine.InProcessReply local
+                ? local.outcomesWithBodies() : null; // a leader in this process: no encoding, no decoding
+        if (outcomes == null) {
+            ByteString content;
+            try { // read once: a shard's reply serialises its bodies each time it is asked (its OutcomeReply)
+                content = reply.getMessage() == null ? ByteString.EMPTY : reply.getMessage().getContent();
+            } catch (RuntimeException e) {
+                batch.forEach(p -> p.done().completeExceptionally(e));
+                return;
+            }
+            if (content.isEmpty()) {
+                // A replica that skipped the entry on replay (its store had it) answers nothing: outcome unknown.
+                IllegalStateException unknown = new IllegalStateException("shard entry committed, outcome unknown");
+                batch.forEach(p -> p.done().completeExceptionally(unknown));
+                return;
+            }
+            try {
+                outcomes = OutcomeCodec.decode(content.toByteArray());
+            } catch (RuntimeException e) {
+                batch.forEach(p -> p.done().completeExceptionally(e));
+                return;
+            }
         }
         for (int i = 0; i < batch.size(); i++) {
             Pending p = batch.get(i);

@@ -320,7 +320,7 @@ public final class ShardStateMachine extends BaseStateMachine {
      * theirs unless asked again. So a consumer's receive needs no second round trip for the bodies, and followers do
      * no work for replies they do not send.
      */
-    private final class OutcomeReply implements Message {
+    private final class OutcomeReply implements Message, InProcessReply {
         /** The partition of each outcome. */
         private final List<PartitionId> ids;
         private final List<PartitionOutcome> outcomes;
@@ -337,7 +337,7 @@ public final class ShardStateMachine extends BaseStateMachine {
         @Override
         public ByteString getContent() {
             try {
-                Bodies read = withBodies(ids, outcomes);
+                Bodies read = withBodies(ids, outcomes, OutcomeCodec.REPLY_BODY_BUDGET);
                 if (read != null) {
                     return ByteString.copyFrom(OutcomeCodec.encodeWithBodies(read.outcomes(), read.upTo()));
                 }
@@ -349,9 +349,30 @@ public final class ShardStateMachine extends BaseStateMachine {
         }
 
         @Override
+        public List<PartitionOutcome> outcomesWithBodies() {
+            try {
+                Bodies read = withBodies(ids, outcomes, Long.MAX_VALUE); // nothing to frame: no budget
+                return read == null ? null : read.outcomes();
+            } catch (RuntimeException e) { // as getContent(): the client reads the bodies itself
+                LOG.warn("shard {}: message bodies for a reply could not be read; answering leases only",
+                        getGroupId(), e);
+                return null;
+            }
+        }
+
+        @Override
         public String toString() {
             return "outcomes of " + outcomes.size() + " commands";
         }
+    }
+
+    /**
+     * A reply handed to a client in this same process (a frontend reaching a local leader through {@link
+     * LocalLeaders}): the outcomes as objects, with their bodies, so nothing is encoded only to be decoded again.
+     */
+    interface InProcessReply {
+        /** The outcomes with every receive's bodies read from the store, or null (store closed, read failed). */
+        List<PartitionOutcome> outcomesWithBodies();
     }
 
     /** Outcomes whose receives before {@code upTo} (an outcome index) carry their bodies. */
@@ -363,12 +384,11 @@ public final class ShardStateMachine extends BaseStateMachine {
      * OutcomeCodec#REPLY_BODY_BUDGET} is spent (the first receive always; the rest carry leases only and the client
      * reads those bodies itself); null if the store is closed.
      */
-    private synchronized Bodies withBodies(List<PartitionId> ids, List<PartitionOutcome> outcomes) {
+    private synchronized Bodies withBodies(List<PartitionId> ids, List<PartitionOutcome> outcomes, long budget) {
         if (partitions == null) {
             return null;
         }
         List<PartitionOutcome> full = new ArrayList<>(outcomes);
-        long budget = OutcomeCodec.REPLY_BODY_BUDGET; // positive: the first receive is always read
         for (int i = 0; i < outcomes.size(); i++) {
             if (!(outcomes.get(i).response() instanceof io.sluice.partition.PartitionResponse.Received r)
                     || r.deliveries().isEmpty()) {

@@ -223,8 +223,10 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
         if (closed) {
             return;
         }
-        reader(group).async().sendReadOnlyUnordered(Message.valueOf(ByteString.copyFrom(
-                ShardQueries.simple(ShardQueries.AWAIT, AWAIT_MILLIS)))).whenCompleteAsync((RaftClientReply reply, Throwable e) -> {
+        Message wait = Message.valueOf(ByteString.copyFrom(ShardQueries.simple(ShardQueries.AWAIT, AWAIT_MILLIS)));
+        // a leader in this process parks it without an RPC (and answers it empty when it stops leading)
+        LocalLeaders.send(local, group.getGroupId(), wait, true, () -> reader(group).async().sendReadOnlyUnordered(wait),
+                replies).whenCompleteAsync((RaftClientReply reply, Throwable e) -> {
                     if (e == null && reply.isSuccess()) {
                         Map<PartitionId, Integer> available = ShardQueries.decodeAvailable(
                                 reply.getMessage().getContent().toByteArray());

@@ -100,6 +100,19 @@ class BackendServerIT {
                 org.junit.jupiter.api.Assertions.assertThrows(Exception.class, () -> overNetwork.get(5, TimeUnit.SECONDS),
                         "the same group over the network reaches nobody");
             }
+            // the arrival watch (a parked AWAIT) goes to the local leader too: arrivals are learnt without the network
+            try (ShardedPartitionService service = new ShardedPartitionService(only(unreachable),
+                    io.sluice.common.raft.RaftTransport.PLAINTEXT, backend)) {
+                List<Effect.MessagesAvailable> seen = new CopyOnWriteArrayList<>();
+                service.addListener(effects -> effects.stream().filter(Effect.MessagesAvailable.class::isInstance)
+                        .map(Effect.MessagesAvailable.class::cast).forEach(seen::add));
+                await().atMost(Duration.ofSeconds(30)).until(() -> {
+                    service.submit(p, new PartitionCommand.Send(List.of(NewMessage.of(UUID.randomUUID().toString(), "x"))))
+                            .get(30, TimeUnit.SECONDS);
+                    return !seen.isEmpty();
+                });
+                assertEquals(p, seen.get(0).partition());
+            }
         } finally {
             backend.close();
         }
@@ -114,18 +127,7 @@ class BackendServerIT {
         BackendServer backend = new BackendServer("b1", "127.0.0.1", port, dir, SystemClock.INSTANCE, 1_000_000);
         RaftGroup group = RaftGroup.valueOf(RaftGroupId.valueOf(UUID.randomUUID()),
                 RaftPeer.newBuilder().setId("b1").setAddress("127.0.0.1:" + port).build());
-        ShardedPartitionService.Router router = new ShardedPartitionService.Router() {
-            @Override
-            public RaftGroup groupOf(PartitionId partition) {
-                return group;
-            }
-
-            @Override
-            public java.util.Collection<RaftGroup> allGroups() {
-                return List.of(group);
-            }
-        };
-        try (ShardedPartitionService service = new ShardedPartitionService(router)) {
+        try (ShardedPartitionService service = new ShardedPartitionService(only(group))) {
             backend.start();
             backend.join(group);
             await().atMost(Duration.ofSeconds(60)).until(() -> backend.isLeaderReady(group.getGroupId()));
@@ -168,5 +170,20 @@ class BackendServerIT {
         try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
         }
+    }
+
+    /** A router that knows one group, holding every partition. */
+    private static ShardedPartitionService.Router only(RaftGroup group) {
+        return new ShardedPartitionService.Router() {
+            @Override
+            public RaftGroup groupOf(PartitionId partition) {
+                return group;
+            }
+
+            @Override
+            public java.util.Collection<RaftGroup> allGroups() {
+                return List.of(group);
+            }
+        };
     }
 }
