@@ -56,6 +56,11 @@ final class AdminServer implements AutoCloseable {
     private final AdminAccess access;
     private EventLoopGroup group;
     private Channel channel;
+    /** The web console ({@code /console}), on a role with a frontend; null elsewhere. */
+    private volatile io.sluice.frontend.console.Console console;
+    private volatile boolean tls;
+    private final java.util.concurrent.ExecutorService consoleWork = java.util.concurrent.Executors
+            .newFixedThreadPool(2, DevServer.daemon("sluice-console"));
 
     /**
      * @param status renders {@code GET /admin/status} (JSON)
@@ -75,8 +80,15 @@ final class AdminServer implements AutoCloseable {
         this.posts = posts;
     }
 
+    /** Serves the web console under {@code /console} (before {@link #start}). */
+    AdminServer withConsole(io.sluice.frontend.console.Console console) {
+        this.console = console;
+        return this;
+    }
+
     /** @param tls HTTPS, or null for plain HTTP */
     InetSocketAddress start(String host, int port, io.netty.handler.ssl.SslContext tls) throws InterruptedException {
+        this.tls = tls != null;
         group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         channel = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
@@ -120,7 +132,12 @@ final class AdminServer implements AutoCloseable {
     private final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
-            String path = request.uri().split("\\?", 2)[0];
+            String[] pathAndQuery = request.uri().split("\\?", 2);
+            String path = pathAndQuery[0];
+            if (console != null && (path.equals("/console") || path.startsWith("/console/"))) {
+                serveConsole(ctx, request, path, pathAndQuery.length > 1 ? pathAndQuery[1] : null);
+                return;
+            }
             String authorization = request.headers().get(HttpHeaderNames.AUTHORIZATION);
             if (request.method().name().equals("POST") && posts.containsKey(path)) {
                 FullHttpResponse refused = refusePost(request, authorization);
@@ -196,6 +213,40 @@ final class AdminServer implements AutoCloseable {
             }
         }
 
+        /** A console page, rendered off the event loop; the connection is kept alive as the browser asks. */
+        private void serveConsole(ChannelHandlerContext ctx, FullHttpRequest request, String path, String query) {
+            var in = new io.sluice.frontend.console.Console.Request(request.method().name(), path, query,
+                    request.headers().get(HttpHeaderNames.COOKIE), request.headers().get(HttpHeaderNames.CONTENT_TYPE),
+                    io.netty.buffer.ByteBufUtil.getBytes(request.content()), tls);
+            boolean keepAlive = HttpUtil.isKeepAlive(request);
+            java.util.concurrent.CompletableFuture<io.sluice.frontend.console.Console.Response> work;
+            try {
+                work = java.util.concurrent.CompletableFuture.supplyAsync(() -> console.handle(in), consoleWork)
+                        .thenCompose(f -> f);
+            } catch (java.util.concurrent.RejectedExecutionException closing) {
+                work = java.util.concurrent.CompletableFuture.failedFuture(closing);
+            }
+            work.orTimeout(30, TimeUnit.SECONDS).handle((out, e) -> {
+                FullHttpResponse r;
+                if (e != null) {
+                    r = text(HttpResponseStatus.SERVICE_UNAVAILABLE, "the console could not answer\n",
+                            "text/plain; charset=utf-8");
+                } else {
+                    r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(out.status()),
+                            Unpooled.wrappedBuffer(out.body()));
+                    r.headers().set(HttpHeaderNames.CONTENT_TYPE, out.contentType())
+                            .setInt(HttpHeaderNames.CONTENT_LENGTH, out.body().length);
+                    out.headers().forEach(h -> r.headers().add(h.getKey(), h.getValue()));
+                }
+                HttpUtil.setKeepAlive(r, keepAlive);
+                var f = ctx.writeAndFlush(r);
+                if (!keepAlive) {
+                    f.addListener(ChannelFutureListener.CLOSE);
+                }
+                return null;
+            });
+        }
+
         /** Why a POST may not run (a response to send), or null when it may. */
         private FullHttpResponse refusePost(FullHttpRequest request, String authorization) {
             if (!access.writesEnabled()) {
@@ -235,6 +286,7 @@ final class AdminServer implements AutoCloseable {
 
     @Override
     public void close() {
+        consoleWork.shutdownNow();
         scrapes.shutdownNow();
         writes.shutdownNow();
         if (channel != null) { // bounded: a stuck event loop must not hold a node's shutdown forever

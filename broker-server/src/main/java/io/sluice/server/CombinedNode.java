@@ -45,9 +45,11 @@ public final class CombinedNode implements AutoCloseable {
         backend.startRole(registry);
         frontend = new DevServer(config, true, registry, backend.server());
         frontend.start();
-        admin = new AdminServer(registry, this::serving, () -> metadata.ready() && backend.ready(),
-                () -> new String(MetadataJson.write(backend.status(metadata.status())), StandardCharsets.UTF_8),
-                metadata.posts(), AdminAccess.configured(config));
+        java.util.function.Supplier<String> status =
+                () -> new String(MetadataJson.write(backend.status(metadata.status())), StandardCharsets.UTF_8);
+        AdminAccess access = AdminAccess.configured(config);
+        admin = new AdminServer(registry, this::serving, () -> metadata.ready() && backend.ready(), status,
+                metadata.posts(), access).withConsole(frontend.console(access, status));
         adminAddress = admin.start(config.get(ServerConfigKeys.ADMIN_HOST), config.get(ServerConfigKeys.ADMIN_PORT),
                 HttpTls.context(config));
         LOG.info("node {} serving: SQS on port {}, admin on port {}", id, frontend.sqsAddress().getPort(),

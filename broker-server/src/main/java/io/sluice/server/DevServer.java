@@ -231,8 +231,10 @@ public final class DevServer implements AutoCloseable {
         AccessKeyRateLimiter limiter = new AccessKeyRateLimiter(config.get(ServerConfigKeys.KEY_RATE_LIMIT),
                 config.get(ServerConfigKeys.KEY_RATE_BURST_MS) / 1000.0,
                 AccessKeyRateLimiter.parseRates(config.get(ServerConfigKeys.KEY_RATE_LIMITS)), System::nanoTime);
+        this.accessKeys = accessKeys;
         SqsRequestProcessor processor = new SqsRequestProcessor(new ActionTable(services, longPolls, moveTasks),
                 verifier, accessKeys, workers, registry, limiter, name -> catalog.image().queues().containsKey(name));
+        this.processor = processor;
 
         if (shard != null) { // in a cluster each shard's leader sweeps its own partitions (BackendServer.sweep)
             LocalShard local = shard;
@@ -282,14 +284,16 @@ public final class DevServer implements AutoCloseable {
             return;
         }
         int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
-        admin = new AdminServer(registry, () -> serving, () -> catalog.image().appliedIndex() > 0, () -> new String(MetadataJson.write(ClusterStatus.render(
+        java.util.function.Supplier<String> status = () -> new String(MetadataJson.write(ClusterStatus.render(
                 catalog.image(), metadataServer != null ? metadataServer.memberRoles() : unknownRoles(peers),
                 peers.addresses(), b -> metadataServer == null || metadataServer.isBackendAlive(b),
                 metadataServer != null && metadataServer.isLeader(), rf)),
-                java.nio.charset.StandardCharsets.UTF_8),
+                java.nio.charset.StandardCharsets.UTF_8);
+        AdminAccess adminAccess = sharded == null ? AdminAccess.forDev(config, data) : AdminAccess.configured(config);
+        admin = new AdminServer(registry, () -> serving, () -> catalog.image().appliedIndex() > 0, status,
                 Map.of("/admin/access-keys", AccessKeyAdmin.handler(metadataClient::submit),
                         "/admin/rebalance", AccessKeyAdmin.rebalance(metadataClient::submit)),
-                sharded == null ? AdminAccess.forDev(config, data) : AdminAccess.configured(config));
+                adminAccess).withConsole(console(adminAccess, status));
         String adminHost = config.get(ServerConfigKeys.ADMIN_HOST);
         adminAddress = admin.start(adminHost, config.get(ServerConfigKeys.ADMIN_PORT), httpTls);
         String scheme = httpTls == null ? "http" : "https";
@@ -303,6 +307,18 @@ public final class DevServer implements AutoCloseable {
             LOG.info("Sluice frontend serving SQS on {}://{}:{} (admin {}://{}:{}), shards from the metadata group",
                     scheme, host, sqsAddress.getPort(), scheme, adminHost, adminAddress.getPort());
         }
+    }
+
+    private CatalogAccessKeys accessKeys;
+    private SqsRequestProcessor processor;
+
+    /**
+     * The web console over this frontend's SQS actions, keys and rules, for the admin endpoint that serves it (its
+     * own, or a combined node's).
+     */
+    io.sluice.frontend.console.Console console(AdminAccess access, java.util.function.Supplier<String> status) {
+        return new io.sluice.frontend.console.Console(processor, accessKeys, accessKeys,
+                token -> access.permits("Bearer " + token), status, clock::nowMillis);
     }
 
     /** Every partition of the local shard, named from the catalog, for the queue metrics. */

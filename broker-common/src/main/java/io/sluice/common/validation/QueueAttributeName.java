@@ -41,6 +41,11 @@ public enum QueueAttributeName {
     SLUICE_REORDER_WINDOW_MILLIS("SluiceReorderWindowMillis", 0, SqsLimits.MAX_REORDER_WINDOW_MILLIS, true),
     /** Sluice extension (FIFO, read-only): p99 of arrival time minus producer time over the last minutes. */
     SLUICE_ARRIVAL_SKEW_P99_MILLIS("SluiceArrivalSkewP99Millis", false, true),
+    /**
+     * Sluice extension (read-only, returned only when named): seconds since the oldest message still in the queue was
+     * sent (what CloudWatch calls ApproximateAgeOfOldestMessage; 0 when empty).
+     */
+    SLUICE_APPROXIMATE_AGE_OF_OLDEST_MESSAGE("SluiceApproximateAgeOfOldestMessage", false, false),
     QUEUE_ARN("QueueArn", false, false),
     CREATED_TIMESTAMP("CreatedTimestamp", false, false),
     LAST_MODIFIED_TIMESTAMP("LastModifiedTimestamp", false, false),

@@ -98,7 +98,7 @@ class QueueAttributesValidatorTest {
     @ParameterizedTest
     @ValueSource(strings = {"Foo", "delayseconds", "All", "", "QueueArn", "CreatedTimestamp", "LastModifiedTimestamp",
         "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed",
-        "SluiceArrivalSkewP99Millis"})
+        "SluiceArrivalSkewP99Millis", "SluiceApproximateAgeOfOldestMessage"})
     void unknownAndReadOnlyNamesAreInvalidAttributeName(String name) {
         String text = "Unknown Attribute " + name + ".";
         assertFailure(SqsError.INVALID_ATTRIBUTE_NAME, text,

@@ -62,6 +62,12 @@ public final class QueueAttributeActions {
                     // in All only once producer-timed messages arrived (in the last 5-10 minutes); named: 0 until then
                     values.put(skew, Long.toString(Math.max(0, counts.arrivalSkewP99Millis())));
                 }
+                String age = QueueAttributeName.SLUICE_APPROXIMATE_AGE_OF_OLDEST_MESSAGE.wireName();
+                if (wanted.contains(age)) { // named only: All stays what SQS returns
+                    long base = counts.oldestRetentionBaseMillis();
+                    values.put(age, Long.toString(base < 0 ? 0
+                            : Math.max(0, (services.clock().nowMillis() - base) / 1000)));
+                }
                 if (wanted.contains(Partitions.ATTRIBUTE) || (all && queue.partitions() > 1)) {
                     values.put(Partitions.ATTRIBUTE, Integer.toString(queue.partitions()));
                 }

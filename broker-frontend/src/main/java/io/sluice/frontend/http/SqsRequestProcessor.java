@@ -204,20 +204,46 @@ public final class SqsRequestProcessor {
                     ? new SqsException(SqsError.UNKNOWN_OPERATION, "The action " + abbreviate(name) + " is not valid for this endpoint.")
                     : new SqsException(SqsError.INVALID_ACTION, "The action " + abbreviate(name) + " is not valid for this endpoint.");
         }
-        Params params = new Params(tree);
-        RequestResources resources = RequestResources.of(handler.name(), params, uri.getRawPath(),
+        return run(principal, policy, handler, new Params(tree), protocol, requestId, uri.getRawPath(),
+                in.header("host"), in.header("x-amzn-trace-id"), in.connected(), queue);
+    }
+
+    /**
+     * An action for a caller this process authenticated itself (the console's signed-in key): the same authorization
+     * (every queue the request touches, resolved here), rate limit and action code as a request over HTTP; the
+     * answer is the action's output tree (JSON member names).
+     *
+     * @param asAdmin the admin token's session: every action on every queue is allowed
+     */
+    public CompletableFuture<ObjectNode> invoke(String principal, boolean asAdmin, String actionName,
+                                                ObjectNode request, String host) {
+        SqsAction handler = actions.get(actionName);
+        if (handler == null) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException("no action " + actionName));
+        }
+        try {
+            return run(principal, asAdmin ? (key, action, queue) -> true : policy, handler, new Params(request),
+                    Protocol.JSON, UUID.randomUUID().toString(), "/", host, null, () -> true, new String[2]);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
+    private CompletableFuture<ObjectNode> run(String principal, Authorizer authorizer, SqsAction handler,
+                                              Params params, Protocol protocol, String requestId, String path,
+                                              String host, String traceHeader,
+                                              java.util.function.BooleanSupplier connected, String[] queue) {
+        RequestResources resources = RequestResources.of(handler.name(), params, path,
                 () -> ActionContext.queueDoesNotExist(protocol));
         queue[0] = resources.queue();
-        authorize(principal, handler.name(), resources);
+        authorize(authorizer, principal, handler.name(), resources);
         if (!limiter.tryAcquire(principal)) {
             metrics.counter("sqs.usage.throttled", "access_key", principal).increment();
             queue[1] = "rate";
             throw new SqsException(SqsError.REQUEST_THROTTLED, "Rate exceeded for access key " + principal + ".");
         }
-        String host = in.header("host");
-        ActionContext ctx = new ActionContext(requestId, protocol, principal, host, uri.getRawPath(),
-                in.header("x-amzn-trace-id"), in.connected(), resources.queue(),
-                (act, queueName) -> policy.isAllowed(principal, act, queueName));
+        ActionContext ctx = new ActionContext(requestId, protocol, principal, host, path, traceHeader, connected,
+                resources.queue(), (act, queueName) -> authorizer.isAllowed(principal, act, queueName));
         return CompletableFuture.supplyAsync(() -> handler.execute(ctx, params), workers).thenCompose(f -> f);
     }
 
@@ -256,7 +282,7 @@ public final class SqsRequestProcessor {
      * by ARN. A request that touches none is account-wide (only a {@code *} queue rule allows it), except ListQueues,
      * which every key may call and which lists only the queues the key may list.
      */
-    private void authorize(String principal, String action, RequestResources resources) {
+    private static void authorize(Authorizer policy, String principal, String action, RequestResources resources) {
         List<String> touched = new java.util.ArrayList<>(resources.referenced());
         if (resources.queue() != null) {
             touched.add(resources.queue());

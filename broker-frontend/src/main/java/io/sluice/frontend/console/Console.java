@@ -1,0 +1,530 @@
+package io.sluice.frontend.console;
+
+import static io.sluice.frontend.console.Html.esc;
+import static io.sluice.frontend.console.Html.url;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sluice.common.SqsError;
+import io.sluice.common.SqsException;
+import io.sluice.frontend.auth.Authorizer;
+import io.sluice.frontend.auth.CredentialStore;
+import io.sluice.frontend.auth.Credentials;
+import io.sluice.frontend.http.SqsRequestProcessor;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.function.LongSupplier;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The web console ({@code /console} on the admin port): server-rendered pages over the same SQS actions, authorization
+ * and rate limits as the API ({@link SqsRequestProcessor#invoke}), for a key signed in with its secret or for the
+ * admin token. A session is an HttpOnly, SameSite=Strict cookie (Secure over TLS); every form that changes state
+ * carries the session's CSRF token, and the sign-in form a token of its own (double-submit cookie), so another site can
+ * neither act for a signed-in user nor sign a browser into someone else's session. Pages send a Content-Security-Policy
+ * that allows no script and no framing. A key sees and does only what its rules allow (its queue list is
+ * ListQueues'); the cluster page is for admins (the admin token or a key with the {@code *}/{@code *} rule).
+ */
+public final class Console {
+    private static final Logger LOG = LoggerFactory.getLogger(Console.class);
+    static final String SESSION_COOKIE = "sluice_console";
+    static final String LOGIN_COOKIE = "sluice_console_login";
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String HTML = "text/html; charset=utf-8";
+
+    /** One request as the admin server hands it over. */
+    public record Request(String method, String path, String query, String cookieHeader, String contentType,
+                          byte[] body, boolean tls) {
+    }
+
+    /** The answer; {@code headers} may repeat a name (Set-Cookie). */
+    public record Response(int status, String contentType, byte[] body, List<Map.Entry<String, String>> headers) {
+    }
+
+    private final SqsRequestProcessor sqs;
+    private final CredentialStore keys;
+    private final Authorizer rules;
+    private final Predicate<String> adminToken;
+    private final Supplier<String> clusterStatus;
+    private final ConsoleSessions sessions;
+
+    /**
+     * @param keys          the access keys and secrets a sign-in is checked against (the API's)
+     * @param rules         the keys' rules (for the cluster page: admins only)
+     * @param adminToken    whether a presented string is the admin token (never true when none is configured)
+     * @param clusterStatus the cluster status JSON ({@code /admin/status})
+     */
+    public Console(SqsRequestProcessor sqs, CredentialStore keys, Authorizer rules, Predicate<String> adminToken,
+                   Supplier<String> clusterStatus, LongSupplier clockMillis) {
+        this.sqs = sqs;
+        this.keys = keys;
+        this.rules = rules;
+        this.adminToken = adminToken;
+        this.clusterStatus = clusterStatus;
+        this.sessions = new ConsoleSessions(clockMillis);
+    }
+
+    /** Answers a request under {@code /console}; never on an event loop (it may wait for a catalog read). */
+    public CompletableFuture<Response> handle(Request r) {
+        try {
+            return route(r).exceptionally(e -> errorPage(r, e));
+        } catch (RuntimeException e) {
+            return CompletableFuture.completedFuture(errorPage(r, e));
+        }
+    }
+
+    private CompletableFuture<Response> route(Request r) {
+        String path = r.path();
+        boolean post = r.method().equals("POST");
+        if (path.equals("/console/static/console.css") && !post) {
+            return done(response(200, "text/css; charset=utf-8", Html.CSS));
+        }
+        if (path.equals("/console/login")) {
+            return done(post ? login(r) : loginPage(r, null, 200));
+        }
+        Map<String, String> cookies = cookies(r.cookieHeader());
+        ConsoleSessions.Session session = sessions.find(cookies.get(SESSION_COOKIE));
+        if (session == null) {
+            return done(redirect("/console/login"));
+        }
+        Map<String, String> form = post ? form(r) : Map.of();
+        if (post && !ConsoleSessions.same(form.get("csrf"), session.csrf())) {
+            return done(page(403, "Refused", null, "<p class=\"error\">This form's CSRF token is missing or wrong."
+                    + " Reload the page and try again.</p>"));
+        }
+        Map<String, String> query = parseQuery(r.query());
+        if (path.equals("/console") || path.equals("/console/")) {
+            return done(redirect("/console/queues"));
+        }
+        if (path.equals("/console/logout") && post) {
+            sessions.close(session.id());
+            Response out = redirect("/console/login");
+            out.headers().add(Map.entry("Set-Cookie", cookie(SESSION_COOKIE, "", r.tls(), 0)));
+            return done(out);
+        }
+        if (path.equals("/console/queues") && !post) {
+            return queuesPage(session, query);
+        }
+        if (path.equals("/console/cluster") && !post) {
+            return done(clusterPage(session));
+        }
+        if (path.startsWith("/console/queues/")) {
+            String rest = path.substring("/console/queues/".length());
+            String[] parts = rest.split("/", 2);
+            String name = java.net.URLDecoder.decode(parts[0], StandardCharsets.UTF_8);
+            if (parts.length == 1 && !post) {
+                return queuePage(session, name, query.get("done"), null);
+            }
+            if (parts.length == 2 && post && parts[1].equals("send")) {
+                return send(session, name, form);
+            }
+            if (parts.length == 2 && post && parts[1].equals("purge")) {
+                return purge(session, name, form);
+            }
+        }
+        return done(page(404, "Not found", nav(session), "<p>No such page.</p>"));
+    }
+
+    // ---- sign-in ----
+
+    private Response loginPage(Request r, String problem, int status) {
+        String token = ConsoleSessions.randomToken();
+        String body = (problem == null ? "" : "<p class=\"error\">" + esc(problem) + "</p>")
+                + "<div class=\"card\"><form method=\"post\" action=\"/console/login\">"
+                + "<input type=\"hidden\" name=\"csrf\" value=\"" + token + "\">"
+                + "<p><label for=\"access_key\">Access key</label><input id=\"access_key\" name=\"access_key\""
+                + " autocomplete=\"username\"></p>"
+                + "<p><label for=\"secret_key\">Secret key</label><input id=\"secret_key\" name=\"secret_key\""
+                + " type=\"password\" autocomplete=\"current-password\"></p>"
+                + "<p class=\"muted\">or</p>"
+                + "<p><label for=\"token\">Admin token</label><input id=\"token\" name=\"token\" type=\"password\"></p>"
+                + "<p><button id=\"sign-in\" type=\"submit\">Sign in</button></p></form></div>";
+        Response out = page(status, "Sign in", null, body);
+        out.headers().add(Map.entry("Set-Cookie", cookie(LOGIN_COOKIE, token, r.tls(), -1)));
+        return out;
+    }
+
+    private Response login(Request r) {
+        Map<String, String> form = form(r);
+        if (!ConsoleSessions.same(form.get("csrf"), cookies(r.cookieHeader()).get(LOGIN_COOKIE))) {
+            return loginPage(r, "The sign-in form expired. Try again.", 403);
+        }
+        String key = form.getOrDefault("access_key", "").trim();
+        String secret = form.getOrDefault("secret_key", "");
+        String token = form.getOrDefault("token", "");
+        ConsoleSessions.Session session = null;
+        if (!token.isEmpty()) {
+            if (adminToken.test(token)) {
+                session = sessions.open(null);
+            }
+        } else if (!key.isEmpty() && !secret.isEmpty()) {
+            Optional<Credentials> known = keys.find(key);
+            if (known.isPresent() && ConsoleSessions.same(known.get().secretAccessKey(), secret)) {
+                session = sessions.open(key);
+            }
+        }
+        if (session == null) {
+            LOG.info("console sign-in refused for {}", token.isEmpty() ? "access key " + key : "an admin token");
+            return loginPage(r, "Sign-in refused: wrong access key, secret or token.", 401);
+        }
+        LOG.info("console sign-in: {}", session.principal());
+        Response out = redirect("/console/queues");
+        out.headers().add(Map.entry("Set-Cookie", cookie(SESSION_COOKIE, session.id(), r.tls(), -1)));
+        out.headers().add(Map.entry("Set-Cookie", cookie(LOGIN_COOKIE, "", r.tls(), 0)));
+        return out;
+    }
+
+    // ---- queues ----
+
+    /** One row of the queue list. */
+    private record Row(String name, String url, Map<String, String> attributes) {
+        long num(String attribute) {
+            try {
+                return Long.parseLong(attributes.getOrDefault(attribute, "0"));
+            } catch (NumberFormatException e) {
+                return 0;
+            }
+        }
+    }
+
+    private static final List<String> LIST_ATTRIBUTES = List.of("All", "SluicePartitions",
+            "SluiceApproximateAgeOfOldestMessage");
+
+    private CompletableFuture<Response> queuesPage(ConsoleSessions.Session s, Map<String, String> query) {
+        String filter = query.getOrDefault("filter", "");
+        ObjectNode list = JsonNodeFactory.instance.objectNode().put("MaxResults", 1000);
+        if (!filter.isEmpty()) {
+            list.put("QueueNamePrefix", filter);
+        }
+        return call(s, "ListQueues", list).thenCompose(out -> {
+            List<CompletableFuture<Row>> rows = new ArrayList<>();
+            for (JsonNode u : out.path("QueueUrls")) {
+                String url = u.asText();
+                rows.add(attributes(s, url).handle((a, e) -> new Row(url.substring(url.lastIndexOf('/') + 1), url,
+                        e == null ? a : Map.of())));
+            }
+            return CompletableFuture.allOf(rows.toArray(CompletableFuture[]::new))
+                    .thenApply(v -> rows.stream().map(CompletableFuture::join).toList());
+        }).thenApply(rows -> {
+            String sort = query.getOrDefault("sort", "name");
+            Comparator<Row> order = switch (sort) {
+                case "visible" -> Comparator.comparingLong((Row w) -> -w.num("ApproximateNumberOfMessages"));
+                case "inflight" -> Comparator.comparingLong((Row w) -> -w.num("ApproximateNumberOfMessagesNotVisible"));
+                case "delayed" -> Comparator.comparingLong((Row w) -> -w.num("ApproximateNumberOfMessagesDelayed"));
+                case "age" -> Comparator.comparingLong((Row w) -> -w.num("SluiceApproximateAgeOfOldestMessage"));
+                default -> Comparator.comparing(Row::name);
+            };
+            Map<String, List<String>> sources = new LinkedHashMap<>();
+            for (Row row : rows) {
+                String target = deadLetterTarget(row.attributes());
+                if (target != null) {
+                    sources.computeIfAbsent(target, k -> new ArrayList<>()).add(row.name());
+                }
+            }
+            StringBuilder b = new StringBuilder();
+            b.append("<form class=\"inline\" method=\"get\" action=\"/console/queues\"><div><label for=\"filter\">")
+                    .append("Name starts with</label><input id=\"filter\" name=\"filter\" value=\"").append(esc(filter))
+                    .append("\"></div><input type=\"hidden\" name=\"sort\" value=\"").append(esc(sort))
+                    .append("\"><button type=\"submit\">Filter</button></form>");
+            b.append("<p class=\"muted\">").append(rows.size()).append(rows.size() == 1 ? " queue" : " queues")
+                    .append(", refreshed every 10 s.</p><div class=\"scroll\"><table id=\"queues\"><thead><tr>")
+                    .append(th("Name", "name", filter, false)).append("<th class=\"opt\">Type</th>")
+                    .append("<th class=\"num opt\">Partitions</th>")
+                    .append(th("Visible", "visible", filter, true)).append(th("In flight", "inflight", filter, true))
+                    .append(th("Delayed", "delayed", filter, true)).append(th("Oldest (s)", "age", filter, true))
+                    .append("<th class=\"opt\">Dead-letter target</th><th class=\"opt\">Dead-letter sources</th>")
+                    .append("</tr></thead><tbody>");
+            for (Row row : rows.stream().sorted(order).toList()) {
+                Map<String, String> a = row.attributes();
+                b.append("<tr><td class=\"wrap\"><a href=\"/console/queues/").append(url(row.name())).append("\">")
+                        .append(esc(row.name())).append("</a></td><td class=\"opt\">")
+                        .append(row.name().endsWith(".fifo") ? "FIFO" : "standard").append("</td><td class=\"num opt\">")
+                        .append(esc(a.getOrDefault("SluicePartitions", "1"))).append("</td><td class=\"num\">")
+                        .append(esc(a.getOrDefault("ApproximateNumberOfMessages", "?"))).append("</td><td class=\"num\">")
+                        .append(esc(a.getOrDefault("ApproximateNumberOfMessagesNotVisible", "?")))
+                        .append("</td><td class=\"num\">")
+                        .append(esc(a.getOrDefault("ApproximateNumberOfMessagesDelayed", "?")))
+                        .append("</td><td class=\"num\">")
+                        .append(esc(a.getOrDefault("SluiceApproximateAgeOfOldestMessage", "?")))
+                        .append("</td><td class=\"opt wrap\">").append(esc(Optional.ofNullable(deadLetterTarget(a))
+                                .orElse(""))).append("</td><td class=\"opt wrap\">")
+                        .append(esc(String.join(", ", sources.getOrDefault(row.name(), List.of()))))
+                        .append("</td></tr>");
+            }
+            b.append("</tbody></table></div>");
+            return page(200, "Queues", nav(s), 10, b.toString());
+        });
+    }
+
+    private static String th(String label, String key, String filter, boolean numeric) {
+        return "<th" + (numeric ? " class=\"num\"" : "") + "><a href=\"/console/queues?sort=" + key
+                + (filter.isEmpty() ? "" : "&amp;filter=" + esc(url(filter))) + "\">" + esc(label) + "</a></th>";
+    }
+
+    /** The dead-letter queue's name from a RedrivePolicy, or null. */
+    private static String deadLetterTarget(Map<String, String> attributes) {
+        String policy = attributes.get("RedrivePolicy");
+        if (policy == null || policy.isEmpty()) {
+            return null;
+        }
+        try {
+            String arn = JSON.readTree(policy).path("deadLetterTargetArn").asText("");
+            return arn.isEmpty() ? null : arn.substring(arn.lastIndexOf(':') + 1);
+        } catch (java.io.IOException e) {
+            return null;
+        }
+    }
+
+    private CompletableFuture<Map<String, String>> attributes(ConsoleSessions.Session s, String queueUrl) {
+        ObjectNode req = JsonNodeFactory.instance.objectNode().put("QueueUrl", queueUrl);
+        LIST_ATTRIBUTES.forEach(req.putArray("AttributeNames")::add);
+        return call(s, "GetQueueAttributes", req).thenApply(out -> {
+            Map<String, String> values = new java.util.TreeMap<>();
+            out.path("Attributes").fields().forEachRemaining(e -> values.put(e.getKey(), e.getValue().asText()));
+            return values;
+        });
+    }
+
+    private CompletableFuture<String> queueUrl(ConsoleSessions.Session s, String name) {
+        return call(s, "GetQueueUrl", JsonNodeFactory.instance.objectNode().put("QueueName", name))
+                .thenApply(out -> out.path("QueueUrl").asText());
+    }
+
+    private static final Map<String, String> DONE = Map.of("sent", "Message sent.", "purged", "Queue purged.");
+
+    private CompletableFuture<Response> queuePage(ConsoleSessions.Session s, String name, String done,
+                                                  String problem) {
+        return queueUrl(s, name).thenCompose(url -> attributes(s, url)).thenApply(a -> {
+            StringBuilder b = new StringBuilder();
+            if (problem != null) {
+                b.append("<p class=\"error\" id=\"problem\">").append(esc(problem)).append("</p>");
+            } else if (done != null && DONE.containsKey(done)) {
+                b.append("<p class=\"flash\" id=\"done\">").append(DONE.get(done)).append("</p>");
+            }
+            b.append("<p><a href=\"/console/queues\">All queues</a></p>");
+            b.append("<h2>Attributes</h2><div class=\"scroll\"><table id=\"attributes\"><tbody>");
+            a.forEach((k, v) -> b.append("<tr><th>").append(esc(k)).append("</th><td class=\"wrap\" id=\"attr-")
+                    .append(esc(k)).append("\">").append(esc(v)).append("</td></tr>"));
+            b.append("</tbody></table></div>");
+            String action = "/console/queues/" + url(name);
+            boolean fifo = name.endsWith(".fifo");
+            b.append("<h2>Send a test message</h2><div class=\"card\"><form method=\"post\" action=\"").append(action)
+                    .append("/send\">").append(csrf(s)).append("<p><label for=\"body\">Body</label>")
+                    .append("<textarea id=\"body\" name=\"body\"></textarea></p>");
+            if (fifo) {
+                b.append("<p><label for=\"group\">Message group id</label><input id=\"group\" name=\"group\"></p>")
+                        .append("<p><label for=\"dedup\">Deduplication id (optional with content-based")
+                        .append(" deduplication)</label><input id=\"dedup\" name=\"dedup\"></p>");
+            }
+            b.append("<button id=\"send\" type=\"submit\">Send</button></form></div>");
+            b.append("<h2>Purge</h2><div class=\"card\"><form method=\"post\" action=\"").append(action)
+                    .append("/purge\">").append(csrf(s)).append("<p>Deletes every message in the queue. Type the")
+                    .append(" queue's name to confirm.</p><p><label for=\"confirm\">Queue name</label>")
+                    .append("<input id=\"confirm\" name=\"confirm\" autocomplete=\"off\"></p>")
+                    .append("<button id=\"purge\" class=\"danger\" type=\"submit\">Purge</button></form></div>");
+            return page(problem == null ? 200 : 400, name, nav(s), 0, b.toString());
+        });
+    }
+
+    private CompletableFuture<Response> send(ConsoleSessions.Session s, String name, Map<String, String> form) {
+        String body = form.getOrDefault("body", "");
+        return queueUrl(s, name).thenCompose(url -> {
+            ObjectNode req = JsonNodeFactory.instance.objectNode().put("QueueUrl", url).put("MessageBody", body);
+            if (!form.getOrDefault("group", "").isEmpty()) {
+                req.put("MessageGroupId", form.get("group"));
+            }
+            if (!form.getOrDefault("dedup", "").isEmpty()) {
+                req.put("MessageDeduplicationId", form.get("dedup"));
+            }
+            return call(s, "SendMessage", req);
+        }).thenApply(out -> redirect("/console/queues/" + url(name) + "?done=sent"))
+                .exceptionallyCompose(e -> actionFailed(s, name, e));
+    }
+
+    private CompletableFuture<Response> purge(ConsoleSessions.Session s, String name, Map<String, String> form) {
+        if (!name.equals(form.get("confirm"))) {
+            return queuePage(s, name, null, "Not purged: type the queue's name exactly to confirm.");
+        }
+        return queueUrl(s, name).thenCompose(url -> call(s, "PurgeQueue",
+                        JsonNodeFactory.instance.objectNode().put("QueueUrl", url)))
+                .thenApply(out -> redirect("/console/queues/" + url(name) + "?done=purged"))
+                .exceptionallyCompose(e -> actionFailed(s, name, e));
+    }
+
+    /** An action the API refused (its SQS error shown on the queue's page); anything else goes to the error page. */
+    private CompletableFuture<Response> actionFailed(ConsoleSessions.Session s, String name, Throwable e) {
+        Throwable cause = unwrap(e);
+        if (cause instanceof SqsException sqsError && sqsError.failure().error() != SqsError.ACCESS_DENIED) {
+            return queuePage(s, name, null, sqsError.failure().error().queryCode() + ": "
+                    + sqsError.failure().message());
+        }
+        return CompletableFuture.failedFuture(cause);
+    }
+
+    // ---- cluster ----
+
+    private Response clusterPage(ConsoleSessions.Session s) {
+        if (!isAdmin(s)) {
+            return page(403, "Cluster", nav(s), "<p class=\"error\">The cluster page is for admins.</p>");
+        }
+        JsonNode status;
+        try {
+            status = JSON.readTree(clusterStatus.get());
+        } catch (java.io.IOException | RuntimeException e) {
+            return page(503, "Cluster", nav(s), "<p class=\"error\">Cluster status unavailable: "
+                    + esc(e.getMessage()) + "</p>");
+        }
+        StringBuilder b = new StringBuilder("<p class=\"muted\">Refreshed every 10 s.</p>");
+        b.append("<h2>Metadata members</h2><div class=\"scroll\"><table id=\"metadata\"><thead><tr><th>Id</th>")
+                .append("<th>Address</th><th>Role</th></tr></thead><tbody>");
+        for (JsonNode m : status.path("metadata")) {
+            b.append("<tr><td>").append(esc(m.path("id").asText())).append("</td><td>")
+                    .append(esc(m.path("address").asText())).append("</td><td>").append(esc(m.path("role").asText()))
+                    .append("</td></tr>");
+        }
+        b.append("</tbody></table></div><h2>Backends</h2><div class=\"scroll\"><table id=\"backends\"><thead><tr>")
+                .append("<th>Id</th><th>Address</th><th>State</th><th class=\"num\">Replicas</th>")
+                .append("<th class=\"num\">Shards</th></tr></thead><tbody>");
+        for (JsonNode n : status.path("backends")) {
+            boolean alive = n.path("alive").asBoolean();
+            b.append("<tr><td>").append(esc(n.path("id").asText())).append("</td><td>")
+                    .append(esc(n.path("address").asText())).append("</td><td class=\"").append(alive ? "ok" : "dead")
+                    .append("\">").append(alive ? "alive" : "dead").append("</td><td class=\"num\">")
+                    .append(n.path("replicas").asInt()).append("</td><td class=\"num\">").append(n.path("shards").asInt())
+                    .append("</td></tr>");
+        }
+        b.append("</tbody></table></div><p>Under-replicated partitions: <strong id=\"under-replicated\">")
+                .append(status.path("underReplicatedPartitions").asInt()).append("</strong></p>");
+        return page(200, "Cluster", nav(s), 10, b.toString());
+    }
+
+    private boolean isAdmin(ConsoleSessions.Session s) {
+        // only the "*" action on "*" rule allows an action name that is not an SQS action
+        return s.admin() || rules.isAllowed(s.accessKeyId(), "SluiceConsoleCluster", null);
+    }
+
+    // ---- plumbing ----
+
+    private CompletableFuture<ObjectNode> call(ConsoleSessions.Session s, String action, ObjectNode request) {
+        return sqs.invoke(s.principal(), s.admin(), action, request, "console.invalid");
+    }
+
+    private String nav(ConsoleSessions.Session s) {
+        return "<a href=\"/console/queues\">Queues</a>" + (isAdmin(s) ? "<a href=\"/console/cluster\">Cluster</a>" : "")
+                + "<form method=\"post\" action=\"/console/logout\">" + csrf(s)
+                + "<span class=\"who\">" + esc(s.principal()) + "</span> <button id=\"sign-out\" type=\"submit\">"
+                + "Sign out</button></form>";
+    }
+
+    private static String csrf(ConsoleSessions.Session s) {
+        return "<input type=\"hidden\" name=\"csrf\" value=\"" + s.csrf() + "\">";
+    }
+
+    private Response errorPage(Request r, Throwable e) {
+        Throwable cause = unwrap(e);
+        if (cause instanceof SqsException sqsError) {
+            int status = sqsError.failure().error() == SqsError.ACCESS_DENIED ? 403 : 400;
+            ConsoleSessions.Session s = sessions.find(cookies(r.cookieHeader()).get(SESSION_COOKIE));
+            return page(status, status == 403 ? "Access denied" : "Refused", s == null ? null : nav(s),
+                    "<p class=\"error\" id=\"problem\">" + esc(sqsError.failure().error().queryCode() + ": "
+                            + sqsError.failure().message())
+                            + "</p><p><a href=\"/console/queues\">All queues</a></p>");
+        }
+        LOG.warn("console request {} {} failed", r.method(), r.path(), cause);
+        return page(500, "Error", null, "<p class=\"error\">The request failed; the node's log has the details.</p>");
+    }
+
+    private static Throwable unwrap(Throwable e) {
+        while ((e instanceof CompletionException || e instanceof java.util.concurrent.ExecutionException)
+                && e.getCause() != null) {
+            e = e.getCause();
+        }
+        return e;
+    }
+
+    private static CompletableFuture<Response> done(Response r) {
+        return CompletableFuture.completedFuture(r);
+    }
+
+    private static Response page(int status, String title, String nav, String body) {
+        return page(status, title, nav, 0, body);
+    }
+
+    private static Response page(int status, String title, String nav, int refresh, String body) {
+        return response(status, HTML, Html.page(title, nav, refresh, body));
+    }
+
+    private static Response response(int status, String type, String body) {
+        List<Map.Entry<String, String>> headers = new ArrayList<>(List.of(
+                Map.entry("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self';"
+                        + " form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
+                Map.entry("X-Frame-Options", "DENY"), Map.entry("X-Content-Type-Options", "nosniff"),
+                Map.entry("Referrer-Policy", "no-referrer"), Map.entry("Cache-Control", "no-store")));
+        return new Response(status, type, body.getBytes(StandardCharsets.UTF_8), headers);
+    }
+
+    private static Response redirect(String location) {
+        Response r = response(303, "text/plain; charset=utf-8", "");
+        r.headers().add(Map.entry("Location", location));
+        return r;
+    }
+
+    /** A cookie scoped to the console; maxAge 0 deletes it, -1 makes it last for the browser session. */
+    static String cookie(String name, String value, boolean tls, int maxAge) {
+        return name + "=" + value + "; Path=/console; HttpOnly; SameSite=Strict" + (tls ? "; Secure" : "")
+                + (maxAge >= 0 ? "; Max-Age=" + maxAge : "");
+    }
+
+    static Map<String, String> cookies(String header) {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (header == null) {
+            return out;
+        }
+        for (String part : header.split(";")) {
+            int eq = part.indexOf('=');
+            if (eq > 0) {
+                out.putIfAbsent(part.substring(0, eq).trim(), part.substring(eq + 1).trim());
+            }
+        }
+        return out;
+    }
+
+    private static Map<String, String> form(Request r) {
+        String type = r.contentType() == null ? "" : r.contentType().toLowerCase(java.util.Locale.ROOT);
+        if (!type.startsWith("application/x-www-form-urlencoded") || r.body() == null) {
+            return Map.of();
+        }
+        return parseQuery(new String(r.body(), StandardCharsets.UTF_8));
+    }
+
+    static Map<String, String> parseQuery(String query) {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (query == null || query.isEmpty()) {
+            return out;
+        }
+        for (String pair : query.split("&")) {
+            int eq = pair.indexOf('=');
+            String k = eq < 0 ? pair : pair.substring(0, eq);
+            String v = eq < 0 ? "" : pair.substring(eq + 1);
+            try {
+                out.putIfAbsent(java.net.URLDecoder.decode(k, StandardCharsets.UTF_8),
+                        java.net.URLDecoder.decode(v, StandardCharsets.UTF_8));
+            } catch (IllegalArgumentException e) {
+                // a malformed escape: the pair is ignored
+            }
+        }
+        return out;
+    }
+}

@@ -1,0 +1,85 @@
+package io.sluice.frontend.console;
+
+/** Escaping and the page frame of the console's server-rendered HTML. */
+final class Html {
+    private Html() {
+    }
+
+    /** Text safe in an element or a quoted attribute. */
+    static String esc(String s) {
+        if (s == null) {
+            return "";
+        }
+        StringBuilder b = new StringBuilder(s.length() + 16);
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '<' -> b.append("&lt;");
+                case '>' -> b.append("&gt;");
+                case '&' -> b.append("&amp;");
+                case '"' -> b.append("&quot;");
+                case '\'' -> b.append("&#39;");
+                default -> b.append(c);
+            }
+        }
+        return b.toString();
+    }
+
+    /** A path segment or query value, percent-encoded (UTF-8). */
+    static String url(String s) {
+        return java.net.URLEncoder.encode(s, java.nio.charset.StandardCharsets.UTF_8).replace("+", "%20");
+    }
+
+    /**
+     * A whole page.
+     *
+     * @param nav      the signed-in navigation (null on the sign-in page)
+     * @param refresh  seconds between automatic reloads, 0 for none
+     */
+    static String page(String title, String nav, int refresh, String body) {
+        return "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+                + "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+                + (refresh > 0 ? "<meta http-equiv=\"refresh\" content=\"" + refresh + "\">" : "")
+                + "<title>" + esc(title) + " · Sluice</title>"
+                + "<link rel=\"stylesheet\" href=\"/console/static/console.css\"></head><body>"
+                + "<header><a class=\"brand\" href=\"/console/queues\">Sluice</a>" + (nav == null ? "" : nav)
+                + "</header><main><h1>" + esc(title) + "</h1>" + body + "</main></body></html>";
+    }
+
+    static final String CSS = """
+            :root { --fg: #1d2430; --muted: #5b6576; --line: #d9dee7; --bg: #f6f7f9; --accent: #1f6feb; --bad: #b42318; }
+            * { box-sizing: border-box; }
+            body { margin: 0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg);
+                   background: var(--bg); }
+            header { display: flex; flex-wrap: wrap; align-items: center; gap: 1rem; padding: .6rem 1.2rem;
+                     background: #17202e; color: #fff; }
+            header a { color: #dbe6ff; text-decoration: none; }
+            header a.brand { font-weight: 700; color: #fff; margin-right: 1rem; }
+            header form { margin: 0 0 0 auto; }
+            header .who { color: #aab6c8; }
+            main { max-width: 1200px; margin: 0 auto; padding: 1rem 1.2rem 3rem; }
+            h1 { font-size: 1.4rem; margin: .6rem 0 1rem; word-break: break-all; }
+            h2 { font-size: 1.1rem; margin: 1.6rem 0 .6rem; }
+            table { width: 100%; border-collapse: collapse; background: #fff; border: 1px solid var(--line); }
+            th, td { text-align: left; padding: .45rem .6rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+            th a { color: var(--fg); }
+            td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+            td.wrap { word-break: break-all; }
+            .scroll { overflow-x: auto; }
+            form.inline { display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; margin: .5rem 0; }
+            label { display: block; font-size: .85rem; color: var(--muted); }
+            input, textarea { font: inherit; padding: .35rem .5rem; border: 1px solid var(--line); border-radius: 4px; }
+            textarea { width: min(100%, 40rem); min-height: 5rem; }
+            button { font: inherit; padding: .4rem .9rem; border: 0; border-radius: 4px; background: var(--accent);
+                     color: #fff; cursor: pointer; }
+            button.danger { background: var(--bad); }
+            .card { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 1rem; margin: 1rem 0;
+                    max-width: 40rem; }
+            .flash { padding: .6rem .8rem; border-radius: 4px; background: #e7f3ea; border: 1px solid #9bc9a5; }
+            .error { padding: .6rem .8rem; border-radius: 4px; background: #fdecea; border: 1px solid #f0a8a0; }
+            .dead { color: var(--bad); font-weight: 600; }
+            .ok { color: #1a7f37; font-weight: 600; }
+            .muted { color: var(--muted); }
+            @media (max-width: 700px) { th.opt, td.opt { display: none; } main { padding: .6rem; } }
+            """;
+}
