@@ -232,6 +232,7 @@ public final class DevServer implements AutoCloseable {
                 config.get(ServerConfigKeys.KEY_RATE_BURST_MS) / 1000.0,
                 AccessKeyRateLimiter.parseRates(config.get(ServerConfigKeys.KEY_RATE_LIMITS)), System::nanoTime);
         this.accessKeys = accessKeys;
+        this.services = services;
         SqsRequestProcessor processor = new SqsRequestProcessor(new ActionTable(services, longPolls, moveTasks),
                 verifier, accessKeys, workers, registry, limiter, name -> catalog.image().queues().containsKey(name));
         this.processor = processor;
@@ -261,6 +262,11 @@ public final class DevServer implements AutoCloseable {
             }, 5, 5, TimeUnit.SECONDS);
             MetadataNode.registerSplits(registry, member);
         }
+        history = new io.sluice.frontend.console.QueueHistory(services,
+                config.get(ServerConfigKeys.CONSOLE_HISTORY_QUEUES));
+        historySampler = Executors.newSingleThreadScheduledExecutor(daemon("sluice-console-history"));
+        historySampler.scheduleAtFixedRate(history::sample, 1, io.sluice.frontend.console.QueueHistory.EVERY_SECONDS,
+                TimeUnit.SECONDS);
         scheduler.scheduleWithFixedDelay(processor::forgetDeletedQueues, 60, 60, TimeUnit.SECONDS);
         scheduler.scheduleWithFixedDelay(() -> {
             try {
@@ -284,11 +290,18 @@ public final class DevServer implements AutoCloseable {
             return;
         }
         int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
-        java.util.function.Supplier<String> status = () -> new String(MetadataJson.write(ClusterStatus.render(
-                catalog.image(), metadataServer != null ? metadataServer.memberRoles() : unknownRoles(peers),
-                peers.addresses(), b -> metadataServer == null || metadataServer.isBackendAlive(b),
-                metadataServer != null && metadataServer.isLeader(), rf)),
-                java.nio.charset.StandardCharsets.UTF_8);
+        if (metadataServer == null) { // a frontend: backend liveness is the metadata leader's, fetched in the background
+            MetadataClient client = metadataClient;
+            livenessView = new LivenessView(client::aliveBackends);
+        }
+        java.util.function.Supplier<String> status = () -> {
+            java.util.Set<String> alive = livenessView == null ? null : livenessView.alive();
+            boolean known = metadataServer != null ? metadataServer.isLeader() : alive != null;
+            return new String(MetadataJson.write(ClusterStatus.render(catalog.image(),
+                    metadataServer != null ? metadataServer.memberRoles() : unknownRoles(peers), peers.addresses(),
+                    b -> metadataServer != null ? metadataServer.isBackendAlive(b) : alive == null || alive.contains(b),
+                    known, rf)), java.nio.charset.StandardCharsets.UTF_8);
+        };
         AdminAccess adminAccess = sharded == null ? AdminAccess.forDev(config, data) : AdminAccess.configured(config);
         admin = new AdminServer(registry, () -> serving, () -> catalog.image().appliedIndex() > 0, status,
                 Map.of("/admin/access-keys", AccessKeyAdmin.handler(metadataClient::submit),
@@ -311,14 +324,18 @@ public final class DevServer implements AutoCloseable {
 
     private CatalogAccessKeys accessKeys;
     private SqsRequestProcessor processor;
+    private SqsServices services;
+    private LivenessView livenessView;
+    private io.sluice.frontend.console.QueueHistory history;
+    private ScheduledExecutorService historySampler;
 
     /**
      * The web console over this frontend's SQS actions, keys and rules, for the admin endpoint that serves it (its
      * own, or a combined node's).
      */
     io.sluice.frontend.console.Console console(AdminAccess access, java.util.function.Supplier<String> status) {
-        return new io.sluice.frontend.console.Console(processor, accessKeys, accessKeys,
-                token -> access.permits("Bearer " + token), status, clock::nowMillis);
+        return new io.sluice.frontend.console.Console(processor, services, accessKeys, accessKeys,
+                token -> access.permits("Bearer " + token), status, clock::nowMillis, history);
     }
 
     /** Every partition of the local shard, named from the catalog, for the queue metrics. */
@@ -489,6 +506,12 @@ public final class DevServer implements AutoCloseable {
         }
         if (scheduler != null) {
             scheduler.shutdownNow();
+        }
+        if (historySampler != null) {
+            historySampler.shutdownNow();
+        }
+        if (livenessView != null) {
+            livenessView.close();
         }
         if (workers != null) {
             workers.shutdown();

@@ -22,6 +22,7 @@ public final class MetadataNode implements AutoCloseable {
     private InetSocketAddress adminAddress;
     private MetadataPeers peers;
     private volatile boolean serving;
+    private LivenessView livenessView;
 
     public MetadataNode(ServerConfig config) {
         this.config = config;
@@ -55,6 +56,7 @@ public final class MetadataNode implements AutoCloseable {
                 config.get(ServerConfigKeys.SHARDS), ClusterTransport.forServer(config, "sluice metadata", host));
         server.autoSplit(ServerConfigKeys.autoSplit(config));
         server.start();
+        livenessView = new LivenessView(server::aliveBackendsOnLeader);
         registerSplits(registry, server);
         registry.gauge("sluice.metadata.leader", server, m -> m.isLeader() ? 1 : 0);
         registry.gauge("sluice.metadata.leader_known", server, m -> m.leaderId() != null ? 1 : 0);
@@ -82,10 +84,18 @@ public final class MetadataNode implements AutoCloseable {
         return server.leaderId() != null;
     }
 
-    /** The cluster as this member sees it ({@code GET /admin/status}). */
+    /**
+     * The cluster as this member sees it ({@code GET /admin/status}); backend liveness is the leader's (its own when it
+     * leads, else fetched from the leader in the background).
+     */
     com.fasterxml.jackson.databind.node.ObjectNode status() {
-        return ClusterStatus.render(server.image(), server.memberRoles(), peers.addresses(), server::isBackendAlive,
-                server.isLeader(), config.get(ServerConfigKeys.REPLICATION_FACTOR));
+        if (server.isLeader()) {
+            return ClusterStatus.render(server.image(), server.memberRoles(), peers.addresses(), server::isBackendAlive,
+                    true, config.get(ServerConfigKeys.REPLICATION_FACTOR));
+        }
+        java.util.Set<String> alive = livenessView.alive();
+        return ClusterStatus.render(server.image(), server.memberRoles(), peers.addresses(),
+                b -> alive == null || alive.contains(b), alive != null, config.get(ServerConfigKeys.REPLICATION_FACTOR));
     }
 
     /** The admin writes a member serves (they go through the group). */
@@ -103,6 +113,9 @@ public final class MetadataNode implements AutoCloseable {
         serving = false;
         if (admin != null) {
             admin.close();
+        }
+        if (livenessView != null) {
+            livenessView.close();
         }
         if (server != null) {
             server.close();

@@ -142,6 +142,10 @@ public final class ServerConfigKeys {
     public static final ConfigKey<Integer> AUTOSPLIT_COOLDOWN_SECONDS = ConfigKey.integer(
             "sluice.autosplit.cooldown-seconds", 300, 0, 86_400, "Auto-split: the least time between two splits of"
                     + " one queue.");
+    public static final ConfigKey<Integer> CONSOLE_HISTORY_QUEUES = ConfigKey.integer(
+            "sluice.console.history-queues", 1_000, 0, 100_000, "Web console: how many queues (the first by name)"
+                    + " this node samples every 10 s for the last hour's charts (0: no charts). Each costs ~7 KB of"
+                    + " heap and one count query per partition every 10 s.");
 
     /** Every key declared above, in declaration order. */
     public static List<ConfigKey<?>> all() {

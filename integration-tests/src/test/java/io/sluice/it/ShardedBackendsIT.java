@@ -96,7 +96,7 @@ class ShardedBackendsIT {
      */
     @Test
     void aReplicaReplacedInTheCatalogIsReplacedInRaft() throws Exception {
-        try (LocalCluster cluster = LocalCluster.split("replace", 1, 4, 0, Map.of("SLUICE_BACKEND_DEAD_AFTER_MS",
+        try (LocalCluster cluster = LocalCluster.split("replace", 1, 4, 1, Map.of("SLUICE_BACKEND_DEAD_AFTER_MS",
                 "2000"));
              MetadataClient metadata = new MetadataClient(MetadataPeers.parse(cluster.metadataPeers))) {
             List<LocalCluster.Member> backends = cluster.backends();
@@ -136,6 +136,7 @@ class ShardedBackendsIT {
                     cluster::state);
             System.out.printf("replica %s replaced by %s in the catalog and joined the group %d ms after the kill%n",
                     followers.get(0).name, newcomer, (System.nanoTime() - killed) / 1_000_000);
+            consoleShowsDead(cluster, followers.get(0).name);
             // the leader changes the members on its next agent tick and the newcomer catches up: wait for its gauges
             ClusterState.awaitTrue("s1's members changed and in sync (the leader's gauges)", CEILING,
                     () -> membershipSettled(leader, 3), cluster::state);
@@ -148,6 +149,33 @@ class ShardedBackendsIT {
                 assertEquals(51, receiveUpTo(shard, p, 51),
                         "every acknowledged message, committed by the leader and the newcomer");
             }
+        }
+    }
+
+    /**
+     * The frontend's web console shows the killed backend dead on its cluster page (backend liveness is the metadata
+     * leader's; the frontend fetches it), over raw HTTP and, where chromium is installed, in a browser.
+     */
+    private static void consoleShowsDead(LocalCluster cluster, String killed) throws Exception {
+        String console = "http://127.0.0.1:" + cluster.frontends().get(0).adminPort;
+        String session = ConsoleSession.signIn(console, Map.of("access_key", SluiceProcess.ACCESS_KEY, "secret_key",
+                SluiceProcess.SECRET_KEY));
+        java.util.regex.Pattern dead = java.util.regex.Pattern.compile("<td>" + killed
+                + "</td><td>[^<]*</td><td class=\"dead\">dead</td>");
+        ClusterState.awaitTrue(killed + " dead on the console's cluster page", CEILING, () -> dead.matcher(
+                ConsoleSession.get(console, "/console/cluster", session).body()).find(), cluster::state);
+        if (!ConsoleSession.browserAvailable()) {
+            return;
+        }
+        org.openqa.selenium.WebDriver driver = ConsoleSession.browser();
+        try {
+            ConsoleSession.signIn(driver, console, SluiceProcess.ACCESS_KEY, SluiceProcess.SECRET_KEY);
+            driver.get(console + "/console/cluster");
+            assertEquals("dead", driver.findElement(org.openqa.selenium.By.xpath(
+                    "//table[@id='backends']//tr[td[1][text()='" + killed + "']]/td[3]")).getText());
+            ConsoleSession.screenshot(driver, "cluster-dead-backend");
+        } finally {
+            driver.quit();
         }
     }
 

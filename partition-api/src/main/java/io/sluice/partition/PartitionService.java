@@ -37,6 +37,15 @@ public interface PartitionService {
     /** The stored copy of a message, or null if it is gone. */
     CompletableFuture<StoredMessage> readMessage(PartitionId partition, long seq);
 
+    /**
+     * Up to {@code max} messages visible now, in delivery order, without leasing them or counting a receive (a
+     * read-only query; a partition that does not exist has none). Messages past the in-memory window of a long
+     * backlog are not seen, and on a FIFO queue a group's messages behind an in-flight one are listed too.
+     */
+    default CompletableFuture<List<PeekedMessage>> peek(PartitionId partition, int max) {
+        return CompletableFuture.failedFuture(new UnsupportedOperationException("peek"));
+    }
+
     /** The partition's message move tasks, newest first (none for a partition that does not exist). */
     CompletableFuture<List<MoveTask>> moveTasks(PartitionId partition);
 

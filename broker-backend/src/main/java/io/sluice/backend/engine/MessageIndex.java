@@ -279,6 +279,18 @@ final class MessageIndex {
         }
     }
 
+    /** Up to {@code max} messages visible at {@code at} (or now, if later), in delivery order; changes nothing. */
+    List<MessageEntry> peekVisible(long at, int max) {
+        List<MessageEntry> out = new java.util.ArrayList<>(Math.min(max, 16));
+        for (MessageEntry e : byVisibleAt.headSet(MessageEntry.probe(Math.max(at, nowMillis), Long.MAX_VALUE), true)) {
+            if (out.size() >= max) {
+                break;
+            }
+            out.add(e);
+        }
+        return out;
+    }
+
     /** Visible messages in delivery order (oldest deadline first). Do not modify the index while iterating. */
     Iterable<MessageEntry> visibleInOrder() {
         return byVisibleAt.headSet(MessageEntry.probe(nowMillis, Long.MAX_VALUE), true);

@@ -682,6 +682,15 @@ public final class PartitionQueueState {
     }
 
     /** How many messages are visible at {@code nowMillis} (at or after the last command), read-only. */
+    /** The seq and receive count of up to {@code max} messages visible at {@code nowMillis}; changes nothing. */
+    public List<long[]> peek(long nowMillis, int max) {
+        List<long[]> out = new java.util.ArrayList<>();
+        for (MessageEntry e : index.peekVisible(nowMillis, max)) {
+            out.add(new long[] {e.seq, e.receiveCount});
+        }
+        return out;
+    }
+
     public int visibleCountAt(long nowMillis) {
         return saturated(index.visibleAt(nowMillis) + cold.count());
     }

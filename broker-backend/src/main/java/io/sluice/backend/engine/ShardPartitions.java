@@ -250,6 +250,22 @@ public final class ShardPartitions {
         return out;
     }
 
+    /** Up to {@code max} messages visible at {@code nowMillis} with their bodies, leasing nothing (a peek). */
+    public List<io.sluice.partition.PeekedMessage> peek(PartitionId id, long nowMillis, int max) {
+        PartitionEngine engine = reader(id);
+        if (engine == null) {
+            return List.of();
+        }
+        List<io.sluice.partition.PeekedMessage> out = new ArrayList<>();
+        for (long[] m : engine.state().peek(nowMillis, max)) {
+            StoredMessage stored = readMessage(id, m[0]);
+            if (stored != null) {
+                out.add(new io.sluice.partition.PeekedMessage(m[0], (int) m[1], stored));
+            }
+        }
+        return out;
+    }
+
     /** A stored message, or null if the partition or the message is gone (deleted, purged or expired since). */
     public StoredMessage readMessage(PartitionId id, long seq) {
         PartitionEngine engine = reader(id);

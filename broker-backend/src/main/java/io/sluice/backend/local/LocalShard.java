@@ -186,6 +186,11 @@ public final class LocalShard implements PartitionService, AutoCloseable {
     }
 
     @Override
+    public CompletableFuture<List<io.sluice.partition.PeekedMessage>> peek(PartitionId id, int max) {
+        return call(p -> p.peek(id, clock.nowMillis(), max));
+    }
+
+    @Override
     public CompletableFuture<StoredMessage> readMessage(PartitionId id, long seq) {
         return call(p -> p.readMessage(id, seq));
     }

@@ -26,6 +26,7 @@ public final class ShardQueries {
     static final byte READ_MESSAGES = 7;
     static final byte MOVE_TASKS = 8;
     static final byte AWAIT_CONFIGURED = 9;
+    static final byte PEEK = 10;
 
     private ShardQueries() {
     }
@@ -80,6 +81,34 @@ public final class ShardQueries {
         ByteBuffer r = ByteBuffer.wrap(b);
         return new QueueCounts(r.getInt(), r.getInt(), r.getInt(), r.getInt(), r.getLong(),
                 r.remaining() >= 8 ? r.getLong() : -1, r.remaining() >= 8 ? r.getLong() : -1);
+    }
+
+    /** PEEK's answer: each message's seq and receive count, then their stored copies ({@link OutcomeCodec}). */
+    static byte[] encodePeek(List<io.sluice.partition.PeekedMessage> peeked) {
+        byte[] messages = io.sluice.partition.OutcomeCodec.encodeMessages(
+                peeked.stream().map(io.sluice.partition.PeekedMessage::message).toList());
+        ByteBuffer b = ByteBuffer.allocate(4 + 12 * peeked.size() + messages.length).putInt(peeked.size());
+        peeked.forEach(p -> b.putLong(p.seq()).putInt(p.receiveCount()));
+        return b.put(messages).array();
+    }
+
+    static List<io.sluice.partition.PeekedMessage> decodePeek(byte[] bytes) {
+        ByteBuffer b = ByteBuffer.wrap(bytes);
+        int n = b.getInt();
+        long[] seqs = new long[n];
+        int[] counts = new int[n];
+        for (int i = 0; i < n; i++) {
+            seqs[i] = b.getLong();
+            counts[i] = b.getInt();
+        }
+        byte[] rest = new byte[b.remaining()];
+        b.get(rest);
+        List<io.sluice.partition.StoredMessage> messages = io.sluice.partition.OutcomeCodec.decodeMessages(rest);
+        List<io.sluice.partition.PeekedMessage> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            out.add(new io.sluice.partition.PeekedMessage(seqs[i], counts[i], messages.get(i)));
+        }
+        return out;
     }
 
     static byte[] encodeLong(long v) {

@@ -178,6 +178,12 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
     }
 
     @Override
+    public CompletableFuture<List<io.sluice.partition.PeekedMessage>> peek(PartitionId partition, int max) {
+        return query(partition, ShardQueries.partitionQuery(ShardQueries.PEEK, partition, max))
+                .thenApply(b -> b == null ? List.<io.sluice.partition.PeekedMessage>of() : ShardQueries.decodePeek(b));
+    }
+
+    @Override
     public CompletableFuture<Boolean> awaitConfigured(PartitionId partition, long configVersion) {
         return query(partition, ShardQueries.partitionQuery(ShardQueries.AWAIT_CONFIGURED, partition, configVersion))
                 .thenApply(b -> b != null && ShardQueries.decodeLong(b) == 1);

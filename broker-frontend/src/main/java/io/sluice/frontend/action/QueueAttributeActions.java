@@ -87,7 +87,7 @@ public final class QueueAttributeActions {
     }
 
     /** Counts summed over a queue's partitions; the arrival skew's p99 is the largest partition's. */
-    static CompletableFuture<QueueCounts> counts(SqsServices services, QueueMetadata queue) {
+    public static CompletableFuture<QueueCounts> counts(SqsServices services, QueueMetadata queue) {
         List<CompletableFuture<QueueCounts>> parts = services.partitionIds(queue).stream()
                 .map(id -> services.partitions().counts(id)).toList();
         return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).thenApply(v -> {

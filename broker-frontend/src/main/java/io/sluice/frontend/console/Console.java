@@ -54,11 +54,13 @@ public final class Console {
     }
 
     private final SqsRequestProcessor sqs;
+    private final io.sluice.frontend.service.SqsServices services;
     private final CredentialStore keys;
     private final Authorizer rules;
     private final Predicate<String> adminToken;
     private final Supplier<String> clusterStatus;
     private final ConsoleSessions sessions;
+    private final QueueHistory history;
 
     /**
      * @param keys          the access keys and secrets a sign-in is checked against (the API's)
@@ -66,9 +68,12 @@ public final class Console {
      * @param adminToken    whether a presented string is the admin token (never true when none is configured)
      * @param clusterStatus the cluster status JSON ({@code /admin/status})
      */
-    public Console(SqsRequestProcessor sqs, CredentialStore keys, Authorizer rules, Predicate<String> adminToken,
-                   Supplier<String> clusterStatus, LongSupplier clockMillis) {
+    public Console(SqsRequestProcessor sqs, io.sluice.frontend.service.SqsServices services, CredentialStore keys,
+                   Authorizer rules, Predicate<String> adminToken, Supplier<String> clusterStatus,
+                   LongSupplier clockMillis, QueueHistory history) {
+        this.history = history;
         this.sqs = sqs;
+        this.services = services;
         this.keys = keys;
         this.rules = rules;
         this.adminToken = adminToken;
@@ -91,6 +96,15 @@ public final class Console {
         if (path.equals("/console/static/console.css") && !post) {
             return done(response(200, "text/css; charset=utf-8", Html.CSS));
         }
+        if (path.equals("/console/static/charts.js") && !post) {
+            return done(response(200, "text/javascript; charset=utf-8", Html.CHARTS));
+        }
+        if (path.equals("/console/static/uplot.js") && !post) {
+            return done(webjar("uPlot.iife.min.js", "text/javascript; charset=utf-8"));
+        }
+        if (path.equals("/console/static/uplot.css") && !post) {
+            return done(webjar("uPlot.min.css", "text/css; charset=utf-8"));
+        }
         if (path.equals("/console/login")) {
             return done(post ? login(r) : loginPage(r, null, 200));
         }
@@ -99,6 +113,7 @@ public final class Console {
         if (session == null) {
             return done(redirect("/console/login"));
         }
+        history.used();
         Map<String, String> form = post ? form(r) : Map.of();
         if (post && !ConsoleSessions.same(form.get("csrf"), session.csrf())) {
             return done(page(403, "Refused", null, "<p class=\"error\">This form's CSRF token is missing or wrong."
@@ -125,7 +140,16 @@ public final class Console {
             String[] parts = rest.split("/", 2);
             String name = java.net.URLDecoder.decode(parts[0], StandardCharsets.UTF_8);
             if (parts.length == 1 && !post) {
-                return queuePage(session, name, query.get("done"), null);
+                return queuePage(session, name, query.get("done"), null, "1".equals(query.get("peek")));
+            }
+            if (parts.length == 2 && post && parts[1].equals("attributes")) {
+                return setAttributes(session, name, form);
+            }
+            if (parts.length == 2 && post && parts[1].equals("redrive")) {
+                return redrive(session, name, form);
+            }
+            if (parts.length == 2 && post && parts[1].equals("cancel-redrive")) {
+                return cancelRedrive(session, name, form);
             }
             if (parts.length == 2 && post && parts[1].equals("send")) {
                 return send(session, name, form);
@@ -302,11 +326,63 @@ public final class Console {
                 .thenApply(out -> out.path("QueueUrl").asText());
     }
 
-    private static final Map<String, String> DONE = Map.of("sent", "Message sent.", "purged", "Queue purged.");
+    private static final Map<String, String> DONE = Map.of("sent", "Message sent.", "purged", "Queue purged.",
+            "attributes", "Attributes saved.", "redrive", "Redrive started.", "cancelled", "Redrive cancelled.");
+
+    /** What a queue's page shows besides its attributes, read before it is rendered. */
+    private record Extras(List<io.sluice.partition.PeekedMessage> peeked, List<String> sources, JsonNode tasks) {
+    }
 
     private CompletableFuture<Response> queuePage(ConsoleSessions.Session s, String name, String done,
                                                   String problem) {
-        return queueUrl(s, name).thenCompose(url -> attributes(s, url)).thenApply(a -> {
+        return queuePage(s, name, done, problem, false);
+    }
+
+    private CompletableFuture<Response> queuePage(ConsoleSessions.Session s, String name, String done,
+                                                  String problem, boolean peek) {
+        return queueUrl(s, name).thenCompose(url -> attributes(s, url).thenCompose(a -> extras(s, name, url,
+                a.get("QueueArn"), peek).thenApply(x -> render(s, name, done, problem, a, x))));
+    }
+
+    private CompletableFuture<Extras> extras(ConsoleSessions.Session s, String name, String url, String arn,
+                                             boolean peek) {
+        CompletableFuture<List<io.sluice.partition.PeekedMessage>> peeked = peek
+                ? (allowed(s, "ReceiveMessage", name) ? services.peek(name, 10)
+                        : CompletableFuture.failedFuture(new SqsException(SqsError.ACCESS_DENIED,
+                                "Access to the resource is denied.")))
+                : CompletableFuture.completedFuture(null);
+        CompletableFuture<List<String>> sources = call(s, "ListDeadLetterSourceQueues",
+                JsonNodeFactory.instance.objectNode().put("QueueUrl", url)).handle((out, e) -> {
+                    List<String> names = new ArrayList<>();
+                    if (e == null) {
+                        out.path("queueUrls").forEach(u -> names.add(u.asText().substring(u.asText().lastIndexOf('/') + 1)));
+                    }
+                    return names; // a key that may not list them sees no dead-letter section
+                });
+        CompletableFuture<JsonNode> tasks = arn == null ? CompletableFuture.completedFuture(null)
+                : call(s, "ListMessageMoveTasks", JsonNodeFactory.instance.objectNode().put("SourceArn", arn)
+                        .put("MaxResults", 10)).handle((out, e) -> e == null ? out.path("Results") : null);
+        return peeked.thenCombine(sources, (p, so) -> new Object[] {p, so})
+                .thenCombine(tasks, (ps, t) -> new Extras(castPeeked(ps[0]), castNames(ps[1]), t));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<io.sluice.partition.PeekedMessage> castPeeked(Object o) {
+        return (List<io.sluice.partition.PeekedMessage>) o;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<String> castNames(Object o) {
+        return (List<String>) o;
+    }
+
+    private boolean allowed(ConsoleSessions.Session s, String action, String queue) {
+        return s.admin() || rules.isAllowed(s.accessKeyId(), action, queue);
+    }
+
+    private Response render(ConsoleSessions.Session s, String name, String done, String problem,
+                            Map<String, String> a, Extras x) {
+        {
             StringBuilder b = new StringBuilder();
             if (problem != null) {
                 b.append("<p class=\"error\" id=\"problem\">").append(esc(problem)).append("</p>");
@@ -314,12 +390,81 @@ public final class Console {
                 b.append("<p class=\"flash\" id=\"done\">").append(DONE.get(done)).append("</p>");
             }
             b.append("<p><a href=\"/console/queues\">All queues</a></p>");
+            String samples = services.catalog().get(name).map(q -> history.json(q.queueId())).orElse(null);
+            b.append("<h2>Last hour</h2>");
+            if (samples == null) {
+                b.append("<p class=\"muted\" id=\"no-history\">No samples yet (every ")
+                        .append(QueueHistory.EVERY_SECONDS).append(" s; at most the first queues by name are kept).</p>");
+            } else {
+                b.append("<div class=\"charts\"><div id=\"depth-chart\"></div><div id=\"age-chart\"></div></div>")
+                        .append("<script type=\"application/json\" id=\"history-data\">").append(samples)
+                        .append("</script><script src=\"/console/static/uplot.js\"></script>")
+                        .append("<script src=\"/console/static/charts.js\"></script>");
+            }
             b.append("<h2>Attributes</h2><div class=\"scroll\"><table id=\"attributes\"><tbody>");
             a.forEach((k, v) -> b.append("<tr><th>").append(esc(k)).append("</th><td class=\"wrap\" id=\"attr-")
                     .append(esc(k)).append("\">").append(esc(v)).append("</td></tr>"));
             b.append("</tbody></table></div>");
             String action = "/console/queues/" + url(name);
             boolean fifo = name.endsWith(".fifo");
+            b.append("<h2>Next messages</h2>");
+            if (x.peeked() == null) {
+                b.append("<p><a id=\"peek\" href=\"").append(action).append("?peek=1\">Peek at the next 10</a>")
+                        .append(" <span class=\"muted\">(read only: nothing is leased, receive counts stay)</span></p>");
+            } else {
+                b.append(peekTable(x.peeked()));
+            }
+            boolean deadLetterQueue = !x.sources().isEmpty() || (x.tasks() != null && x.tasks().size() > 0);
+            boolean running = false;
+            if (deadLetterQueue) {
+                b.append("<h2>Dead-letter queue</h2><p>Sources: <span id=\"dlq-sources\">")
+                        .append(esc(String.join(", ", x.sources()))).append("</span></p>");
+                if (x.tasks() != null && x.tasks().size() > 0) {
+                    b.append("<div class=\"scroll\"><table id=\"redrives\"><thead><tr><th>Started</th><th>Status</th>")
+                            .append("<th class=\"num\">Moved</th><th class=\"num\">To move</th><th>Destination</th>")
+                            .append("<th></th></tr></thead><tbody>");
+                    for (JsonNode t : x.tasks()) {
+                        String status = t.path("Status").asText();
+                        running |= status.equals("RUNNING");
+                        b.append("<tr><td>").append(esc(java.time.Instant.ofEpochMilli(t.path("StartedTimestamp")
+                                        .asLong()).toString())).append("</td><td class=\"status\">").append(esc(status))
+                                .append(t.has("FailureReason") ? " (" + esc(t.path("FailureReason").asText()) + ")" : "")
+                                .append("</td><td class=\"num moved\">").append(t.path("ApproximateNumberOfMessagesMoved")
+                                        .asLong()).append("</td><td class=\"num\">")
+                                .append(t.path("ApproximateNumberOfMessagesToMove").asLong()).append("</td><td class=\"wrap\">")
+                                .append(esc(t.path("DestinationArn").asText("the original sources"))).append("</td><td>");
+                        if (status.equals("RUNNING") && t.has("TaskHandle")) {
+                            b.append("<form method=\"post\" action=\"").append(action).append("/cancel-redrive\">")
+                                    .append(csrf(s)).append("<input type=\"hidden\" name=\"task\" value=\"")
+                                    .append(esc(t.path("TaskHandle").asText())).append("\"><button class=\"danger\"")
+                                    .append(" id=\"cancel-redrive\" type=\"submit\">Cancel</button></form>");
+                        }
+                        b.append("</td></tr>");
+                    }
+                    b.append("</tbody></table></div>");
+                }
+                if (!running) {
+                    b.append("<div class=\"card\"><form method=\"post\" action=\"").append(action)
+                            .append("/redrive\">").append(csrf(s)).append("<p>Move this queue's messages back to the")
+                            .append(" queues they came from.</p><p><label for=\"rate\">At most this many per second")
+                            .append(" (empty: as fast as it goes)</label><input id=\"rate\" name=\"rate\"")
+                            .append(" inputmode=\"numeric\"></p><button id=\"redrive\" type=\"submit\">Start")
+                            .append(" redrive</button></form></div>");
+                }
+            }
+            b.append("<h2>Edit attributes</h2><div class=\"card\"><form method=\"post\" action=\"").append(action)
+                    .append("/attributes\">").append(csrf(s));
+            for (io.sluice.common.validation.QueueAttributeName n : io.sluice.common.validation.QueueAttributeName
+                    .values()) {
+                if (!n.settable() || (n.fifoOnly() && !fifo) || n.wireName().equals("FifoQueue")) {
+                    continue;
+                }
+                String id = "set-" + n.wireName();
+                b.append("<p><label for=\"").append(id).append("\">").append(n.wireName()).append("</label><input id=\"")
+                        .append(id).append("\" name=\"").append(esc(n.wireName())).append("\" value=\"")
+                        .append(esc(a.getOrDefault(n.wireName(), ""))).append("\" size=\"40\"></p>");
+            }
+            b.append("<button id=\"save-attributes\" type=\"submit\">Save</button></form></div>");
             b.append("<h2>Send a test message</h2><div class=\"card\"><form method=\"post\" action=\"").append(action)
                     .append("/send\">").append(csrf(s)).append("<p><label for=\"body\">Body</label>")
                     .append("<textarea id=\"body\" name=\"body\"></textarea></p>");
@@ -334,8 +479,73 @@ public final class Console {
                     .append(" queue's name to confirm.</p><p><label for=\"confirm\">Queue name</label>")
                     .append("<input id=\"confirm\" name=\"confirm\" autocomplete=\"off\"></p>")
                     .append("<button id=\"purge\" class=\"danger\" type=\"submit\">Purge</button></form></div>");
-            return page(problem == null ? 200 : 400, name, nav(s), 0, b.toString());
-        });
+            // while a redrive runs the page follows its progress
+            return page(problem == null ? 200 : 400, name, nav(s), running ? 2 : 0, b.toString());
+        }
+    }
+
+    private static String peekTable(List<io.sluice.partition.PeekedMessage> peeked) {
+        if (peeked.isEmpty()) {
+            return "<p id=\"peeked-none\">No message is visible now.</p>";
+        }
+        StringBuilder b = new StringBuilder("<div class=\"scroll\"><table id=\"peeked\"><thead><tr><th>Message id</th>"
+                + "<th>Sent</th><th class=\"num\">Receives</th><th>Group</th><th>From (dead-letter source)</th>"
+                + "<th>Body</th></tr></thead><tbody>");
+        for (io.sluice.partition.PeekedMessage p : peeked) {
+            var m = p.message();
+            String body = m.body().length() > 500 ? m.body().substring(0, 500) + "…" : m.body();
+            b.append("<tr><td class=\"wrap\">").append(esc(m.messageId())).append("</td><td>")
+                    .append(esc(java.time.Instant.ofEpochMilli(m.sentTimestampMillis()).toString()))
+                    .append("</td><td class=\"num receives\">").append(p.receiveCount()).append("</td><td>")
+                    .append(esc(m.groupId())).append("</td><td class=\"wrap\">").append(esc(m.deadLetterSourceArn()))
+                    .append("</td><td class=\"wrap body\">").append(esc(body)).append("</td></tr>");
+        }
+        return b.append("</tbody></table></div>").toString();
+    }
+
+    private CompletableFuture<Response> setAttributes(ConsoleSessions.Session s, String name,
+                                                      Map<String, String> form) {
+        return queueUrl(s, name).thenCompose(url -> attributes(s, url).thenCompose(current -> {
+            ObjectNode changed = JsonNodeFactory.instance.objectNode();
+            for (io.sluice.common.validation.QueueAttributeName n : io.sluice.common.validation.QueueAttributeName
+                    .values()) {
+                String v = form.get(n.wireName());
+                if (n.settable() && v != null && !v.equals(current.getOrDefault(n.wireName(), ""))) {
+                    changed.put(n.wireName(), v);
+                }
+            }
+            if (changed.isEmpty()) {
+                return CompletableFuture.completedFuture(null);
+            }
+            ObjectNode req = JsonNodeFactory.instance.objectNode().put("QueueUrl", url);
+            req.set("Attributes", changed);
+            return call(s, "SetQueueAttributes", req);
+        })).thenApply(out -> redirect("/console/queues/" + url(name) + "?done=attributes"))
+                .exceptionallyCompose(e -> actionFailed(s, name, e));
+    }
+
+    private CompletableFuture<Response> redrive(ConsoleSessions.Session s, String name, Map<String, String> form) {
+        String rate = form.getOrDefault("rate", "").trim();
+        return queueUrl(s, name).thenCompose(url -> attributes(s, url)).thenCompose(a -> {
+            ObjectNode req = JsonNodeFactory.instance.objectNode().put("SourceArn", a.get("QueueArn"));
+            if (!rate.isEmpty()) {
+                try {
+                    req.put("MaxNumberOfMessagesPerSecond", Integer.parseInt(rate));
+                } catch (NumberFormatException e) {
+                    throw new SqsException(SqsError.INVALID_PARAMETER_VALUE, "The rate must be a whole number.");
+                }
+            }
+            return call(s, "StartMessageMoveTask", req);
+        }).thenApply(out -> redirect("/console/queues/" + url(name) + "?done=redrive"))
+                .exceptionallyCompose(e -> actionFailed(s, name, e));
+    }
+
+    private CompletableFuture<Response> cancelRedrive(ConsoleSessions.Session s, String name,
+                                                      Map<String, String> form) {
+        return call(s, "CancelMessageMoveTask", JsonNodeFactory.instance.objectNode()
+                .put("TaskHandle", form.getOrDefault("task", "")))
+                .thenApply(out -> redirect("/console/queues/" + url(name) + "?done=cancelled"))
+                .exceptionallyCompose(e -> actionFailed(s, name, e));
     }
 
     private CompletableFuture<Response> send(ConsoleSessions.Session s, String name, Map<String, String> form) {
@@ -397,15 +607,23 @@ public final class Console {
         b.append("</tbody></table></div><h2>Backends</h2><div class=\"scroll\"><table id=\"backends\"><thead><tr>")
                 .append("<th>Id</th><th>Address</th><th>State</th><th class=\"num\">Replicas</th>")
                 .append("<th class=\"num\">Shards</th></tr></thead><tbody>");
+        boolean known = status.path("livenessKnown").asBoolean(true);
         for (JsonNode n : status.path("backends")) {
             boolean alive = n.path("alive").asBoolean();
+            String state = !known ? "not known here" : alive ? "alive" : "dead";
             b.append("<tr><td>").append(esc(n.path("id").asText())).append("</td><td>")
-                    .append(esc(n.path("address").asText())).append("</td><td class=\"").append(alive ? "ok" : "dead")
-                    .append("\">").append(alive ? "alive" : "dead").append("</td><td class=\"num\">")
+                    .append(esc(n.path("address").asText())).append("</td><td class=\"")
+                    .append(!known ? "muted" : alive ? "ok" : "dead").append("\">").append(state)
+                    .append("</td><td class=\"num\">")
                     .append(n.path("replicas").asInt()).append("</td><td class=\"num\">").append(n.path("shards").asInt())
                     .append("</td></tr>");
         }
-        b.append("</tbody></table></div><p>Under-replicated partitions: <strong id=\"under-replicated\">")
+        b.append("</tbody></table></div>");
+        if (!known) {
+            b.append("<p class=\"muted\">Backend liveness is tracked by the metadata group's leader: its node's")
+                    .append(" console (or <code>sluice admin status</code> against it) shows it.</p>");
+        }
+        b.append("<p>Under-replicated partitions: <strong id=\"under-replicated\">")
                 .append(status.path("underReplicatedPartitions").asInt()).append("</strong></p>");
         return page(200, "Cluster", nav(s), 10, b.toString());
     }
@@ -468,12 +686,32 @@ public final class Console {
 
     private static Response response(int status, String type, String body) {
         List<Map.Entry<String, String>> headers = new ArrayList<>(List.of(
-                Map.entry("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self';"
+                Map.entry("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self';"
+                        + " img-src 'self';"
                         + " form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
                 Map.entry("X-Frame-Options", "DENY"), Map.entry("X-Content-Type-Options", "nosniff"),
                 Map.entry("Referrer-Policy", "no-referrer"), Map.entry("Cache-Control", "no-store")));
         return new Response(status, type, body.getBytes(StandardCharsets.UTF_8), headers);
     }
+
+    /** A file of the uPlot webjar (on the classpath: the console works offline, no CDN). */
+    private static Response webjar(String file, String type) {
+        String path = "META-INF/resources/webjars/uplot/" + UPLOT_VERSION + "/dist/" + file;
+        try (java.io.InputStream in = Console.class.getClassLoader().getResourceAsStream(path)) {
+            if (in == null) {
+                return response(404, "text/plain; charset=utf-8", "not found\n");
+            }
+            Response r = new Response(200, type, in.readAllBytes(), new ArrayList<>());
+            r.headers().add(Map.entry("Cache-Control", "max-age=86400"));
+            r.headers().add(Map.entry("X-Content-Type-Options", "nosniff"));
+            return r;
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /** The uPlot webjar's version (its resources' folder); the pom's uplot.version. */
+    static final String UPLOT_VERSION = "1.6.30";
 
     private static Response redirect(String location) {
         Response r = response(303, "text/plain; charset=utf-8", "");

@@ -41,10 +41,31 @@ final class Html {
                 + "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
                 + (refresh > 0 ? "<meta http-equiv=\"refresh\" content=\"" + refresh + "\">" : "")
                 + "<title>" + esc(title) + " · Sluice</title>"
-                + "<link rel=\"stylesheet\" href=\"/console/static/console.css\"></head><body>"
+                + "<link rel=\"stylesheet\" href=\"/console/static/console.css\">"
+                + "<link rel=\"stylesheet\" href=\"/console/static/uplot.css\"></head><body>"
                 + "<header><a class=\"brand\" href=\"/console/queues\">Sluice</a>" + (nav == null ? "" : nav)
                 + "</header><main><h1>" + esc(title) + "</h1>" + body + "</main></body></html>";
     }
+
+    /** Draws a queue page's charts from its JSON data block with uPlot (no inline script: the CSP allows none). */
+    static final String CHARTS = """
+            (function () {
+              var data = document.getElementById('history-data');
+              if (!data || typeof uPlot === 'undefined') { return; }
+              var d = JSON.parse(data.textContent);
+              function chart(id, title, series, values) {
+                var box = document.getElementById(id);
+                var width = Math.max(260, Math.min(box.clientWidth || 600, 1160));
+                new uPlot({ title: title, width: width, height: 220, series: series,
+                  scales: { x: { time: true, range: [d.now - 3600, d.now] } } }, values, box);
+              }
+              chart('depth-chart', 'Messages', [{}, { label: 'visible', stroke: '#1f6feb', width: 2 },
+                { label: 'in flight', stroke: '#d97706', width: 2 }, { label: 'delayed', stroke: '#6b7280', width: 2 }],
+                [d.t, d.visible, d.inflight, d.delayed]);
+              chart('age-chart', 'Age of the oldest message (s)', [{}, { label: 'oldest', stroke: '#b42318', width: 2 }],
+                [d.t, d.oldest]);
+            })();
+            """;
 
     static final String CSS = """
             :root { --fg: #1d2430; --muted: #5b6576; --line: #d9dee7; --bg: #f6f7f9; --accent: #1f6feb; --bad: #b42318; }
@@ -80,6 +101,8 @@ final class Html {
             .dead { color: var(--bad); font-weight: 600; }
             .ok { color: #1a7f37; font-weight: 600; }
             .muted { color: var(--muted); }
+            .charts > div { background: #fff; border: 1px solid var(--line); border-radius: 6px; margin: .5rem 0;
+                            padding: .3rem; overflow: hidden; }
             @media (max-width: 700px) { th.opt, td.opt { display: none; } main { padding: .6rem; } }
             """;
 }

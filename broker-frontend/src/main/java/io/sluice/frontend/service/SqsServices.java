@@ -122,6 +122,22 @@ public final class SqsServices {
         return p.attributes();
     }
 
+    /**
+     * Up to {@code max} messages visible now across the queue's partitions, leasing nothing and counting no receive
+     * (the console's peek; the caller checked the key may receive from the queue).
+     */
+    public CompletableFuture<List<io.sluice.partition.PeekedMessage>> peek(String queueName, int max) {
+        Optional<QueueMetadata> queue = catalog.get(queueName);
+        if (queue.isEmpty()) {
+            return CompletableFuture.failedFuture(
+                    io.sluice.frontend.action.ActionContext.queueDoesNotExist(io.sluice.frontend.protocol.Protocol.JSON));
+        }
+        List<CompletableFuture<List<io.sluice.partition.PeekedMessage>>> parts = partitionIds(queue.get()).stream()
+                .map(id -> partitions.peek(id, max)).toList();
+        return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
+                .thenApply(v -> parts.stream().flatMap(f -> f.join().stream()).limit(max).toList());
+    }
+
     public List<PartitionId> partitionIds(QueueMetadata queue) {
         List<PartitionId> ids = new ArrayList<>(queue.partitions());
         for (int i = 0; i < queue.partitions(); i++) {

@@ -80,6 +80,12 @@ public final class MetadataClient implements AutoCloseable {
         return Long.parseLong(new String(query(MetadataStateMachine.QUERY_INDEX), StandardCharsets.UTF_8));
     }
 
+    /** The backends the metadata leader holds alive now (it alone tracks liveness). */
+    public java.util.Set<String> aliveBackends() {
+        String answer = new String(query(MetadataStateMachine.QUERY_LIVENESS), StandardCharsets.UTF_8);
+        return answer.isEmpty() ? java.util.Set.of() : java.util.Set.of(answer.split("\n"));
+    }
+
     /**
      * Records a backend's heartbeat with the metadata leader.
      *

@@ -277,6 +277,11 @@ public final class MetadataServer implements AutoCloseable {
         return stateMachine.liveness().lastBeatMillis(backend);
     }
 
+    /** The backends the group's leader holds alive (a read through the group: this member may not be the leader). */
+    public java.util.Set<String> aliveBackendsOnLeader() {
+        return selfClient.aliveBackends();
+    }
+
     public boolean isBackendAlive(String backend) {
         return stateMachine.liveness().isAlive(backend);
     }

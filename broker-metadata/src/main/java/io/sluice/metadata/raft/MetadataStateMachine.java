@@ -57,7 +57,8 @@ import org.slf4j.LoggerFactory;
  *       {@value #RECENT_RECORDS_KEPT} records are kept in memory, from this replica's start or last snapshot load);
  *       {@code heartbeat <node>} records a backend's
  *       heartbeat (it reaches the leader, which alone tracks liveness) and answers the leader's clock, the
- *       reference backends keep their shard leaders' time near.</li>
+ *       reference backends keep their shard leaders' time near; {@code liveness} the backends the leader holds
+ *       alive (one id per line), for the status of a role that is not the leader.</li>
  *   <li>Snapshots are the image as JSON, named by term and index, with an MD5 file.</li>
  * </ul>
  */
@@ -68,6 +69,7 @@ final class MetadataStateMachine extends BaseStateMachine {
     static final String QUERY_IMAGE_WITHOUT_SECRETS = "image-without-secrets";
     static final String QUERY_HEARTBEAT = "heartbeat ";
     static final String QUERY_INDEX = "index";
+    static final String QUERY_LIVENESS = "liveness";
     static final String QUERY_DELTA = "delta ";
     static final String QUERY_DELTA_WITHOUT_SECRETS = "delta-without-secrets ";
     /** Records kept for deltas; a role further behind fetches the whole image. */
@@ -252,6 +254,10 @@ final class MetadataStateMachine extends BaseStateMachine {
         }
         if (q.equals(QUERY_INDEX)) { // a few bytes: what a cached copy asks before fetching the whole image
             return CompletableFuture.completedFuture(Message.valueOf(Long.toString(image.appliedIndex())));
+        }
+        if (q.equals(QUERY_LIVENESS)) { // read requests reach the leader: its view, the only one there is
+            return CompletableFuture.completedFuture(Message.valueOf(
+                    String.join("\n", liveness.alive(image.nodes().keySet()))));
         }
         if (q.startsWith(QUERY_DELTA) || q.startsWith(QUERY_DELTA_WITHOUT_SECRETS)) {
             boolean secrets = q.startsWith(QUERY_DELTA);
