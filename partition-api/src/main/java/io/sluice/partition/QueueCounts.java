@@ -10,9 +10,20 @@ package io.sluice.partition;
  *                                  that stays pending (its dead-letter queue unreachable) shows as a growing age
  * @param arrivalSkewP99Millis      FIFO: the 99th percentile of arrival time minus {@code Sluice.ProducerTime} over
  *                                  the last 5-10 minutes (-1 if no message carried one)
+ * @param sentTotal                 messages ever sent to the partition (-1 if not known: an older backend); with
+ *                                  {@code receivedTotal}, what the console's rates are computed from
+ * @param receivedTotal             deliveries ever made from the partition (-1 if not known)
  */
 public record QueueCounts(int visible, int inflight, int delayed, int deadLetterPending,
-                          long oldestRetentionBaseMillis, long oldestHandOffMillis, long arrivalSkewP99Millis) {
+                          long oldestRetentionBaseMillis, long oldestHandOffMillis, long arrivalSkewP99Millis,
+                          long sentTotal, long receivedTotal) {
+
+    /** Without the totals (not known to the caller). */
+    public QueueCounts(int visible, int inflight, int delayed, int deadLetterPending, long oldestRetentionBaseMillis,
+                       long oldestHandOffMillis, long arrivalSkewP99Millis) {
+        this(visible, inflight, delayed, deadLetterPending, oldestRetentionBaseMillis, oldestHandOffMillis,
+                arrivalSkewP99Millis, -1, -1);
+    }
 
     /** Without the arrival skew (none observed, or not known to the caller). */
     public QueueCounts(int visible, int inflight, int delayed, int deadLetterPending, long oldestRetentionBaseMillis,

@@ -672,7 +672,8 @@ public final class PartitionQueueState {
     public QueueCounts countsAt(long nowMillis) {
         int[] c = index.countsAt(nowMillis);
         return new QueueCounts(saturated(c[0] + cold.count()), c[1], c[2], index.deadLetterPending().size(),
-                oldestRetentionBaseMillis(), oldestHandOffMillis(), skew.p99Millis(Math.max(nowMillis, index.nowMillis())));
+                oldestRetentionBaseMillis(), oldestHandOffMillis(), skew.p99Millis(Math.max(nowMillis, index.nowMillis())),
+                totals.sent, totals.received);
     }
 
     /** When the oldest pending hand-off was made, or -1. */

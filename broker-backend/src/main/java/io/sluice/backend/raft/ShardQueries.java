@@ -68,18 +68,19 @@ public final class ShardQueries {
     }
 
     /**
-     * COUNTS' answer; the oldest hand-off's time and then the arrival skew's p99 trail (a reader of an earlier version
-     * stops before them).
+     * COUNTS' answer; the oldest hand-off's time, the arrival skew's p99 and then the sent and received totals trail
+     * (a reader of an earlier version stops before them; an answer of an earlier version reads as -1 for them).
      */
     static byte[] encodeCounts(QueueCounts c) {
-        return ByteBuffer.allocate(4 * 4 + 8 + 8 + 8).putInt(c.visible()).putInt(c.inflight()).putInt(c.delayed())
+        return ByteBuffer.allocate(4 * 4 + 8 * 5).putInt(c.visible()).putInt(c.inflight()).putInt(c.delayed())
                 .putInt(c.deadLetterPending()).putLong(c.oldestRetentionBaseMillis()).putLong(c.oldestHandOffMillis())
-                .putLong(c.arrivalSkewP99Millis()).array();
+                .putLong(c.arrivalSkewP99Millis()).putLong(c.sentTotal()).putLong(c.receivedTotal()).array();
     }
 
     static QueueCounts decodeCounts(byte[] b) {
         ByteBuffer r = ByteBuffer.wrap(b);
         return new QueueCounts(r.getInt(), r.getInt(), r.getInt(), r.getInt(), r.getLong(),
+                r.remaining() >= 8 ? r.getLong() : -1, r.remaining() >= 8 ? r.getLong() : -1,
                 r.remaining() >= 8 ? r.getLong() : -1, r.remaining() >= 8 ? r.getLong() : -1);
     }
 

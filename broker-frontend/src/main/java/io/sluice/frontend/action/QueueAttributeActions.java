@@ -97,6 +97,8 @@ public final class QueueAttributeActions {
             int pending = 0;
             long oldest = -1;
             long skewP99 = -1;
+            long sent = 0;
+            long received = 0;
             for (CompletableFuture<QueueCounts> f : parts) {
                 QueueCounts c = f.join();
                 skewP99 = Math.max(skewP99, c.arrivalSkewP99Millis()); // the worst partition's
@@ -104,11 +106,13 @@ public final class QueueAttributeActions {
                 inflight += c.inflight();
                 delayed += c.delayed();
                 pending += c.deadLetterPending();
+                sent = sent < 0 || c.sentTotal() < 0 ? -1 : sent + c.sentTotal(); // unknown if any partition's is
+                received = received < 0 || c.receivedTotal() < 0 ? -1 : received + c.receivedTotal();
                 if (c.oldestRetentionBaseMillis() >= 0 && (oldest < 0 || c.oldestRetentionBaseMillis() < oldest)) {
                     oldest = c.oldestRetentionBaseMillis();
                 }
             }
-            return new QueueCounts(visible, inflight, delayed, pending, oldest, -1, skewP99);
+            return new QueueCounts(visible, inflight, delayed, pending, oldest, -1, skewP99, sent, received);
         });
     }
 

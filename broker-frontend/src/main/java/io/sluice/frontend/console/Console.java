@@ -268,6 +268,7 @@ public final class Console {
                     .append("<th class=\"num opt\">Partitions</th>")
                     .append(th("Visible", "visible", filter, true)).append(th("In flight", "inflight", filter, true))
                     .append(th("Delayed", "delayed", filter, true)).append(th("Oldest (s)", "age", filter, true))
+                    .append("<th class=\"num opt\">Sent/s</th><th class=\"num opt\">Received/s</th>")
                     .append("<th class=\"opt\">Dead-letter target</th><th class=\"opt\">Dead-letter sources</th>")
                     .append("</tr></thead><tbody>");
             for (Row row : rows.stream().sorted(order).toList()) {
@@ -282,7 +283,8 @@ public final class Console {
                         .append(esc(a.getOrDefault("ApproximateNumberOfMessagesDelayed", "?")))
                         .append("</td><td class=\"num\">")
                         .append(esc(a.getOrDefault("SluiceApproximateAgeOfOldestMessage", "?")))
-                        .append("</td><td class=\"opt wrap\">").append(esc(Optional.ofNullable(deadLetterTarget(a))
+                        .append("</td>").append(rateCells(row.name()))
+                        .append("<td class=\"opt wrap\">").append(esc(Optional.ofNullable(deadLetterTarget(a))
                                 .orElse(""))).append("</td><td class=\"opt wrap\">")
                         .append(esc(String.join(", ", sources.getOrDefault(row.name(), List.of()))))
                         .append("</td></tr>");
@@ -290,6 +292,14 @@ public final class Console {
             b.append("</tbody></table></div>");
             return page(200, "Queues", nav(s), 10, b.toString());
         });
+    }
+
+    /** The queue's sent and received rates over the last 10 s (from this node's samples), blank when not known. */
+    private String rateCells(String queue) {
+        float[] r = services.catalog().get(queue).map(q -> history.rates(q.queueId())).orElse(null);
+        return r == null ? "<td class=\"num opt\"></td><td class=\"num opt\"></td>"
+                : String.format(java.util.Locale.ROOT, "<td class=\"num opt\">%.1f</td><td class=\"num opt\">%.1f</td>",
+                        r[0], r[1]);
     }
 
     private static String th(String label, String key, String filter, boolean numeric) {
@@ -396,7 +406,8 @@ public final class Console {
                 b.append("<p class=\"muted\" id=\"no-history\">No samples yet (every ")
                         .append(QueueHistory.EVERY_SECONDS).append(" s; at most the first queues by name are kept).</p>");
             } else {
-                b.append("<div class=\"charts\"><div id=\"depth-chart\"></div><div id=\"age-chart\"></div></div>")
+                b.append("<div class=\"charts\"><div id=\"depth-chart\"></div><div id=\"age-chart\"></div>")
+                        .append("<div id=\"rate-chart\"></div></div>")
                         .append("<script type=\"application/json\" id=\"history-data\">").append(samples)
                         .append("</script><script src=\"/console/static/uplot.js\"></script>")
                         .append("<script src=\"/console/static/charts.js\"></script>");

@@ -64,6 +64,8 @@ final class Html {
                 [d.t, d.visible, d.inflight, d.delayed]);
               chart('age-chart', 'Age of the oldest message (s)', [{}, { label: 'oldest', stroke: '#b42318', width: 2 }],
                 [d.t, d.oldest]);
+              chart('rate-chart', 'Messages per second', [{}, { label: 'sent', stroke: '#1a7f37', width: 2 },
+                { label: 'received', stroke: '#7c3aed', width: 2 }], [d.t, d.sent, d.received]);
             })();
             """;
 

@@ -33,6 +33,12 @@ public final class QueueHistory {
         final int[] inflight = new int[POINTS];
         final int[] delayed = new int[POINTS];
         final int[] oldestSeconds = new int[POINTS];
+        /** Messages sent and received per second since the previous sample (-1: not known). */
+        final float[] sentRate = new float[POINTS];
+        final float[] receivedRate = new float[POINTS];
+        long lastAt = -1;
+        long lastSent = -1;
+        long lastReceived = -1;
         int next;
         int size;
 
@@ -43,8 +49,28 @@ public final class QueueHistory {
             delayed[next] = c.delayed();
             long base = c.oldestRetentionBaseMillis();
             oldestSeconds[next] = base < 0 ? 0 : (int) Math.min(Integer.MAX_VALUE, Math.max(0, (nowMillis - base) / 1000));
+            long seconds = lastAt < 0 ? 0 : atSeconds - lastAt;
+            sentRate[next] = rate(lastSent, c.sentTotal(), seconds);
+            receivedRate[next] = rate(lastReceived, c.receivedTotal(), seconds);
+            lastAt = atSeconds;
+            lastSent = c.sentTotal();
+            lastReceived = c.receivedTotal();
             next = (next + 1) % POINTS;
             size = Math.min(POINTS, size + 1);
+        }
+
+        /** A total's growth per second, or -1 when either total is unknown (or it went back: a partition moved). */
+        private static float rate(long before, long after, long seconds) {
+            return before < 0 || after < before || seconds <= 0 ? -1 : (float) (after - before) / seconds;
+        }
+
+        /** Sent and received per second over the last interval, or null before two samples. */
+        synchronized float[] latestRates() {
+            if (size < 2) {
+                return null;
+            }
+            int p = (next - 1 + POINTS) % POINTS;
+            return new float[] {sentRate[p], receivedRate[p]};
         }
 
         /** The samples, oldest first, as a JSON object of arrays (numbers only); {@code now}: the chart's right edge. */
@@ -54,6 +80,8 @@ public final class QueueHistory {
             StringBuilder i = new StringBuilder();
             StringBuilder d = new StringBuilder();
             StringBuilder o = new StringBuilder();
+            StringBuilder sr = new StringBuilder();
+            StringBuilder rr = new StringBuilder();
             for (int k = 0; k < size; k++) {
                 int p = (next - size + k + POINTS) % POINTS;
                 String sep = k == 0 ? "" : ",";
@@ -62,9 +90,12 @@ public final class QueueHistory {
                 i.append(sep).append(inflight[p]);
                 d.append(sep).append(delayed[p]);
                 o.append(sep).append(oldestSeconds[p]);
+                sr.append(sep).append(sentRate[p] < 0 ? "null" : String.format(java.util.Locale.ROOT, "%.1f", sentRate[p]));
+                rr.append(sep).append(receivedRate[p] < 0 ? "null"
+                        : String.format(java.util.Locale.ROOT, "%.1f", receivedRate[p]));
             }
             return "{\"now\":" + nowSeconds + ",\"t\":[" + t + "],\"visible\":[" + v + "],\"inflight\":[" + i + "],\"delayed\":[" + d
-                    + "],\"oldest\":[" + o + "]}";
+                    + "],\"oldest\":[" + o + "],\"sent\":[" + sr + "],\"received\":[" + rr + "]}";
         }
     }
 
@@ -119,6 +150,13 @@ public final class QueueHistory {
     /** A signed-in console request came: keep sampling for the next hour. */
     void used() {
         lastUsedMillis = services.nowMillis();
+    }
+
+    /** The queue's sent and received messages per second over the last 10 s, or null when not known. */
+    float[] rates(long queueId) {
+        Series s = series.get(queueId);
+        float[] r = s == null ? null : s.latestRates();
+        return r == null || r[0] < 0 || r[1] < 0 ? null : r;
     }
 
     /** The queue's samples as JSON, or null if it is not sampled (yet, or past the cap). */
