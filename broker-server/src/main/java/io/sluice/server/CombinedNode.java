@@ -49,7 +49,8 @@ public final class CombinedNode implements AutoCloseable {
                 () -> new String(MetadataJson.write(backend.status(metadata.status())), StandardCharsets.UTF_8);
         AdminAccess access = AdminAccess.configured(config);
         admin = new AdminServer(registry, this::serving, () -> metadata.ready() && backend.ready(), status,
-                metadata.posts(), access).withConsole(frontend.console(access, status));
+                metadata.posts(), access).withConsole(frontend.console(access, status,
+                metadata.posts().get("/admin/rebalance")));
         adminAddress = admin.start(config.get(ServerConfigKeys.ADMIN_HOST), config.get(ServerConfigKeys.ADMIN_PORT),
                 HttpTls.context(config));
         LOG.info("node {} serving: SQS on port {}, admin on port {}", id, frontend.sqsAddress().getPort(),

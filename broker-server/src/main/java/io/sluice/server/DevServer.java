@@ -306,7 +306,7 @@ public final class DevServer implements AutoCloseable {
         admin = new AdminServer(registry, () -> serving, () -> catalog.image().appliedIndex() > 0, status,
                 Map.of("/admin/access-keys", AccessKeyAdmin.handler(metadataClient::submit),
                         "/admin/rebalance", AccessKeyAdmin.rebalance(metadataClient::submit)),
-                adminAccess).withConsole(console(adminAccess, status));
+                adminAccess).withConsole(console(adminAccess, status, AccessKeyAdmin.rebalance(metadataClient::submit)));
         String adminHost = config.get(ServerConfigKeys.ADMIN_HOST);
         adminAddress = admin.start(adminHost, config.get(ServerConfigKeys.ADMIN_PORT), httpTls);
         String scheme = httpTls == null ? "http" : "https";
@@ -333,9 +333,10 @@ public final class DevServer implements AutoCloseable {
      * The web console over this frontend's SQS actions, keys and rules, for the admin endpoint that serves it (its
      * own, or a combined node's).
      */
-    io.sluice.frontend.console.Console console(AdminAccess access, java.util.function.Supplier<String> status) {
+    io.sluice.frontend.console.Console console(AdminAccess access, java.util.function.Supplier<String> status,
+                                               java.util.function.Function<byte[], String> rebalance) {
         return new io.sluice.frontend.console.Console(processor, services, accessKeys, accessKeys,
-                token -> access.permits("Bearer " + token), status, clock::nowMillis, history);
+                token -> access.permits("Bearer " + token), status, clock::nowMillis, history, rebalance);
     }
 
     /** Every partition of the local shard, named from the catalog, for the queue metrics. */

@@ -155,6 +155,8 @@ class ConsoleIT {
         assertFalse(list.contains("orders"), "another key's queue is not listed: " + list);
         assertEquals(403, get(base, "/console/queues/orders", mine).statusCode());
         assertEquals(403, get(base, "/console/cluster", mine).statusCode());
+        assertEquals(403, post(base, "/console/cluster/rebalance", mine, Map.of("csrf", ConsoleSession.csrf(
+                get(base, "/console/queues", mine).body()), "max_moves", "5")).statusCode(), "only admins rebalance");
         String minePage = get(base, "/console/queues/mine-jobs", mine).body();
         HttpResponse<String> sendElsewhere = post(base, "/console/queues/orders/send", mine, Map.of("csrf", ConsoleSession.csrf(minePage),
                 "body", "not mine"));
@@ -312,6 +314,8 @@ class ConsoleIT {
             driver.findElement(By.linkText("Cluster")).click();
             assertEquals("alive", driver.findElement(By.xpath("//table[@id='backends']/tbody/tr[1]/td[3]")).getText());
             ConsoleSession.screenshot(driver, "cluster");
+            driver.findElement(By.id("rebalance")).click(); // one backend: nothing to move, but it went through
+            assertEquals("Rebalance done: 0 replica moves proposed.", driver.findElement(By.id("done")).getText());
 
             driver.manage().window().setSize(new Dimension(390, 844)); // a phone
             driver.findElement(By.linkText("Queues")).click();

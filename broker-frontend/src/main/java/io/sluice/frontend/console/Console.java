@@ -61,17 +61,21 @@ public final class Console {
     private final Supplier<String> clusterStatus;
     private final ConsoleSessions sessions;
     private final QueueHistory history;
+    private final java.util.function.Function<byte[], String> rebalance;
 
     /**
      * @param keys          the access keys and secrets a sign-in is checked against (the API's)
      * @param rules         the keys' rules (for the cluster page: admins only)
      * @param adminToken    whether a presented string is the admin token (never true when none is configured)
      * @param clusterStatus the cluster status JSON ({@code /admin/status})
+     * @param rebalance     what {@code POST /admin/rebalance} runs (a metadata write: it may block), for admins
      */
     public Console(SqsRequestProcessor sqs, io.sluice.frontend.service.SqsServices services, CredentialStore keys,
                    Authorizer rules, Predicate<String> adminToken, Supplier<String> clusterStatus,
-                   LongSupplier clockMillis, QueueHistory history) {
+                   LongSupplier clockMillis, QueueHistory history,
+                   java.util.function.Function<byte[], String> rebalance) {
         this.history = history;
+        this.rebalance = rebalance;
         this.sqs = sqs;
         this.services = services;
         this.keys = keys;
@@ -133,7 +137,10 @@ public final class Console {
             return queuesPage(session, query);
         }
         if (path.equals("/console/cluster") && !post) {
-            return done(clusterPage(session));
+            return done(clusterPage(session, query.get("moved")));
+        }
+        if (path.equals("/console/cluster/rebalance") && post) {
+            return done(rebalance(session, form));
         }
         if (path.startsWith("/console/queues/")) {
             String rest = path.substring("/console/queues/".length());
@@ -596,7 +603,32 @@ public final class Console {
 
     // ---- cluster ----
 
-    private Response clusterPage(ConsoleSessions.Session s) {
+    private Response rebalance(ConsoleSessions.Session s, Map<String, String> form) {
+        if (!isAdmin(s)) {
+            return page(403, "Cluster", nav(s), "<p class=\"error\">Rebalancing is for admins.</p>");
+        }
+        int moves;
+        try {
+            moves = Integer.parseInt(form.getOrDefault("max_moves", "1").trim());
+        } catch (NumberFormatException e) {
+            moves = -1;
+        }
+        if (moves < 1 || moves > 1000) {
+            return page(400, "Cluster", nav(s), "<p class=\"error\" id=\"problem\">At most 1 to 1,000 moves.</p>");
+        }
+        JsonNode out;
+        try {
+            out = JSON.readTree(rebalance.apply(("{\"maxMoves\":" + moves + "}").getBytes(StandardCharsets.UTF_8)));
+        } catch (java.io.IOException | RuntimeException e) {
+            LOG.warn("console rebalance failed", e);
+            return page(503, "Cluster", nav(s), "<p class=\"error\" id=\"problem\">The rebalance could not be"
+                    + " made: " + esc(e.getMessage()) + "</p>");
+        }
+        LOG.info("console rebalance by {}: {}", s.principal(), out);
+        return redirect("/console/cluster?moved=" + out.path("moves").size());
+    }
+
+    private Response clusterPage(ConsoleSessions.Session s, String moved) {
         if (!isAdmin(s)) {
             return page(403, "Cluster", nav(s), "<p class=\"error\">The cluster page is for admins.</p>");
         }
@@ -607,7 +639,12 @@ public final class Console {
             return page(503, "Cluster", nav(s), "<p class=\"error\">Cluster status unavailable: "
                     + esc(e.getMessage()) + "</p>");
         }
-        StringBuilder b = new StringBuilder("<p class=\"muted\">Refreshed every 10 s.</p>");
+        StringBuilder b = new StringBuilder();
+        if (moved != null && moved.matches("\\d{1,4}")) {
+            b.append("<p class=\"flash\" id=\"done\">Rebalance done: ").append(moved).append(" replica move")
+                    .append(moved.equals("1") ? "" : "s").append(" proposed.</p>");
+        }
+        b.append("<p class=\"muted\">Refreshed every 10 s.</p>");
         b.append("<h2>Metadata members</h2><div class=\"scroll\"><table id=\"metadata\"><thead><tr><th>Id</th>")
                 .append("<th>Address</th><th>Role</th></tr></thead><tbody>");
         for (JsonNode m : status.path("metadata")) {
@@ -636,6 +673,15 @@ public final class Console {
         }
         b.append("<p>Under-replicated partitions: <strong id=\"under-replicated\">")
                 .append(status.path("underReplicatedPartitions").asInt()).append("</strong></p>");
+        if (rebalance != null) {
+            b.append("<h2>Rebalance</h2><div class=\"card\"><form method=\"post\" action=\"/console/cluster/")
+                    .append("rebalance\">").append(csrf(s)).append("<p>Moves shard replicas from the fullest backends")
+                    .append(" onto the emptiest (Raft membership changes, one step at a time), as")
+                    .append(" <code>sluice admin rebalance</code> does.</p><p><label for=\"max_moves\">At most this")
+                    .append(" many moves</label><input id=\"max_moves\" name=\"max_moves\" value=\"1\"")
+                    .append(" inputmode=\"numeric\"></p><button id=\"rebalance\" type=\"submit\">Rebalance</button>")
+                    .append("</form></div>");
+        }
         return page(200, "Cluster", nav(s), 10, b.toString());
     }
 
