@@ -228,6 +228,9 @@ final class AdminServer implements AutoCloseable {
             }
             work.orTimeout(30, TimeUnit.SECONDS).handle((out, e) -> {
                 FullHttpResponse r;
+                if (e == null && out == null) {
+                    e = new IllegalStateException("no answer");
+                }
                 if (e != null) {
                     r = text(HttpResponseStatus.SERVICE_UNAVAILABLE, "the console could not answer\n",
                             "text/plain; charset=utf-8");

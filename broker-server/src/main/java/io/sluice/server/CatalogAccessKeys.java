@@ -65,6 +65,11 @@ final class CatalogAccessKeys implements CredentialStore, Authorizer {
         return policy().isAllowed(accessKeyId, action, queueName);
     }
 
+    /** Whether the key has the admin rule ({@code *} on {@code *}) itself. */
+    boolean isAdmin(String accessKeyId) {
+        return policy().isAdmin(accessKeyId);
+    }
+
     private AuthorizationPolicy policy() {
         ClusterImage image = catalog.get();
         Compiled c = compiled;

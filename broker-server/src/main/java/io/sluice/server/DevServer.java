@@ -336,7 +336,8 @@ public final class DevServer implements AutoCloseable {
     io.sluice.frontend.console.Console console(AdminAccess access, java.util.function.Supplier<String> status,
                                                java.util.function.Function<byte[], String> rebalance) {
         return new io.sluice.frontend.console.Console(processor, services, accessKeys, accessKeys,
-                token -> access.permits("Bearer " + token), status, clock::nowMillis, history, rebalance);
+                accessKeys::isAdmin, token -> access.permits("Bearer " + token), status, clock::nowMillis, history,
+                access.writesEnabled() ? rebalance : null, workers);
     }
 
     /** Every partition of the local shard, named from the catalog, for the queue metrics. */

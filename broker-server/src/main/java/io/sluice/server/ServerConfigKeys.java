@@ -144,7 +144,7 @@ public final class ServerConfigKeys {
                     + " one queue.");
     public static final ConfigKey<Integer> CONSOLE_HISTORY_QUEUES = ConfigKey.integer(
             "sluice.console.history-queues", 1_000, 0, 100_000, "Web console: how many queues (the first by name)"
-                    + " this node samples every 10 s for the last hour's charts (0: no charts). Each costs ~7 KB of"
+                    + " this node samples every 10 s for the last hour's charts (0: no charts). Each costs ~11.5 KB of"
                     + " heap and one count query per partition every 10 s.");
 
     /** Every key declared above, in declaration order. */

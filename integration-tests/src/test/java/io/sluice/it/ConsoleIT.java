@@ -41,7 +41,13 @@ class ConsoleIT {
     static void start() throws Exception {
         Path keys = Files.createTempFile(SluiceProcess.itDir(), "console-keys", ".json");
         Files.writeString(keys, "{\"keys\": [{\"accessKey\": \"mine\", \"secretKey\": \"mine-secret\","
-                + " \"allow\": [{\"action\": \"*\", \"queue\": \"mine-*\"}]}]}");
+                + " \"allow\": [{\"action\": \"*\", \"queue\": \"mine-*\"}]},"
+                // may look at every queue but not receive: no peek
+                + " {\"accessKey\": \"reader\", \"secretKey\": \"reader-secret\", \"allow\": [{\"action\": \"Get*\","
+                + " \"queue\": \"*\"}, {\"action\": \"List*\", \"queue\": \"*\"}]},"
+                // rules whose globs match made-up action names: still not an admin
+                + " {\"accessKey\": \"sly\", \"secretKey\": \"sly-secret\", \"allow\": [{\"action\": \"S*\","
+                + " \"queue\": \"*\"}, {\"action\": \"*Cluster\", \"queue\": \"*\"}]}]}");
         server = SluiceProcess.start("console", Map.of("SLUICE_AUTH_KEYS_FILE", keys.toString()));
         sqs = SqsClients.client(server.endpoint());
         base = server.adminEndpoint().toString().replaceAll("/$", "");
@@ -162,7 +168,59 @@ class ConsoleIT {
                 "body", "not mine"));
         assertEquals(403, sendElsewhere.statusCode(), "its rules decide, whatever the form says");
         assertEquals(before, messages("orders"));
-        assertEquals(403, get(base, "/console/queues/orders?peek=1", mine).statusCode(), "no peek at another key's queue");
+        HttpResponse<String> denied = get(base, "/console/queues/orders", mine);
+        assertEquals(403, denied.statusCode());
+        assertTrue(denied.body().contains("AccessDenied"), denied.body());
+
+        // a key that may read a queue's attributes but not receive from it sees the page but may not peek
+        String reader = signIn(base, Map.of("access_key", "reader", "secret_key", "reader-secret"));
+        assertEquals(200, get(base, "/console/queues/orders", reader).statusCode());
+        HttpResponse<String> peek = get(base, "/console/queues/orders?peek=1", reader);
+        assertEquals(403, peek.statusCode(), "a peek reads bodies: it needs ReceiveMessage");
+        assertTrue(peek.body().contains("AccessDenied"), peek.body());
+
+        // rules whose globs happen to match are not the admin rule
+        String sly = signIn(base, Map.of("access_key", "sly", "secret_key", "sly-secret"));
+        assertEquals(403, get(base, "/console/cluster", sly).statusCode());
+        HttpResponse<String> slyRebalance = post(base, "/console/cluster/rebalance", sly, Map.of("csrf",
+                ConsoleSession.csrf(get(base, "/console/queues", sly).body()), "max_moves", "5"));
+        assertEquals(403, slyRebalance.statusCode());
+        assertTrue(slyRebalance.body().contains("Rebalancing is for admins"), slyRebalance.body());
+
+        // peeked bodies are text, never markup
+        sqs.createQueue(b -> b.queueName("markup"));
+        sqs.sendMessage(b -> b.queueUrl(url("markup")).messageBody("<b onmouseover=\"x()\">bold</b>"));
+        String peeked = get(base, "/console/queues/markup?peek=1", session).body();
+        assertTrue(peeked.contains("&lt;b onmouseover=&quot;x()&quot;&gt;bold&lt;/b&gt;"), peeked);
+        assertFalse(peeked.contains("<b onmouseover"), "escaped");
+
+        // sign-out: refused without its CSRF token; with it, the old cookie is worth nothing
+        assertEquals(403, post(base, "/console/logout", session, Map.of()).statusCode());
+        assertEquals(200, get(base, "/console/queues", session).statusCode(), "still signed in");
+        assertEquals(303, post(base, "/console/logout", session, Map.of("csrf", ConsoleSession.csrf(
+                get(base, "/console/queues", session).body()))).statusCode());
+        assertEquals(303, get(base, "/console/queues", session).statusCode(), "the replayed cookie is refused");
+    }
+
+    /** A session ends when its key's secret changes (put-key with a new secret), without waiting for its expiry. */
+    @Test
+    void aSessionEndsWhenItsKeysSecretChanges() throws Exception {
+        String token = Files.readString(server.dataDir().resolve("admin-token")).trim();
+        assertEquals(200, putKey(token, "rotating", "first-secret").statusCode());
+        String session = signIn(base, Map.of("access_key", "rotating", "secret_key", "first-secret"));
+        assertEquals(200, get(base, "/console/queues", session).statusCode());
+        assertEquals(200, putKey(token, "rotating", "second-secret").statusCode());
+        await().atMost(Duration.ofSeconds(120)).until(() -> get(base, "/console/queues", session).statusCode() == 303);
+        signIn(base, Map.of("access_key", "rotating", "secret_key", "second-secret")); // the new secret works
+    }
+
+    private static HttpResponse<String> putKey(String token, String key, String secret) throws Exception {
+        return java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create(base + "/admin/access-keys")).header("Authorization", "Bearer " + token)
+                .header("Content-Type", "application/json").POST(java.net.http.HttpRequest.BodyPublishers.ofString(
+                        "{\"accessKey\": \"" + key + "\", \"secretKey\": \"" + secret
+                                + "\", \"allow\": [[\"*\", \"mine-*\"]]}")).build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     // ---- the browser ----

@@ -96,6 +96,9 @@ public final class ShardQueries {
     static List<io.sluice.partition.PeekedMessage> decodePeek(byte[] bytes) {
         ByteBuffer b = ByteBuffer.wrap(bytes);
         int n = b.getInt();
+        if (n < 0 || n > 10 || b.remaining() < 12 * n) {
+            throw new IllegalArgumentException("malformed peek answer of " + n + " messages");
+        }
         long[] seqs = new long[n];
         int[] counts = new int[n];
         for (int i = 0; i < n; i++) {
@@ -105,6 +108,9 @@ public final class ShardQueries {
         byte[] rest = new byte[b.remaining()];
         b.get(rest);
         List<io.sluice.partition.StoredMessage> messages = io.sluice.partition.OutcomeCodec.decodeMessages(rest);
+        if (messages.size() != n || messages.contains(null)) {
+            throw new IllegalArgumentException("malformed peek answer: " + messages.size() + " messages for " + n);
+        }
         List<io.sluice.partition.PeekedMessage> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             out.add(new io.sluice.partition.PeekedMessage(seqs[i], counts[i], messages.get(i)));

@@ -58,6 +58,11 @@ public final class AuthorizationPolicy implements Authorizer {
                 .anyMatch(rule -> rule.matches(action, queueName));
     }
 
+    /** Whether the key has the admin rule itself ({@code *} on {@code *}), not merely rules that happen to match. */
+    public boolean isAdmin(String accessKeyId) {
+        return rulesByAccessKey.getOrDefault(accessKeyId, List.of()).contains(ADMIN);
+    }
+
     /** Glob match with {@code *} only; backtracks only to the last star, so O(pattern × text) at worst. */
     static boolean glob(String pattern, String text) {
         int p = 0;

@@ -34,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * admin token. A session is an HttpOnly, SameSite=Strict cookie (Secure over TLS); every form that changes state
  * carries the session's CSRF token, and the sign-in form a token of its own (double-submit cookie), so another site can
  * neither act for a signed-in user nor sign a browser into someone else's session. Pages send a Content-Security-Policy
- * that allows no script and no framing. A key sees and does only what its rules allow (its queue list is
+ * that allows scripts from the console itself only (the charts; no inline script) and no framing. A key sees and does only what its rules allow (its queue list is
  * ListQueues'); the cluster page is for admins (the admin token or a key with the {@code *}/{@code *} rule).
  */
 public final class Console {
@@ -62,18 +62,25 @@ public final class Console {
     private final ConsoleSessions sessions;
     private final QueueHistory history;
     private final java.util.function.Function<byte[], String> rebalance;
+    private final Predicate<String> adminKey;
+    private final java.util.concurrent.Executor work;
 
     /**
      * @param keys          the access keys and secrets a sign-in is checked against (the API's)
-     * @param rules         the keys' rules (for the cluster page: admins only)
+     * @param rules         the keys' rules
+     * @param adminKey      whether a key has the admin rule ({@code *} on {@code *}) itself: the cluster page
      * @param adminToken    whether a presented string is the admin token (never true when none is configured)
      * @param clusterStatus the cluster status JSON ({@code /admin/status})
-     * @param rebalance     what {@code POST /admin/rebalance} runs (a metadata write: it may block), for admins
+     * @param rebalance     what {@code POST /admin/rebalance} runs (a metadata write: it may block), for admins;
+     *                      null where admin writes are disabled (no admin token configured)
+     * @param work          where pages are built (never a backend's reply thread: building may wait for the catalog)
      */
     public Console(SqsRequestProcessor sqs, io.sluice.frontend.service.SqsServices services, CredentialStore keys,
-                   Authorizer rules, Predicate<String> adminToken, Supplier<String> clusterStatus,
-                   LongSupplier clockMillis, QueueHistory history,
-                   java.util.function.Function<byte[], String> rebalance) {
+                   Authorizer rules, Predicate<String> adminKey, Predicate<String> adminToken,
+                   Supplier<String> clusterStatus, LongSupplier clockMillis, QueueHistory history,
+                   java.util.function.Function<byte[], String> rebalance, java.util.concurrent.Executor work) {
+        this.adminKey = adminKey;
+        this.work = work;
         this.history = history;
         this.rebalance = rebalance;
         this.sqs = sqs;
@@ -114,6 +121,11 @@ public final class Console {
         }
         Map<String, String> cookies = cookies(r.cookieHeader());
         ConsoleSessions.Session session = sessions.find(cookies.get(SESSION_COOKIE));
+        if (session != null && !session.admin() && !ConsoleSessions.same(session.secretDigest(),
+                keys.find(session.accessKeyId()).map(c -> ConsoleSessions.digest(c.secretAccessKey())).orElse(null))) {
+            sessions.close(session.id()); // the key was removed, renamed away or given a new secret: sign in again
+            session = null;
+        }
         if (session == null) {
             return done(redirect("/console/login"));
         }
@@ -198,16 +210,17 @@ public final class Console {
         ConsoleSessions.Session session = null;
         if (!token.isEmpty()) {
             if (adminToken.test(token)) {
-                session = sessions.open(null);
+                session = sessions.open(null, null);
             }
         } else if (!key.isEmpty() && !secret.isEmpty()) {
             Optional<Credentials> known = keys.find(key);
             if (known.isPresent() && ConsoleSessions.same(known.get().secretAccessKey(), secret)) {
-                session = sessions.open(key);
+                session = sessions.open(key, ConsoleSessions.digest(secret));
             }
         }
         if (session == null) {
-            LOG.info("console sign-in refused for {}", token.isEmpty() ? "access key " + key : "an admin token");
+            LOG.info("console sign-in refused for {}", !token.isEmpty() ? "an admin token"
+                    : key.matches("[A-Za-z0-9._-]{1,128}") ? "access key " + key : "a malformed access key");
             return loginPage(r, "Sign-in refused: wrong access key, secret or token.", 401);
         }
         LOG.info("console sign-in: {}", session.principal());
@@ -230,16 +243,21 @@ public final class Console {
         }
     }
 
+    /** Queues one list page shows (each costs a count query per partition on every 10 s refresh). */
+    static final int LIST_LIMIT = 200;
+
     private static final List<String> LIST_ATTRIBUTES = List.of("All", "SluicePartitions",
             "SluiceApproximateAgeOfOldestMessage");
 
     private CompletableFuture<Response> queuesPage(ConsoleSessions.Session s, Map<String, String> query) {
         String filter = query.getOrDefault("filter", "");
-        ObjectNode list = JsonNodeFactory.instance.objectNode().put("MaxResults", 1000);
+        ObjectNode list = JsonNodeFactory.instance.objectNode().put("MaxResults", LIST_LIMIT);
         if (!filter.isEmpty()) {
             list.put("QueueNamePrefix", filter);
         }
+        boolean[] more = {false};
         return call(s, "ListQueues", list).thenCompose(out -> {
+            more[0] = out.hasNonNull("NextToken");
             List<CompletableFuture<Row>> rows = new ArrayList<>();
             for (JsonNode u : out.path("QueueUrls")) {
                 String url = u.asText();
@@ -248,8 +266,9 @@ public final class Console {
             }
             return CompletableFuture.allOf(rows.toArray(CompletableFuture[]::new))
                     .thenApply(v -> rows.stream().map(CompletableFuture::join).toList());
-        }).thenApply(rows -> {
+        }).thenApplyAsync(rows -> {
             String sort = query.getOrDefault("sort", "name");
+            boolean capped = more[0];
             Comparator<Row> order = switch (sort) {
                 case "visible" -> Comparator.comparingLong((Row w) -> -w.num("ApproximateNumberOfMessages"));
                 case "inflight" -> Comparator.comparingLong((Row w) -> -w.num("ApproximateNumberOfMessagesNotVisible"));
@@ -297,8 +316,12 @@ public final class Console {
                         .append("</td></tr>");
             }
             b.append("</tbody></table></div>");
+            if (capped) {
+                b.append("<p class=\"muted\">Showing the first ").append(LIST_LIMIT)
+                        .append(" queues by name: filter by a prefix to see others.</p>");
+            }
             return page(200, "Queues", nav(s), 10, b.toString());
-        });
+        }, work);
     }
 
     /** The queue's sent and received rates over the last 10 s (from this node's samples), blank when not known. */
@@ -358,7 +381,7 @@ public final class Console {
     private CompletableFuture<Response> queuePage(ConsoleSessions.Session s, String name, String done,
                                                   String problem, boolean peek) {
         return queueUrl(s, name).thenCompose(url -> attributes(s, url).thenCompose(a -> extras(s, name, url,
-                a.get("QueueArn"), peek).thenApply(x -> render(s, name, done, problem, a, x))));
+                a.get("QueueArn"), peek).thenApplyAsync(x -> render(s, name, done, problem, a, x, peek), work)));
     }
 
     private CompletableFuture<Extras> extras(ConsoleSessions.Session s, String name, String url, String arn,
@@ -398,7 +421,7 @@ public final class Console {
     }
 
     private Response render(ConsoleSessions.Session s, String name, String done, String problem,
-                            Map<String, String> a, Extras x) {
+                            Map<String, String> a, Extras x, boolean peeking) {
         {
             StringBuilder b = new StringBuilder();
             if (problem != null) {
@@ -478,9 +501,15 @@ public final class Console {
                     continue;
                 }
                 String id = "set-" + n.wireName();
-                b.append("<p><label for=\"").append(id).append("\">").append(n.wireName()).append("</label><input id=\"")
-                        .append(id).append("\" name=\"").append(esc(n.wireName())).append("\" value=\"")
-                        .append(esc(a.getOrDefault(n.wireName(), ""))).append("\" size=\"40\"></p>");
+                String value = esc(a.getOrDefault(n.wireName(), ""));
+                boolean json = n.wireName().startsWith("Redrive") || n.wireName().equals("Policy")
+                        || n.wireName().equals("SluiceRedeliveryBackoff");
+                b.append("<p><label for=\"").append(id).append("\">").append(n.wireName()).append("</label>")
+                        .append(json ? "<textarea id=\"" + id + "\" name=\"" + n.wireName() + "\">" + value
+                                + "</textarea>" : "<input id=\"" + id + "\" name=\"" + n.wireName() + "\" value=\""
+                                + value + "\" size=\"40\">")
+                        .append("<input type=\"hidden\" name=\"was-").append(n.wireName()).append("\" value=\"")
+                        .append(value).append("\"></p>");
             }
             b.append("<button id=\"save-attributes\" type=\"submit\">Save</button></form></div>");
             b.append("<h2>Send a test message</h2><div class=\"card\"><form method=\"post\" action=\"").append(action)
@@ -498,7 +527,9 @@ public final class Console {
                     .append("<input id=\"confirm\" name=\"confirm\" autocomplete=\"off\"></p>")
                     .append("<button id=\"purge\" class=\"danger\" type=\"submit\">Purge</button></form></div>");
             // while a redrive runs the page follows its progress
-            return page(problem == null ? 200 : 400, name, nav(s), running ? 2 : 0, b.toString());
+            // a page with a peek or a problem does not reload (a reload would peek again, or re-post nothing)
+            return page(problem == null ? 200 : 400, name, nav(s), running && !peeking && problem == null ? 2 : 0,
+                    b.toString());
         }
     }
 
@@ -527,8 +558,10 @@ public final class Console {
             ObjectNode changed = JsonNodeFactory.instance.objectNode();
             for (io.sluice.common.validation.QueueAttributeName n : io.sluice.common.validation.QueueAttributeName
                     .values()) {
-                String v = form.get(n.wireName());
-                if (n.settable() && v != null && !v.equals(current.getOrDefault(n.wireName(), ""))) {
+                // only what this user changed on the page (not what someone else changed since it was shown)
+                String v = normalize(form.get(n.wireName()));
+                String was = normalize(form.get("was-" + n.wireName()));
+                if (n.settable() && !n.wireName().equals("FifoQueue") && v != null && was != null && !v.equals(was)) {
                     changed.put(n.wireName(), v);
                 }
             }
@@ -540,6 +573,11 @@ public final class Console {
             return call(s, "SetQueueAttributes", req);
         })).thenApply(out -> redirect("/console/queues/" + url(name) + "?done=attributes"))
                 .exceptionallyCompose(e -> actionFailed(s, name, e));
+    }
+
+    /** Form values as browsers send them back (a textarea's line ends become CR LF). */
+    private static String normalize(String v) {
+        return v == null ? null : v.replace("\r\n", "\n");
     }
 
     private CompletableFuture<Response> redrive(ConsoleSessions.Session s, String name, Map<String, String> form) {
@@ -604,7 +642,7 @@ public final class Console {
     // ---- cluster ----
 
     private Response rebalance(ConsoleSessions.Session s, Map<String, String> form) {
-        if (!isAdmin(s)) {
+        if (!isAdmin(s) || rebalance == null) {
             return page(403, "Cluster", nav(s), "<p class=\"error\">Rebalancing is for admins.</p>");
         }
         int moves;
@@ -686,13 +724,19 @@ public final class Console {
     }
 
     private boolean isAdmin(ConsoleSessions.Session s) {
-        // only the "*" action on "*" rule allows an action name that is not an SQS action
-        return s.admin() || rules.isAllowed(s.accessKeyId(), "SluiceConsoleCluster", null);
+        return s.admin() || adminKey.test(s.accessKeyId());
     }
 
     // ---- plumbing ----
 
+    private static final java.util.Set<String> CHANGES = java.util.Set.of("SendMessage", "PurgeQueue",
+            "SetQueueAttributes", "StartMessageMoveTask", "CancelMessageMoveTask");
+
     private CompletableFuture<ObjectNode> call(ConsoleSessions.Session s, String action, ObjectNode request) {
+        if (CHANGES.contains(action)) { // the SQS access log does not see console actions: say who changed what
+            LOG.info("console {} by {} on {}", action, s.principal(), request.path("QueueUrl").asText(
+                    request.path("SourceArn").asText(request.path("TaskHandle").isMissingNode() ? "" : "a task")));
+        }
         return sqs.invoke(s.principal(), s.admin(), action, request, "console.invalid");
     }
 

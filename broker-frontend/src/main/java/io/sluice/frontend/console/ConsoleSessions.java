@@ -19,11 +19,14 @@ final class ConsoleSessions {
     static final long IDLE_MILLIS = 30 * 60_000L;
     static final long MAX_AGE_MILLIS = 8 * 3600_000L;
     static final int MAX_SESSIONS = 1_000;
+    static final int MAX_SESSIONS_PER_KEY = 20;
 
     /**
-     * @param accessKeyId the signed-in key, or null for the admin token
+     * @param accessKeyId  the signed-in key, or null for the admin token
+     * @param secretDigest SHA-256 of the secret it signed in with: a session ends when the key's secret changes
      */
-    record Session(String id, String accessKeyId, String csrf, long createdMillis, long lastSeenMillis) {
+    record Session(String id, String accessKeyId, String secretDigest, String csrf, long createdMillis,
+                   long lastSeenMillis) {
         boolean admin() {
             return accessKeyId == null;
         }
@@ -54,14 +57,31 @@ final class ConsoleSessions {
                 && MessageDigest.isEqual(a.getBytes(StandardCharsets.UTF_8), b.getBytes(StandardCharsets.UTF_8));
     }
 
-    Session open(String accessKeyId) {
+    /** SHA-256 of a secret, hex. */
+    static String digest(String secret) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
+                    .digest(secret.getBytes(StandardCharsets.UTF_8)));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    Session open(String accessKeyId, String secretDigest) {
         long now = clock.getAsLong();
         expire(now);
+        // one key cannot push everyone else out: past its own share, its least recently seen session goes first
+        java.util.List<Session> own = sessions.values().stream()
+                .filter(s -> java.util.Objects.equals(s.accessKeyId(), accessKeyId)).toList();
+        if (own.size() >= MAX_SESSIONS_PER_KEY) {
+            own.stream().min(java.util.Comparator.comparingLong(Session::lastSeenMillis))
+                    .ifPresent(s -> sessions.remove(s.id()));
+        }
         if (sessions.size() >= MAX_SESSIONS) { // the least recently seen goes
             sessions.values().stream().min(java.util.Comparator.comparingLong(Session::lastSeenMillis))
                     .ifPresent(s -> sessions.remove(s.id()));
         }
-        Session s = new Session(randomToken(), accessKeyId, randomToken(), now, now);
+        Session s = new Session(randomToken(), accessKeyId, secretDigest, randomToken(), now, now);
         sessions.put(s.id(), s);
         return s;
     }
@@ -80,7 +100,7 @@ final class ConsoleSessions {
             sessions.remove(id);
             return null;
         }
-        Session seen = new Session(s.id(), s.accessKeyId(), s.csrf(), s.createdMillis(), now);
+        Session seen = new Session(s.id(), s.accessKeyId(), s.secretDigest(), s.csrf(), s.createdMillis(), now);
         sessions.replace(id, s, seen);
         return seen;
     }

@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * sampled every {@link #EVERY_SECONDS} seconds and kept for the last hour, in the memory of this node (a restart
  * starts the charts again). It samples only while the console is in use (a signed-in request in the last hour), so a
  * node nobody looks at pays nothing. At most {@code maxQueues} queues are sampled (the first by name); each costs 360
- * samples of four ints and one count query per partition every 10 seconds.
+ * samples (four ints, two floats and a time: ~11.5 KB) and one count query per partition every 10 seconds.
  */
 public final class QueueHistory {
     private static final Logger LOG = LoggerFactory.getLogger(QueueHistory.class);
@@ -130,14 +130,20 @@ public final class QueueHistory {
                 counts.put(q.queueId(), QueueAttributeActions.counts(services, q));
             }
             series.keySet().retainAll(live); // deleted queues' series go
+            try { // one deadline for the whole batch: a stuck shard costs one interval, not one per queue
+                CompletableFuture.allOf(counts.values().toArray(CompletableFuture[]::new))
+                        .get(EVERY_SECONDS, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                LOG.debug("some history samples missing: {}", e.toString()); // those that did finish are kept
+            }
             counts.forEach((id, f) -> {
-                try {
-                    QueueCounts c = f.get(EVERY_SECONDS, TimeUnit.SECONDS);
-                    series.computeIfAbsent(id, k -> new Series()).add(now / 1000, c, now);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-                    LOG.debug("no history sample for queue {}: {}", id, e.toString());
+                if (f.isDone() && !f.isCompletedExceptionally()) {
+                    series.computeIfAbsent(id, k -> new Series()).add(now / 1000, f.join(), now);
+                } else {
+                    f.cancel(false);
                 }
             });
         } catch (RuntimeException e) { // a periodic task: an exception would cancel it for good

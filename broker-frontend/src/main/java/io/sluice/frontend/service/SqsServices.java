@@ -123,8 +123,9 @@ public final class SqsServices {
     }
 
     /**
-     * Up to {@code max} messages visible now across the queue's partitions, leasing nothing and counting no receive
-     * (the console's peek; the caller checked the key may receive from the queue).
+     * Up to {@code max} messages visible now across the queue's partitions (each partition's next ones in its
+     * delivery order, partition by partition), leasing nothing and counting no receive (the console's peek; the
+     * caller checked the key may receive from the queue).
      */
     public CompletableFuture<List<io.sluice.partition.PeekedMessage>> peek(String queueName, int max) {
         Optional<QueueMetadata> queue = catalog.get(queueName);
@@ -132,8 +133,11 @@ public final class SqsServices {
             return CompletableFuture.failedFuture(
                     io.sluice.frontend.action.ActionContext.queueDoesNotExist(io.sluice.frontend.protocol.Protocol.JSON));
         }
-        List<CompletableFuture<List<io.sluice.partition.PeekedMessage>>> parts = partitionIds(queue.get()).stream()
-                .map(id -> partitions.peek(id, max)).toList();
+        // each partition's share (at least one), so a queue of many partitions reads about max bodies, not max each
+        List<PartitionId> ids = partitionIds(queue.get());
+        int share = Math.max(1, (max + ids.size() - 1) / ids.size());
+        List<CompletableFuture<List<io.sluice.partition.PeekedMessage>>> parts = ids.stream()
+                .map(id -> partitions.peek(id, share)).toList();
         return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
                 .thenApply(v -> parts.stream().flatMap(f -> f.join().stream()).limit(max).toList());
     }
