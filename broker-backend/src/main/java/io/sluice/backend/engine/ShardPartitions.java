@@ -185,7 +185,8 @@ public final class ShardPartitions {
 
     public QueueCounts counts(PartitionId id, long nowMillis) {
         PartitionEngine engine = reader(id);
-        return engine == null ? new QueueCounts(0, 0, 0, 0, -1) : engine.state().countsAt(nowMillis);
+        // no state yet (just created, or a partition being added): nothing sent or received, not "unknown"
+        return engine == null ? new QueueCounts(0, 0, 0, 0, -1, -1, -1, 0, 0) : engine.state().countsAt(nowMillis);
     }
 
     /** The first deadline of an open partition after {@code t}, or -1. */

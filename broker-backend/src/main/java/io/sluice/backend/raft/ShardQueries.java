@@ -27,6 +27,8 @@ public final class ShardQueries {
     static final byte MOVE_TASKS = 8;
     static final byte AWAIT_CONFIGURED = 9;
     static final byte PEEK = 10;
+    /** The most messages one PEEK answers. */
+    static final int PEEK_MAX = 10;
 
     private ShardQueries() {
     }
@@ -96,7 +98,7 @@ public final class ShardQueries {
     static List<io.sluice.partition.PeekedMessage> decodePeek(byte[] bytes) {
         ByteBuffer b = ByteBuffer.wrap(bytes);
         int n = b.getInt();
-        if (n < 0 || n > 10 || b.remaining() < 12 * n) {
+        if (n < 0 || n > PEEK_MAX || b.remaining() < 12 * n) {
             throw new IllegalArgumentException("malformed peek answer of " + n + " messages");
         }
         long[] seqs = new long[n];

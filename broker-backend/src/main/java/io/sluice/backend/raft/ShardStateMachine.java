@@ -583,7 +583,7 @@ public final class ShardStateMachine extends BaseStateMachine {
                     case ShardQueries.NEXT_DEADLINE -> ShardQueries.encodeLong(partitions.nextDeadlineMillis(id));
                     case ShardQueries.MOVE_TASKS -> io.sluice.partition.MoveTask.encodeList(partitions.moveTasks(id));
                     case ShardQueries.PEEK -> ShardQueries.encodePeek(partitions.peek(id, clock.now(),
-                            (int) Math.min(Math.max(arg, 0), 10)));
+                            (int) Math.min(Math.max(arg, 0), ShardQueries.PEEK_MAX)));
                     case ShardQueries.VISIBLE_AT -> ShardQueries.encodeLong(partitions.visibleAt(id, Math.max(arg, clock.now())));
                     case ShardQueries.READ_MESSAGE -> {
                         io.sluice.partition.StoredMessage m = partitions.readMessage(id, arg);

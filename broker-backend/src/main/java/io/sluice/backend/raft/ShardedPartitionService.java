@@ -156,7 +156,7 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
     @Override
     public CompletableFuture<QueueCounts> counts(PartitionId partition) {
         return query(partition, ShardQueries.partitionQuery(ShardQueries.COUNTS, partition, 0))
-                .thenApply(b -> b == null ? new QueueCounts(0, 0, 0, 0, -1) : ShardQueries.decodeCounts(b));
+                .thenApply(b -> b == null ? new QueueCounts(0, 0, 0, 0, -1, -1, -1, 0, 0) : ShardQueries.decodeCounts(b));
     }
 
     @Override

@@ -505,7 +505,8 @@ public final class Console {
                 boolean json = n.wireName().startsWith("Redrive") || n.wireName().equals("Policy")
                         || n.wireName().equals("SluiceRedeliveryBackoff");
                 b.append("<p><label for=\"").append(id).append("\">").append(n.wireName()).append("</label>")
-                        .append(json ? "<textarea id=\"" + id + "\" name=\"" + n.wireName() + "\">" + value
+                        // a parser drops one newline right after <textarea>: this one, never the value's own
+                        .append(json ? "<textarea id=\"" + id + "\" name=\"" + n.wireName() + "\">\n" + value
                                 + "</textarea>" : "<input id=\"" + id + "\" name=\"" + n.wireName() + "\" value=\""
                                 + value + "\" size=\"40\">")
                         .append("<input type=\"hidden\" name=\"was-").append(n.wireName()).append("\" value=\"")
@@ -642,8 +643,8 @@ public final class Console {
     // ---- cluster ----
 
     private Response rebalance(ConsoleSessions.Session s, Map<String, String> form) {
-        if (!isAdmin(s) || rebalance == null) {
-            return page(403, "Cluster", nav(s), "<p class=\"error\">Rebalancing is for admins.</p>");
+        if (!s.admin() || rebalance == null) { // as POST /admin/rebalance: the admin token, not an SQS key
+            return page(403, "Cluster", nav(s), "<p class=\"error\">Rebalancing needs the admin token.</p>");
         }
         int moves;
         try {
@@ -711,7 +712,7 @@ public final class Console {
         }
         b.append("<p>Under-replicated partitions: <strong id=\"under-replicated\">")
                 .append(status.path("underReplicatedPartitions").asInt()).append("</strong></p>");
-        if (rebalance != null) {
+        if (rebalance != null && s.admin()) {
             b.append("<h2>Rebalance</h2><div class=\"card\"><form method=\"post\" action=\"/console/cluster/")
                     .append("rebalance\">").append(csrf(s)).append("<p>Moves shard replicas from the fullest backends")
                     .append(" onto the emptiest (Raft membership changes, one step at a time), as")

@@ -132,7 +132,7 @@ public final class QueueHistory {
             series.keySet().retainAll(live); // deleted queues' series go
             try { // one deadline for the whole batch: a stuck shard costs one interval, not one per queue
                 CompletableFuture.allOf(counts.values().toArray(CompletableFuture[]::new))
-                        .get(EVERY_SECONDS, TimeUnit.SECONDS);
+                        .get(EVERY_SECONDS - 2, TimeUnit.SECONDS); // less than the period: runs never pile up
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;

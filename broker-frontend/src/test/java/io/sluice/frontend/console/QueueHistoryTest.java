@@ -24,8 +24,12 @@ class QueueHistoryTest {
         s.add(1_020, counts(5, 990_000, -1, 60), 1_020_000);
         assertEquals(-1f, s.latestRates()[0], "an unknown total (an older backend) gives no rate");
         s.add(1_030, counts(5, 990_000, 10, 70), 1_030_000);
-        assertEquals(-1f, s.latestRates()[0], "a total that went back gives no rate");
+        assertEquals(-1f, s.latestRates()[0], "after an unknown total, no rate yet");
         assertEquals(1.0f, s.latestRates()[1]);
+        s.add(1_040, counts(5, 990_000, 5, 80), 1_040_000);
+        assertEquals(-1f, s.latestRates()[0], "a total that went back (a partition's state moved) gives no rate");
+        s.add(1_050, counts(5, 990_000, 25, 80), 1_050_000);
+        assertArrayEquals(new float[] {2.0f, 0.0f}, s.latestRates());
     }
 
     @Test
