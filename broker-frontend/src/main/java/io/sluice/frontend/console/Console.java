@@ -13,6 +13,7 @@ import io.sluice.frontend.auth.Authorizer;
 import io.sluice.frontend.auth.CredentialStore;
 import io.sluice.frontend.auth.Credentials;
 import io.sluice.frontend.http.SqsRequestProcessor;
+import io.sluice.frontend.protocol.QueryParameters;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -402,18 +403,7 @@ public final class Console {
         CompletableFuture<JsonNode> tasks = arn == null ? CompletableFuture.completedFuture(null)
                 : call(s, "ListMessageMoveTasks", JsonNodeFactory.instance.objectNode().put("SourceArn", arn)
                         .put("MaxResults", 10)).handle((out, e) -> e == null ? out.path("Results") : null);
-        return peeked.thenCombine(sources, (p, so) -> new Object[] {p, so})
-                .thenCombine(tasks, (ps, t) -> new Extras(castPeeked(ps[0]), castNames(ps[1]), t));
-    }
-
-    @SuppressWarnings("unchecked")
-    private static List<io.sluice.partition.PeekedMessage> castPeeked(Object o) {
-        return (List<io.sluice.partition.PeekedMessage>) o;
-    }
-
-    @SuppressWarnings("unchecked")
-    private static List<String> castNames(Object o) {
-        return (List<String>) o;
+        return peeked.thenCompose(p -> sources.thenCombine(tasks, (so, t) -> new Extras(p, so, t)));
     }
 
     private boolean allowed(ConsoleSessions.Session s, String action, String queue) {
@@ -841,30 +831,16 @@ public final class Console {
         return out;
     }
 
+    /** A form post's fields, decoded as the Query protocol's are (strict UTF-8, bounded, first value wins). */
     private static Map<String, String> form(Request r) {
         String type = r.contentType() == null ? "" : r.contentType().toLowerCase(java.util.Locale.ROOT);
         if (!type.startsWith("application/x-www-form-urlencoded") || r.body() == null) {
             return Map.of();
         }
-        return parseQuery(new String(r.body(), StandardCharsets.UTF_8));
+        return QueryParameters.decode(null, r.body(), type);
     }
 
     static Map<String, String> parseQuery(String query) {
-        Map<String, String> out = new LinkedHashMap<>();
-        if (query == null || query.isEmpty()) {
-            return out;
-        }
-        for (String pair : query.split("&")) {
-            int eq = pair.indexOf('=');
-            String k = eq < 0 ? pair : pair.substring(0, eq);
-            String v = eq < 0 ? "" : pair.substring(eq + 1);
-            try {
-                out.putIfAbsent(java.net.URLDecoder.decode(k, StandardCharsets.UTF_8),
-                        java.net.URLDecoder.decode(v, StandardCharsets.UTF_8));
-            } catch (IllegalArgumentException e) {
-                // a malformed escape: the pair is ignored
-            }
-        }
-        return out;
+        return QueryParameters.decode(query, new byte[0], null);
     }
 }
