@@ -1,5 +1,6 @@
 package io.sluice.it;
 
+import static io.sluice.it.ConsoleSession.follow;
 import static io.sluice.it.ConsoleSession.get;
 import static io.sluice.it.ConsoleSession.post;
 import static io.sluice.it.ConsoleSession.signIn;
@@ -262,7 +263,7 @@ class ConsoleIT {
             signIn(driver, base, SluiceProcess.ACCESS_KEY, SluiceProcess.SECRET_KEY);
             driver.get(base + "/console/queues/" + dlq);
             assertEquals(source, driver.findElement(By.id("dlq-sources")).getText());
-            driver.findElement(By.id("peek")).click();
+            follow(driver, By.id("peek"));
             List<String> bodies = driver.findElements(By.cssSelector("#peeked td.body")).stream()
                     .map(e -> e.getText()).sorted().toList();
             assertEquals(List.of("job 0", "job 1", "job 2"), bodies);
@@ -281,7 +282,7 @@ class ConsoleIT {
                     QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES)).attributesAsStrings()
                     .get("ApproximateNumberOfMessages"), "peeked messages stay visible");
 
-            driver.findElement(By.id("redrive")).click();
+            follow(driver, By.id("redrive"));
             await().atMost(Duration.ofSeconds(120)).ignoreExceptions() // the page reloads every 2 s while it runs
                     .until(() -> driver.findElement(By.id("done")).getText().equals("Redrive started.")
                             || !driver.findElements(By.cssSelector("#redrives td.status")).isEmpty());
@@ -303,13 +304,13 @@ class ConsoleIT {
             driver.get(base + "/console/queues/" + source);
             driver.findElement(By.id("set-VisibilityTimeout")).clear();
             driver.findElement(By.id("set-VisibilityTimeout")).sendKeys("45");
-            driver.findElement(By.id("save-attributes")).click();
+            follow(driver, By.id("save-attributes"));
             assertEquals("Attributes saved.", driver.findElement(By.id("done")).getText());
             assertEquals("45", sqs.getQueueAttributes(b -> b.queueUrl(url(source)).attributeNames(
                     QueueAttributeName.VISIBILITY_TIMEOUT)).attributesAsStrings().get("VisibilityTimeout"));
             driver.findElement(By.id("set-DelaySeconds")).clear();
             driver.findElement(By.id("set-DelaySeconds")).sendKeys("99999");
-            driver.findElement(By.id("save-attributes")).click();
+            follow(driver, By.id("save-attributes"));
             assertTrue(driver.findElement(By.id("problem")).getText().startsWith("InvalidAttributeValue"),
                     driver.findElement(By.id("problem")).getText());
             assertEquals("0", sqs.getQueueAttributes(b -> b.queueUrl(url(source)).attributeNames(
@@ -352,7 +353,7 @@ class ConsoleIT {
             assertTrue(names.indexOf("shop") < names.indexOf("orders") && names.indexOf("orders") < names.indexOf(
                     "events.fifo"), "sorted by visible messages, most first (5, 3, 0): " + names);
 
-            driver.findElement(By.linkText("shop")).click();
+            follow(driver, By.linkText("shop"));
             assertEquals("5", driver.findElement(By.id("attr-ApproximateNumberOfMessages")).getText());
             // the node samples every 10 s while the console is in use: the chart appears once it has a sample
             await().atMost(Duration.ofSeconds(120)).until(() -> {
@@ -361,7 +362,7 @@ class ConsoleIT {
                         && !driver.findElements(By.cssSelector("#age-chart canvas")).isEmpty();
             });
             driver.findElement(By.id("body")).sendKeys("sent from the console");
-            driver.findElement(By.id("send")).click();
+            follow(driver, By.id("send"));
             assertEquals("Message sent.", driver.findElement(By.id("done")).getText());
             assertEquals("6", driver.findElement(By.id("attr-ApproximateNumberOfMessages")).getText());
             ConsoleSession.screenshot(driver, "queue");
@@ -373,26 +374,26 @@ class ConsoleIT {
             });
 
             driver.findElement(By.id("confirm")).sendKeys("not-shop");
-            driver.findElement(By.id("purge")).click();
+            follow(driver, By.id("purge"));
             assertTrue(driver.findElement(By.id("problem")).getText().contains("Not purged"));
             assertEquals(6, messages("shop"), "a wrong confirmation purges nothing");
             driver.findElement(By.id("confirm")).sendKeys("shop");
-            driver.findElement(By.id("purge")).click();
+            follow(driver, By.id("purge"));
             assertEquals("Queue purged.", driver.findElement(By.id("done")).getText());
             await().atMost(Duration.ofSeconds(120)).until(() -> messages("shop") == 0);
 
-            driver.findElement(By.linkText("Cluster")).click();
+            follow(driver, By.linkText("Cluster"));
             assertEquals("alive", driver.findElement(By.xpath("//table[@id='backends']/tbody/tr[1]/td[3]")).getText());
             ConsoleSession.screenshot(driver, "cluster");
             assertTrue(driver.findElements(By.id("rebalance")).isEmpty(), "rebalancing needs the admin token");
 
             driver.manage().window().setSize(new Dimension(390, 844)); // a phone
-            driver.findElement(By.linkText("Queues")).click();
+            follow(driver, By.linkText("Queues"));
             assertTrue(driver.findElement(By.linkText("shop")).isDisplayed());
             ConsoleSession.screenshot(driver, "queues-phone");
             driver.manage().window().setSize(new Dimension(1280, 900));
 
-            driver.findElement(By.id("sign-out")).click();
+            follow(driver, By.id("sign-out"));
             assertTrue(driver.getCurrentUrl().endsWith("/console/login"));
             driver.get(base + "/console/queues");
             assertTrue(driver.getCurrentUrl().endsWith("/console/login"), "signed out: back to the sign-in");

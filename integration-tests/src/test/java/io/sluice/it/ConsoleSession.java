@@ -23,6 +23,9 @@ import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.support.ui.ExpectedConditions;
+import org.openqa.selenium.support.ui.WebDriverWait;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
@@ -124,6 +127,17 @@ final class ConsoleSession {
         driver.get(base + "/console/login");
         driver.findElement(By.id("access_key")).sendKeys(key);
         driver.findElement(By.id("secret_key")).sendKeys(secret);
-        driver.findElement(By.id("sign-in")).click();
+        follow(driver, By.id("sign-in"));
+    }
+
+    /**
+     * Clicks what {@code target} finds (a link or a form's submit button) and waits until the browser has left the
+     * page: a click returns once the event is dispatched, and a form's navigation starts a task later, so reading
+     * the page straight after the click can still read the old one.
+     */
+    static void follow(WebDriver driver, By target) {
+        WebElement page = driver.findElement(By.tagName("html"));
+        driver.findElement(target).click();
+        new WebDriverWait(driver, Duration.ofSeconds(60)).until(ExpectedConditions.stalenessOf(page));
     }
 }
