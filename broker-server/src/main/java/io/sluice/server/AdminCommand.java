@@ -89,7 +89,7 @@ final class AdminCommand implements Runnable {
         abstract void print(JsonNode status, PrintStream out);
     }
 
-    @Command(name = "status", description = "Metadata members, backends, and every partition with its leader.")
+    @Command(name = "status", description = "Metadata members, backends, shards, and every partition with its leader.")
     static final class Status extends Base {
         @Override
         void print(JsonNode s, PrintStream out) {
@@ -103,6 +103,15 @@ final class AdminCommand implements Runnable {
                         b.path("address").asText(), !known ? "liveness-unknown(ask the metadata leader)"
                                 : b.path("alive").asBoolean() ? "alive" : "DEAD",
                         b.path("shards").asInt(), b.path("replicas").asInt());
+            }
+            boolean reports = s.path("shardReportsKnown").asBoolean();
+            for (JsonNode sh : s.path("shards")) {
+                out.printf("shard     %-10s %s replicas=%s partitions=%d%n", sh.path("shardId").asText(), !reports
+                        ? "leader-unknown(ask the metadata leader)" : sh.path("leader").isNull() ? "NO-LEADER-REPORTED"
+                        : "leader=" + sh.path("leader").asText() + " in-sync=" + sh.path("inSync").asInt() + "/"
+                        + sh.path("members").size() + " lag=" + sh.path("followerLag")
+                        + (sh.path("membershipPending").asBoolean() ? " MEMBERSHIP-PENDING" : ""),
+                        sh.path("replicas"), sh.path("partitions").asInt());
             }
             for (JsonNode q : s.path("queues")) {
                 for (JsonNode p : q.path("partitions")) {

@@ -56,8 +56,7 @@ public final class BackendNode implements AutoCloseable {
         startRole(registry);
         admin = new AdminServer(registry, () -> serving, this::ready,
                 () -> new String(MetadataJson.write(status(ClusterStatus.render(catalog.image(),
-                        new java.util.TreeMap<>(), peers.addresses(), b -> true, false,
-                        config.get(ServerConfigKeys.REPLICATION_FACTOR)))), StandardCharsets.UTF_8),
+                        peers.addresses(), null, null, config.get(ServerConfigKeys.REPLICATION_FACTOR)))), StandardCharsets.UTF_8),
                 java.util.Map.of(), // catalog writes go through a metadata member or a frontend
                 AdminAccess.configured(config));
         adminAddress = admin.start(config.get(ServerConfigKeys.ADMIN_HOST), config.get(ServerConfigKeys.ADMIN_PORT),

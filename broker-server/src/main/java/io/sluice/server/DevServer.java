@@ -29,6 +29,7 @@ import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.MetadataCommand;
 import io.sluice.metadata.image.MetadataJson;
 import io.sluice.metadata.raft.CachedCatalog;
+import io.sluice.metadata.raft.LeaderHealth;
 import io.sluice.metadata.raft.MetadataClient;
 import io.sluice.metadata.raft.MetadataPeers;
 import io.sluice.metadata.raft.MetadataServer;
@@ -290,17 +291,16 @@ public final class DevServer implements AutoCloseable {
             return;
         }
         int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
-        if (metadataServer == null) { // a frontend: backend liveness is the metadata leader's, fetched in the background
+        if (metadataServer == null) { // a frontend: what the metadata leader knows, fetched in the background
             MetadataClient client = metadataClient;
-            livenessView = new LivenessView(client::aliveBackends);
+            leaderView = new LeaderView(client::health);
         }
         java.util.function.Supplier<String> status = () -> {
-            java.util.Set<String> alive = livenessView == null ? null : livenessView.alive();
-            boolean known = metadataServer != null ? metadataServer.isLeader() : alive != null;
-            return new String(MetadataJson.write(ClusterStatus.render(catalog.image(),
-                    metadataServer != null ? metadataServer.memberRoles() : unknownRoles(peers), peers.addresses(),
-                    b -> metadataServer != null ? metadataServer.isBackendAlive(b) : alive == null || alive.contains(b),
-                    known, rf)), java.nio.charset.StandardCharsets.UTF_8);
+            // sluice dev's own metadata member always leads its one-member group
+            LeaderHealth health = metadataServer != null ? metadataServer.localHealth() : leaderView.health();
+            String leader = metadataServer != null ? metadataServer.leaderId() : health == null ? null : health.leader();
+            return new String(MetadataJson.write(ClusterStatus.render(catalog.image(), peers.addresses(), leader,
+                    health, rf)), java.nio.charset.StandardCharsets.UTF_8);
         };
         AdminAccess adminAccess = sharded == null ? AdminAccess.forDev(config, data) : AdminAccess.configured(config);
         admin = new AdminServer(registry, () -> serving, () -> catalog.image().appliedIndex() > 0, status,
@@ -325,7 +325,7 @@ public final class DevServer implements AutoCloseable {
     private CatalogAccessKeys accessKeys;
     private SqsRequestProcessor processor;
     private SqsServices services;
-    private LivenessView livenessView;
+    private LeaderView leaderView;
     private io.sluice.frontend.console.QueueHistory history;
     private ScheduledExecutorService historySampler;
 
@@ -471,12 +471,6 @@ public final class DevServer implements AutoCloseable {
         }
     }
 
-    private static Map<String, String> unknownRoles(MetadataPeers peers) {
-        Map<String, String> roles = new java.util.TreeMap<>();
-        peers.addresses().keySet().forEach(id -> roles.put(id, "unknown"));
-        return roles;
-    }
-
     /** The local shard's sweep: as a replicated shard's leader, only partitions that one would change. */
     private void sweep(LocalShard local) {
         local.sweep().exceptionally(e -> {
@@ -512,8 +506,8 @@ public final class DevServer implements AutoCloseable {
         if (historySampler != null) {
             historySampler.shutdownNow();
         }
-        if (livenessView != null) {
-            livenessView.close();
+        if (leaderView != null) {
+            leaderView.close();
         }
         if (workers != null) {
             workers.shutdown();

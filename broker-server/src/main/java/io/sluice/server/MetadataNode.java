@@ -22,7 +22,7 @@ public final class MetadataNode implements AutoCloseable {
     private InetSocketAddress adminAddress;
     private MetadataPeers peers;
     private volatile boolean serving;
-    private LivenessView livenessView;
+    private LeaderView leaderView;
 
     public MetadataNode(ServerConfig config) {
         this.config = config;
@@ -56,7 +56,7 @@ public final class MetadataNode implements AutoCloseable {
                 config.get(ServerConfigKeys.SHARDS), ClusterTransport.forServer(config, "sluice metadata", host));
         server.autoSplit(ServerConfigKeys.autoSplit(config));
         server.start();
-        livenessView = new LivenessView(server::aliveBackendsOnLeader);
+        leaderView = new LeaderView(server::healthOnLeader);
         registerSplits(registry, server);
         registry.gauge("sluice.metadata.leader", server, m -> m.isLeader() ? 1 : 0);
         registry.gauge("sluice.metadata.leader_known", server, m -> m.leaderId() != null ? 1 : 0);
@@ -85,17 +85,13 @@ public final class MetadataNode implements AutoCloseable {
     }
 
     /**
-     * The cluster as this member sees it ({@code GET /admin/status}); backend liveness is the leader's (its own when it
-     * leads, else fetched from the leader in the background).
+     * The cluster as this member sees it ({@code GET /admin/status}); backend liveness and shard reports are the
+     * leader's (its own when it leads, else fetched from the leader in the background).
      */
     com.fasterxml.jackson.databind.node.ObjectNode status() {
-        if (server.isLeader()) {
-            return ClusterStatus.render(server.image(), server.memberRoles(), peers.addresses(), server::isBackendAlive,
-                    true, config.get(ServerConfigKeys.REPLICATION_FACTOR));
-        }
-        java.util.Set<String> alive = livenessView.alive();
-        return ClusterStatus.render(server.image(), server.memberRoles(), peers.addresses(),
-                b -> alive == null || alive.contains(b), alive != null, config.get(ServerConfigKeys.REPLICATION_FACTOR));
+        var health = server.isLeader() ? server.localHealth() : leaderView.health();
+        return ClusterStatus.render(server.image(), peers.addresses(), server.leaderId(), health,
+                config.get(ServerConfigKeys.REPLICATION_FACTOR));
     }
 
     /** The admin writes a member serves (they go through the group). */
@@ -114,8 +110,8 @@ public final class MetadataNode implements AutoCloseable {
         if (admin != null) {
             admin.close();
         }
-        if (livenessView != null) {
-            livenessView.close();
+        if (leaderView != null) {
+            leaderView.close();
         }
         if (server != null) {
             server.close();

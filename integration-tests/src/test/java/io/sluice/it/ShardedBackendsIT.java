@@ -3,6 +3,7 @@ package io.sluice.it;
 import io.sluice.partition.PartitionOutcome;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.backend.raft.ShardClient;
 import io.sluice.metadata.image.ClusterImage;
@@ -124,6 +125,7 @@ class ShardedBackendsIT {
                     () -> leader.leads(before.groupId()), cluster::state);
             List<LocalCluster.Member> followers = backends.stream()
                     .filter(b -> before.replicas().contains(b.name) && b != leader).toList();
+            consoleShowsShard(cluster, leader.name, "3 / 3", "settled");
             cluster.kill(followers.get(0).name);
             long killed = System.nanoTime();
             ShardInfo after = ClusterState.await(followers.get(0).name + " replaced in the catalog", CEILING,
@@ -149,7 +151,28 @@ class ShardedBackendsIT {
                 assertEquals(51, receiveUpTo(shard, p, 51),
                         "every acknowledged message, committed by the leader and the newcomer");
             }
+            consoleShowsShard(cluster, leader.name, "2 / 3", "settled"); // a member down, not yet replaced
         }
+    }
+
+    /**
+     * The frontend's console shows shard s1 led by {@code leader} with {@code inSync} members in sync: the shard's
+     * leader reports it with its heartbeats to the metadata leader, from which the frontend fetches it.
+     */
+    private static void consoleShowsShard(LocalCluster cluster, String leader, String inSync, String membership)
+            throws Exception {
+        String console = "http://127.0.0.1:" + cluster.frontends().get(0).adminPort;
+        String session = ConsoleSession.signIn(console, Map.of("access_key", SluiceProcess.ACCESS_KEY, "secret_key",
+                SluiceProcess.SECRET_KEY));
+        java.util.regex.Pattern row = java.util.regex.Pattern.compile("<tr><td>s1</td><td class=\"num\">\\d+</td>"
+                + "<td>[^<]*</td><td class=\"leader\">" + leader + "</td><td class=\"num [a-z]+ in-sync\">" + inSync
+                + "</td><td>[^<]*</td><td class=\"[a-z ]*membership\">" + membership + "</td></tr>");
+        ClusterState.awaitTrue("s1 led by " + leader + ", " + inSync + " in sync, " + membership
+                + " on the console's cluster page", CEILING, () -> row.matcher(
+                ConsoleSession.get(console, "/console/cluster", session).body()).find(), cluster::state);
+        String status = SluiceProcess.runCli("admin", "status", "--admin-url", console);
+        assertTrue(status.lines().anyMatch(l -> l.matches("shard +s1 +leader=" + leader + " in-sync="
+                + inSync.replace(" ", "") + " lag=.*")), status);
     }
 
     /**
@@ -173,6 +196,8 @@ class ShardedBackendsIT {
             driver.get(console + "/console/cluster");
             assertEquals("dead", driver.findElement(org.openqa.selenium.By.xpath(
                     "//table[@id='backends']//tr[td[1][text()='" + killed + "']]/td[3]")).getText());
+            ((org.openqa.selenium.JavascriptExecutor) driver).executeScript("arguments[0].scrollIntoView(true)",
+                    driver.findElement(org.openqa.selenium.By.id("backends"))); // backends and shards in view
             ConsoleSession.screenshot(driver, "cluster-dead-backend");
         } finally {
             driver.quit();

@@ -9,6 +9,7 @@ import io.sluice.metadata.image.MetadataCommand;
 import io.sluice.metadata.image.NodeInfo;
 import io.sluice.metadata.image.PartitionLoad;
 import io.sluice.metadata.image.ShardInfo;
+import io.sluice.metadata.image.ShardReport;
 import io.sluice.metadata.raft.CachedCatalog;
 import io.sluice.metadata.raft.MetadataClient;
 import io.sluice.metadata.raft.MetadataUnavailableException;
@@ -264,6 +265,30 @@ public final class BackendAgent implements AutoCloseable {
         return out;
     }
 
+    /** How often the heartbeat carries the Raft state of the shards this backend leads (the operator's view). */
+    static final long SHARD_REPORT_MILLIS = 2_000;
+    private long lastShardReportNanos = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(SHARD_REPORT_MILLIS);
+
+    /** The Raft state of each shard of the catalog this backend leads now. */
+    List<ShardReport> ledShards(String id, ClusterImage image) {
+        List<ShardReport> out = new ArrayList<>();
+        var hosted = backend.hostedGroups();
+        for (ShardInfo shard : image.shards().values()) { // a replica being moved off still leads until it is out
+            RaftGroupId gid = groupId(shard);
+            io.sluice.backend.raft.ShardHealth health;
+            try {
+                health = hosted.contains(gid) ? backend.health(gid) : null;
+            } catch (RuntimeException e) { // a group closing or reinitializing: no report this time
+                continue;
+            }
+            if (health != null && health.leader()) {
+                out.add(new ShardReport(shard.shardId(), id, List.copyOf(health.members()), health.inSync(),
+                        health.followerLag(), health.changing(), health.appliedIndex(), 0));
+            }
+        }
+        return out;
+    }
+
     /** Register (until the group has accepted us), heartbeat, and join newly assigned shards. */
     private void tick(String id, String address) {
         try {
@@ -279,8 +304,13 @@ public final class BackendAgent implements AutoCloseable {
                 lastLoadReportNanos = System.nanoTime();
                 loads = loadReporter.changed(primaryPartitions(), image);
             }
+            List<ShardReport> shards = List.of();
+            if (System.nanoTime() - lastShardReportNanos >= TimeUnit.MILLISECONDS.toNanos(SHARD_REPORT_MILLIS)) {
+                lastShardReportNanos = System.nanoTime();
+                shards = ledShards(id, image);
+            }
             long sent = System.nanoTime(); // after the stats: the round trip is the clock reading's error bound
-            long reference = client.heartbeat(id, loads);
+            long reference = client.heartbeat(id, loads, shards);
             backend.clock().observeReference(reference, sent, System.nanoTime());
             if (image.shards().isEmpty() || !image.shardsOf(id).stream().allMatch(
                     sh -> backend.hostedGroups().contains(RaftGroupId.valueOf(UUID.fromString(sh.groupId()))))) {

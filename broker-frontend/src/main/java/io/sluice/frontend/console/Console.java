@@ -657,6 +657,45 @@ public final class Console {
         return redirect("/console/cluster?moved=" + out.path("moves").size());
     }
 
+    /**
+     * The shards table: each shard's catalog replicas and partitions, and from its leader's latest report the leader,
+     * members in sync, each follower's lag in log entries, and whether a membership change is pending.
+     */
+    private static void shards(StringBuilder b, JsonNode status) {
+        if (status.path("shards").isEmpty()) {
+            return; // sluice dev: one local store, no Raft groups
+        }
+        boolean known = status.path("shardReportsKnown").asBoolean();
+        b.append("<h2>Shards</h2><div class=\"scroll\"><table id=\"shards\"><thead><tr><th>Shard</th>")
+                .append("<th class=\"num\">Partitions</th><th>Replicas</th><th>Leader</th><th class=\"num\">In sync")
+                .append("</th><th>Follower lag</th><th>Membership</th></tr></thead><tbody>");
+        for (JsonNode sh : status.path("shards")) {
+            List<String> replicas = new ArrayList<>();
+            sh.path("replicas").forEach(r -> replicas.add(r.asText()));
+            b.append("<tr><td>").append(esc(sh.path("shardId").asText())).append("</td><td class=\"num\">")
+                    .append(sh.path("partitions").asInt()).append("</td><td>").append(esc(String.join(", ", replicas)))
+                    .append("</td>");
+            if (!known || sh.path("leader").isNull()) {
+                b.append("<td class=\"").append(known ? "dead\">no leader reported" : "muted\">not known here")
+                        .append("</td><td></td><td></td><td></td></tr>");
+                continue;
+            }
+            int members = sh.path("members").size();
+            int inSync = sh.path("inSync").asInt();
+            List<String> lag = new ArrayList<>();
+            sh.path("followerLag").fields().forEachRemaining(e -> lag.add(e.getKey() + ": " + e.getValue().asLong()));
+            boolean pending = sh.path("membershipPending").asBoolean();
+            b.append("<td class=\"leader\">").append(esc(sh.path("leader").asText())).append("</td><td class=\"num ")
+                    .append(inSync < members ? "dead" : "ok").append(" in-sync\">").append(inSync).append(" / ")
+                    .append(members).append("</td><td>").append(esc(String.join(", ", lag))).append("</td><td class=\"")
+                    .append(pending ? "muted membership\">pending" : "membership\">settled").append("</td></tr>");
+        }
+        b.append("</tbody></table></div>");
+        if (!known) {
+            b.append("<p class=\"muted\">Shard leaders report to the metadata group's leader; it could not be asked.</p>");
+        }
+    }
+
     private Response clusterPage(ConsoleSessions.Session s, String moved) {
         if (!isAdmin(s)) {
             return page(403, "Cluster", nav(s), "<p class=\"error\">The cluster page is for admins.</p>");
@@ -702,6 +741,7 @@ public final class Console {
         }
         b.append("<p>Under-replicated partitions: <strong id=\"under-replicated\">")
                 .append(status.path("underReplicatedPartitions").asInt()).append("</strong></p>");
+        shards(b, status);
         if (rebalance != null && s.admin()) {
             b.append("<h2>Rebalance</h2><div class=\"card\"><form method=\"post\" action=\"/console/cluster/")
                     .append("rebalance\">").append(csrf(s)).append("<p>Moves shard replicas from the fullest backends")

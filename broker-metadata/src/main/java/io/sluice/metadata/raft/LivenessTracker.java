@@ -1,6 +1,7 @@
 package io.sluice.metadata.raft;
 
 import io.sluice.common.Clock;
+import io.sluice.metadata.image.ShardReport;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -8,13 +9,18 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The metadata leader's view of which backends are alive: the time of each node's last heartbeat, in memory only.
  * Heartbeats are not replicated (they would fill the log); a new leader starts by giving every node a fresh grace
- * period, so a leader change never declares a healthy node dead.
+ * period, so a leader change never declares a healthy node dead. It also keeps the latest report of each shard's
+ * leader that came with the heartbeats, for the operator's view; a report older than the dead-after period is dropped.
  */
 final class LivenessTracker {
     private final Clock clock;
     private final long deadAfterMillis;
     private final Map<String, Long> lastBeat = new ConcurrentHashMap<>();
+    private final Map<String, Received> shards = new ConcurrentHashMap<>();
     private volatile long leaderSinceMillis;
+
+    private record Received(ShardReport report, long atMillis) {
+    }
 
     LivenessTracker(Clock clock, long deadAfterMillis) {
         this.clock = clock;
@@ -25,9 +31,32 @@ final class LivenessTracker {
         lastBeat.put(nodeId, clock.nowMillis());
     }
 
+    /** The reports of the shards {@code nodeId} leads, as its heartbeat carried them. */
+    void report(String nodeId, List<ShardReport> reports) {
+        long now = clock.nowMillis();
+        for (ShardReport r : reports) {
+            if (r.shardId() != null && nodeId.equals(r.leader())) { // a backend speaks for the shards it leads only
+                shards.put(r.shardId(), new Received(r, now));
+            }
+        }
+    }
+
+    /**
+     * The latest report of each shard received within the dead-after period, each with its age. Two backends may
+     * both have reported leading a shard (an old leader not yet aware of the new one): the later report is kept.
+     */
+    List<ShardReport> shardReports() {
+        long now = clock.nowMillis();
+        List<ShardReport> out = new java.util.ArrayList<>();
+        shards.values().removeIf(r -> now - r.atMillis() >= deadAfterMillis);
+        new java.util.TreeMap<>(shards).values().forEach(r -> out.add(r.report().withAge(now - r.atMillis())));
+        return out;
+    }
+
     /** Called when this node becomes leader: everyone gets a full grace period from now. */
     void becameLeader() {
         leaderSinceMillis = clock.nowMillis();
+        shards.clear(); // what an earlier term heard may be stale: wait for this term's reports
     }
 
     boolean isAlive(String nodeId) {

@@ -7,6 +7,7 @@ import io.sluice.metadata.image.MetadataDelta;
 import io.sluice.metadata.image.MetadataJson;
 import io.sluice.metadata.image.MetadataResult;
 import io.sluice.metadata.image.PartitionLoad;
+import io.sluice.metadata.image.ShardReport;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -80,12 +81,6 @@ public final class MetadataClient implements AutoCloseable {
         return Long.parseLong(new String(query(MetadataStateMachine.QUERY_INDEX), StandardCharsets.UTF_8));
     }
 
-    /** The backends the metadata leader holds alive now (it alone tracks liveness). */
-    public java.util.Set<String> aliveBackends() {
-        String answer = new String(query(MetadataStateMachine.QUERY_LIVENESS), StandardCharsets.UTF_8);
-        return answer.isEmpty() ? java.util.Set.of() : java.util.Set.of(answer.split("\n"));
-    }
-
     /**
      * Records a backend's heartbeat with the metadata leader.
      *
@@ -101,8 +96,23 @@ public final class MetadataClient implements AutoCloseable {
      * @return the leader's clock when it answered (epoch milliseconds)
      */
     public long heartbeat(String nodeId, List<PartitionLoad> loads) {
-        String q = MetadataStateMachine.QUERY_HEARTBEAT + nodeId
-                + (loads.isEmpty() ? "" : "\n" + new String(MetadataJson.write(loads), StandardCharsets.UTF_8));
+        return heartbeat(nodeId, loads, List.of());
+    }
+
+    /**
+     * Records a backend's heartbeat with the loads of the partitions it leads and the Raft state of the shards it leads
+     * (for the operator's view; a leader of an earlier version ignores the reports).
+     *
+     * @return the leader's clock when it answered (epoch milliseconds)
+     */
+    public long heartbeat(String nodeId, List<PartitionLoad> loads, List<ShardReport> shards) {
+        String q = MetadataStateMachine.QUERY_HEARTBEAT + nodeId;
+        if (!loads.isEmpty() || !shards.isEmpty()) {
+            q += "\n" + new String(MetadataJson.write(loads), StandardCharsets.UTF_8);
+        }
+        if (!shards.isEmpty()) {
+            q += "\n" + new String(MetadataJson.write(shards), StandardCharsets.UTF_8);
+        }
         String answer = new String(query(q), StandardCharsets.UTF_8);
         if (!answer.startsWith("ok ")) {
             throw new MetadataUnavailableException("unexpected heartbeat answer: " + answer, null);
@@ -110,14 +120,33 @@ public final class MetadataClient implements AutoCloseable {
         return Long.parseLong(answer.substring(3));
     }
 
+    /** What only the metadata leader knows: the backends alive and the shard leaders' latest reports. */
+    public LeaderHealth health() {
+        RaftClientReply reply = read(MetadataStateMachine.QUERY_HEALTH);
+        try {
+            var tree = MetadataJson.mapper().readTree(reply.getMessage().getContent().toByteArray());
+            java.util.Set<String> alive = new java.util.TreeSet<>();
+            tree.path("alive").forEach(n -> alive.add(n.asText()));
+            List<ShardReport> shards = List.of(MetadataJson.mapper().treeToValue(tree.path("shards"),
+                    ShardReport[].class));
+            return new LeaderHealth(reply.getServerId().toString(), alive, shards);
+        } catch (IOException e) {
+            throw new MetadataUnavailableException("unreadable health answer: " + e.getMessage(), e);
+        }
+    }
+
     private byte[] query(String q) {
+        return read(q).getMessage().getContent().toByteArray();
+    }
+
+    private RaftClientReply read(String q) {
         try {
             RaftClientReply reply = client.io().sendReadOnly(Message.valueOf(q));
             if (!reply.isSuccess()) {
                 throw new MetadataUnavailableException("metadata read refused: " + reply.getException(),
                         reply.getException());
             }
-            return reply.getMessage().getContent().toByteArray();
+            return reply;
         } catch (IOException e) {
             throw new MetadataUnavailableException("metadata read failed: " + e.getMessage(), e);
         }

@@ -12,9 +12,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -259,15 +257,6 @@ public final class MetadataServer implements AutoCloseable {
         }
     }
 
-    /** Members and their role as this member sees them: {@code leader}, {@code follower}. */
-    public Map<String, String> memberRoles() {
-        String leader = leaderId();
-        Map<String, String> roles = new LinkedHashMap<>();
-        new java.util.TreeMap<>(peers.addresses()).forEach((id, address) ->
-                roles.put(id, id.equals(leader) ? "leader" : "follower"));
-        return roles;
-    }
-
     public MetadataPeers peers() {
         return peers;
     }
@@ -277,9 +266,19 @@ public final class MetadataServer implements AutoCloseable {
         return stateMachine.liveness().lastBeatMillis(backend);
     }
 
-    /** The backends the group's leader holds alive (a read through the group: this member may not be the leader). */
-    public java.util.Set<String> aliveBackendsOnLeader() {
-        return selfClient.aliveBackends();
+    /** {@link LeaderHealth} as the group's leader answers it (a read through the group: this member may not lead). */
+    public LeaderHealth healthOnLeader() {
+        return selfClient.health();
+    }
+
+    /** {@link LeaderHealth} from this member's own memory while it leads the group, else null. */
+    public LeaderHealth localHealth() {
+        if (!isLeader()) {
+            return null;
+        }
+        LivenessTracker liveness = stateMachine.liveness();
+        return new LeaderHealth(nodeId, java.util.Set.copyOf(liveness.alive(image().nodes().keySet())),
+                liveness.shardReports());
     }
 
     public boolean isBackendAlive(String backend) {

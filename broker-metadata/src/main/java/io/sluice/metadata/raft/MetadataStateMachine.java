@@ -9,6 +9,7 @@ import io.sluice.metadata.image.MetadataOperations;
 import io.sluice.metadata.image.MetadataRecord;
 import io.sluice.metadata.image.MetadataResult;
 import io.sluice.metadata.image.PartitionLoad;
+import io.sluice.metadata.image.ShardReport;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -18,6 +19,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
@@ -58,7 +60,9 @@ import org.slf4j.LoggerFactory;
  *       {@code heartbeat <node>} records a backend's
  *       heartbeat (it reaches the leader, which alone tracks liveness) and answers the leader's clock, the
  *       reference backends keep their shard leaders' time near; {@code liveness} the backends the leader holds
- *       alive (one id per line), for the status of a role that is not the leader.</li>
+ *       alive (one id per line), for the status of a role that is not the leader; {@code health} those and the
+ *       latest report of each shard's leader ({@link io.sluice.metadata.image.ShardReport}, sent with heartbeats), as
+ *       JSON.</li>
  *   <li>Snapshots are the image as JSON, named by term and index, with an MD5 file.</li>
  * </ul>
  */
@@ -70,6 +74,7 @@ final class MetadataStateMachine extends BaseStateMachine {
     static final String QUERY_HEARTBEAT = "heartbeat ";
     static final String QUERY_INDEX = "index";
     static final String QUERY_LIVENESS = "liveness";
+    static final String QUERY_HEALTH = "health";
     static final String QUERY_DELTA = "delta ";
     static final String QUERY_DELTA_WITHOUT_SECRETS = "delta-without-secrets ";
     /** Records kept for deltas; a role further behind fetches the whole image. */
@@ -259,6 +264,12 @@ final class MetadataStateMachine extends BaseStateMachine {
             return CompletableFuture.completedFuture(Message.valueOf(
                     String.join("\n", liveness.alive(image.nodes().keySet()))));
         }
+        if (q.equals(QUERY_HEALTH)) { // the same, with the shards' reports (JSON)
+            Map<String, Object> health = new java.util.LinkedHashMap<>();
+            health.put("alive", liveness.alive(image.nodes().keySet()));
+            health.put("shards", liveness.shardReports());
+            return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MetadataJson.write(health))));
+        }
         if (q.startsWith(QUERY_DELTA) || q.startsWith(QUERY_DELTA_WITHOUT_SECRETS)) {
             boolean secrets = q.startsWith(QUERY_DELTA);
             long from;
@@ -272,15 +283,22 @@ final class MetadataStateMachine extends BaseStateMachine {
                     MetadataJson.write(secrets ? d : d.withoutSecrets()))));
         }
         if (q.startsWith(QUERY_HEARTBEAT)) {
-            String rest = q.substring(QUERY_HEARTBEAT.length());
-            int newline = rest.indexOf('\n');
-            liveness.beat(newline < 0 ? rest : rest.substring(0, newline));
-            if (newline >= 0) { // the loads of the partitions this backend leads, for the auto-split policy
+            // "heartbeat <node>[\n<loads>[\n<shard reports>]]": each later line is one JSON array
+            String[] lines = q.substring(QUERY_HEARTBEAT.length()).split("\n", 3);
+            String node = lines[0];
+            liveness.beat(node);
+            if (lines.length > 1 && !lines[1].equals("[]")) { // the loads of the partitions it leads: auto-split
                 try {
-                    loadReports.accept(List.of(MetadataJson.mapper().readValue(rest.substring(newline + 1),
-                            PartitionLoad[].class)));
+                    loadReports.accept(List.of(MetadataJson.mapper().readValue(lines[1], PartitionLoad[].class)));
                 } catch (IOException | RuntimeException e) {
                     LOG.debug("ignoring a heartbeat's unreadable load report", e);
+                }
+            }
+            if (lines.length > 2) { // the Raft state of the shards it leads: the operator's view
+                try {
+                    liveness.report(node, List.of(MetadataJson.mapper().readValue(lines[2], ShardReport[].class)));
+                } catch (IOException | RuntimeException e) {
+                    LOG.debug("ignoring a heartbeat's unreadable shard report", e);
                 }
             }
             // the answer is this leader's clock: backends keep the time they stamp within a bound of it
