@@ -213,11 +213,16 @@ final class AdminServer implements AutoCloseable {
             }
         }
 
+        private static String remoteAddress(ChannelHandlerContext ctx) {
+            return ctx.channel().remoteAddress() instanceof java.net.InetSocketAddress a && a.getAddress() != null
+                    ? a.getAddress().getHostAddress() : "unknown";
+        }
+
         /** A console page, rendered off the event loop; the connection is kept alive as the browser asks. */
         private void serveConsole(ChannelHandlerContext ctx, FullHttpRequest request, String path, String query) {
             var in = new io.sluice.frontend.console.Console.Request(request.method().name(), path, query,
                     request.headers().get(HttpHeaderNames.COOKIE), request.headers().get(HttpHeaderNames.CONTENT_TYPE),
-                    io.netty.buffer.ByteBufUtil.getBytes(request.content()), tls);
+                    io.netty.buffer.ByteBufUtil.getBytes(request.content()), tls, remoteAddress(ctx));
             boolean keepAlive = HttpUtil.isKeepAlive(request);
             java.util.concurrent.CompletableFuture<io.sluice.frontend.console.Console.Response> work;
             try {

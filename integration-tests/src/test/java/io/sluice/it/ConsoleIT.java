@@ -100,6 +100,26 @@ class ConsoleIT {
                 .attributesAsStrings().containsKey(age), "All stays what SQS returns");
     }
 
+    /**
+     * A peek shows 10 messages when 10 are visible, however unevenly the queue's partitions hold them (10 messages
+     * spread at random over 16 partitions, a share of 1 each: some hold two or more, so asking each for its share
+     * alone would show fewer, 97% of the time), and leases none.
+     */
+    @Test
+    void aPeekOfAManyPartitionQueueShowsTenWhenThereAreTen() throws Exception {
+        sqs.createQueue(b -> b.queueName("spread").attributesWithStrings(Map.of("SluicePartitions", "16")));
+        for (int i = 0; i < 10; i++) {
+            int n = i;
+            sqs.sendMessage(b -> b.queueUrl(url("spread")).messageBody("spread " + n));
+        }
+        await().atMost(Duration.ofSeconds(120)).until(() -> messages("spread") == 10);
+        String session = ConsoleSession.signIn(base, Map.of("access_key", SluiceProcess.ACCESS_KEY, "secret_key",
+                SluiceProcess.SECRET_KEY));
+        String page = get(base, "/console/queues/spread?peek=1", session).body();
+        assertEquals(10, page.split("class=\"wrap body\"", -1).length - 1, page);
+        assertEquals(10, messages("spread"), "nothing leased");
+    }
+
     // ---- the doors, with raw HTTP ----
 
     @Test
@@ -213,6 +233,50 @@ class ConsoleIT {
     }
 
     /** A session ends when its key's secret changes (put-key with a new secret), without waiting for its expiry. */
+    /**
+     * Ten failed sign-ins from one address in a minute: the eleventh is refused even with the right secret (429,
+     * Retry-After), while another address signs in. The flood comes from 127.0.0.2, so the other tests' address
+     * (127.0.0.1) keeps its budget.
+     */
+    @Test
+    void failedSignInsFromOneAddressAreThrottled() throws Exception {
+        java.net.URI admin = java.net.URI.create(base);
+        String page = exchange(admin, "GET /console/login HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        java.util.regex.Matcher cookie = java.util.regex.Pattern.compile("(?i)set-cookie: sluice_console_login=([^;]+)")
+                .matcher(page);
+        assertTrue(cookie.find(), page);
+        String csrf = ConsoleSession.csrf(page);
+        for (int i = 0; i <= 10; i++) {
+            String secret = i < 10 ? "guess-" + i : SluiceProcess.SECRET_KEY;
+            String form = "csrf=" + csrf + "&access_key=" + SluiceProcess.ACCESS_KEY + "&secret_key=" + secret;
+            String answer = exchange(admin, "POST /console/login HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                    + "Cookie: sluice_console_login=" + cookie.group(1) + "\r\nContent-Type: application/x-www-form-"
+                    + "urlencoded\r\nContent-Length: " + form.length() + "\r\n\r\n" + form);
+            String status = answer.substring(0, answer.indexOf("\r\n"));
+            if (i < 10) {
+                assertEquals("HTTP/1.1 401 Unauthorized", status, "failure " + (i + 1));
+            } else {
+                assertEquals("HTTP/1.1 429 Too Many Requests", status, "the right secret, after ten failures");
+                assertTrue(answer.toLowerCase(java.util.Locale.ROOT).contains("retry-after: 60"), answer);
+                assertFalse(answer.toLowerCase(java.util.Locale.ROOT).contains("set-cookie: sluice_console="),
+                        "no session");
+            }
+        }
+        assertTrue(ConsoleSession.signIn(base, Map.of("access_key", SluiceProcess.ACCESS_KEY, "secret_key",
+                SluiceProcess.SECRET_KEY)).startsWith("sluice_console="), "another address signs in");
+    }
+
+    /** One HTTP/1.1 exchange with the admin port from the local address 127.0.0.2 (the server closes after it). */
+    private static String exchange(java.net.URI admin, String request) throws Exception {
+        try (java.net.Socket socket = new java.net.Socket()) {
+            socket.bind(new java.net.InetSocketAddress("127.0.0.2", 0));
+            socket.connect(new java.net.InetSocketAddress(admin.getHost(), admin.getPort()), 10_000);
+            socket.setSoTimeout(30_000);
+            socket.getOutputStream().write(request.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        }
+    }
+
     @Test
     void aSessionEndsWhenItsKeysSecretChanges() throws Exception {
         String token = Files.readString(server.dataDir().resolve("admin-token")).trim();
@@ -269,6 +333,9 @@ class ConsoleIT {
             assertEquals(List.of("job 0", "job 1", "job 2"), bodies);
             assertTrue(driver.findElement(By.cssSelector("#peeked tbody tr td:nth-child(5)")).getText()
                     .endsWith(":" + source), "the dead-letter source is shown");
+            assertEquals(List.of("received more than maxReceiveCount times"), driver.findElements(
+                    By.cssSelector("#peeked td.reason")).stream().map(e -> e.getText()).distinct().toList(),
+                    "and why each was dead-lettered");
             new org.openqa.selenium.interactions.Actions(driver).scrollToElement(driver.findElement(By.id("peeked")))
                     .perform();
             ConsoleSession.screenshot(driver, "dead-letter-queue");

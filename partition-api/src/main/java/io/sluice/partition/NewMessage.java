@@ -58,9 +58,14 @@ public record NewMessage(
      * @param receiveCount              receives so far; the count carries on in the new queue
      * @param firstReceiveTimestampMillis 0 if never received
      * @param deadLetterSourceArn       ARN of the queue it was dead-lettered from, or null on redrive
-     * @param handOffKey                a dead-letter hand-off's identity ({@code sourceQueueId/partition/seq}), or
-     *                                  null: the dead-letter queue stores one copy per key within the deduplication
-     *                                  window, however many movers execute the hand-off
+     * @param handOffKey                a hand-off's identity, or null: the destination stores one copy per key within
+     *                                  the deduplication window, however many movers execute the hand-off. A move
+     *                                  task's is {@code sourceQueueId/partition/seq}; a dead-letter hand-off's adds
+     *                                  why it was dead-lettered, {@code sourceQueueId/partition/seq/reasonCode} (a
+     *                                  message is dead-lettered for one reason only, so the key still names one
+     *                                  hand-off). The reason rides in the key because the key is a string every
+     *                                  replica already stores as it is: older replicas in the shard read such a copy
+     *                                  as before (hand-offs from leaders before 2026-12-03 have no reason)
      */
     public record Provenance(long sentTimestampMillis, int receiveCount, long firstReceiveTimestampMillis,
                              String deadLetterSourceArn, String handOffKey) {
@@ -71,9 +76,27 @@ public record NewMessage(
             this(sentTimestampMillis, receiveCount, firstReceiveTimestampMillis, deadLetterSourceArn, null);
         }
 
-        /** The key of the hand-off of message {@code seq} of a partition. */
+        /** The key of the hand-off of message {@code seq} of a partition (a move task's). */
         public static String handOffKey(PartitionId source, long seq) {
             return source.queueId() + "/" + source.index() + "/" + seq;
+        }
+
+        /** The key of the dead-letter hand-off of message {@code seq} of a partition, with why it was dead-lettered. */
+        public static String handOffKey(PartitionId source, long seq, DeadLetterReason reason) {
+            return handOffKey(source, seq) + "/" + reason.code();
+        }
+
+        /** Why the message was dead-lettered, from the hand-off key; null for a move, or a key without a reason. */
+        public DeadLetterReason deadLetterReason() {
+            if (handOffKey == null || deadLetterSourceArn == null) {
+                return null;
+            }
+            String[] parts = handOffKey.split("/");
+            try {
+                return parts.length == 4 ? DeadLetterReason.ofCode(Integer.parseInt(parts[3])) : null;
+            } catch (IllegalArgumentException e) { // a code this version does not know
+                return null;
+            }
         }
     }
 }

@@ -26,14 +26,28 @@ public final class PayloadCodec {
         w.str(m.sequenceNumber());
         w.str(m.senderId());
         w.str(m.deadLetterSourceArn());
+        if (m.deadLetterReason() != null) { // appended later: older records end before it, older readers stop there
+            w.u8(m.deadLetterReason().code());
+        }
         return w.toBytes();
     }
 
     public static StoredMessage decodeMessage(byte[] bytes) {
         Bytes.Reader r = new Bytes.Reader(bytes);
         r.version();
-        return new StoredMessage(r.str(), r.str(), r.attributes(), r.attributes(), r.i64(), r.str(), r.str(), r.str(),
-                r.str(), r.str());
+        StoredMessage m = new StoredMessage(r.str(), r.str(), r.attributes(), r.attributes(), r.i64(), r.str(), r.str(),
+                r.str(), r.str(), r.str());
+        if (!r.hasRemaining()) {
+            return m;
+        }
+        int code = r.u8();
+        DeadLetterReason reason = null;
+        for (DeadLetterReason known : DeadLetterReason.values()) {
+            reason = known.code() == code ? known : reason; // a newer code than this version knows: none
+        }
+        return new StoredMessage(m.messageId(), m.body(), m.attributes(), m.systemAttributes(),
+                m.sentTimestampMillis(), m.groupId(), m.deduplicationId(), m.sequenceNumber(), m.senderId(),
+                m.deadLetterSourceArn(), reason);
     }
 
     public static byte[] encodeConfig(PartitionConfig c) {

@@ -5,7 +5,11 @@ import java.util.Map;
 
 /**
  * The immutable part of a message, written once at send under the {@code b} key. What changes per receive
- * lives in {@link MessageEntry} and its {@code s} record.
+ * lives in {@code MessageEntry} and its {@code s} record.
+ *
+ * @param deadLetterSourceArn the queue a dead-letter copy came from, or null
+ * @param deadLetterReason    why a dead-letter copy was handed off, or null (not a copy, or one made before reasons
+ *                            were kept)
  */
 public record StoredMessage(
         String messageId,
@@ -17,5 +21,14 @@ public record StoredMessage(
         String deduplicationId,
         String sequenceNumber,
         String senderId,
-        String deadLetterSourceArn) {
+        String deadLetterSourceArn,
+        DeadLetterReason deadLetterReason) {
+
+    /** A message that is not a dead-letter copy with a known reason. */
+    public StoredMessage(String messageId, String body, Map<String, MessageAttributeValue> attributes,
+                         Map<String, MessageAttributeValue> systemAttributes, long sentTimestampMillis, String groupId,
+                         String deduplicationId, String sequenceNumber, String senderId, String deadLetterSourceArn) {
+        this(messageId, body, attributes, systemAttributes, sentTimestampMillis, groupId, deduplicationId,
+                sequenceNumber, senderId, deadLetterSourceArn, null);
+    }
 }

@@ -226,7 +226,8 @@ public final class DeadLetterHandOffs implements PartitionService.EffectListener
     private CompletableFuture<Void> copy(QueueMetadata target, StoredMessage m, Effect.DeadLetter d, String sourceArn) {
         NewMessage copy = new NewMessage(m.messageId(), m.body(), m.attributes(), m.systemAttributes(), 0, m.groupId(),
                 m.deduplicationId(), m.senderId(), new NewMessage.Provenance(m.sentTimestampMillis(), d.receiveCount(),
-                d.firstReceiveTimestampMillis(), sourceArn, NewMessage.Provenance.handOffKey(d.partition(), d.seq())));
+                d.firstReceiveTimestampMillis(), sourceArn, NewMessage.Provenance.handOffKey(d.partition(), d.seq(),
+                d.reason())));
         PartitionId to = new PartitionId(target.queueId(), CopyRouting.destinationPartition(target, m));
         return partitions.submit(to, new PartitionCommand.Send(List.of(copy)))
                 .thenAccept(o -> {

@@ -348,7 +348,7 @@ public final class PartitionQueueState {
         }
         StoredMessage stored = new StoredMessage(m.messageId(), m.body(), attributes, m.systemAttributes(),
                 sentTimestamp, m.groupId(), dedupId, sequenceNumber, m.senderId(),
-                p == null ? null : p.deadLetterSourceArn());
+                p == null ? null : p.deadLetterSourceArn(), p == null ? null : p.deadLetterReason());
         mutations.add(new Mutation.Put(keys.body(seq), PayloadCodec.encodeMessage(stored)));
         if (dedupKey != null) {
             DedupWindow.Entry entry = new DedupWindow.Entry(dedupKey, m.messageId(), seq, sequenceNumber,

@@ -9,6 +9,7 @@ import io.sluice.partition.PartitionConfig;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.PartitionOutcome;
 import io.sluice.partition.PartitionResponse;
+import io.sluice.partition.PayloadCodec;
 import io.sluice.partition.StoredMessage;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -130,6 +131,19 @@ class CodecTest {
             assertEquals(false, OutcomeCodec.hasBodies(decoded.get(1)), "past the cut: leases only");
             assertEquals(second.response(), decoded.get(1).response());
         }
+    }
+
+    /** A stored message gained a trailing dead-letter reason: records written before it read back without one. */
+    @Test
+    void storedMessagesOfEitherFormatRead() {
+        StoredMessage copy = new StoredMessage("id", "body", Map.of(), Map.of(), 5, null, null, null, "sender",
+                "arn:src", io.sluice.partition.DeadLetterReason.MAX_RECEIVES_EXCEEDED);
+        assertEquals(copy, PayloadCodec.decodeMessage(PayloadCodec.encodeMessage(copy)));
+        StoredMessage older = new StoredMessage("id", "body", Map.of(), Map.of(), 5, null, null, null, "sender",
+                "arn:src");
+        byte[] olderBytes = PayloadCodec.encodeMessage(older);
+        assertEquals(PayloadCodec.encodeMessage(copy).length - 1, olderBytes.length, "one byte appended, if any");
+        assertEquals(older, PayloadCodec.decodeMessage(olderBytes));
     }
 
     @Test

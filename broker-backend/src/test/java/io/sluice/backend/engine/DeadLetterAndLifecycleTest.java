@@ -128,6 +128,30 @@ class DeadLetterAndLifecycleTest {
         }
     }
 
+    /**
+     * A dead-letter copy keeps why it was handed off (the console shows it), across a restart; a copy from a leader
+     * that kept no reason (a key without one) and a message that is no copy have none.
+     */
+    @Test
+    void aDeadLetterCopyKeepsItsReason() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS)) {
+            PartitionId source = new PartitionId(3, 1);
+            long withReason = q.send(new NewMessage("m1", "poison", null, null, 0, null, null, null,
+                    new NewMessage.Provenance(EngineFixture.START, 6, EngineFixture.START, "arn:src",
+                            NewMessage.Provenance.handOffKey(source, 42, DeadLetterReason.SOURCE_QUEUE_DELETED))))
+                    .seq();
+            long olderLeader = q.send(new NewMessage("m2", "poison", null, null, 0, null, null, null,
+                    new NewMessage.Provenance(EngineFixture.START, 6, EngineFixture.START, "arn:src",
+                            NewMessage.Provenance.handOffKey(source, 43)))).seq();
+            long plain = q.send(NewMessage.of("m3", "plain")).seq();
+            q.reopen();
+            assertEquals(DeadLetterReason.SOURCE_QUEUE_DELETED, q.engine.readMessage(withReason).deadLetterReason());
+            assertEquals("arn:src", q.engine.readMessage(withReason).deadLetterSourceArn());
+            assertEquals(null, q.engine.readMessage(olderLeader).deadLetterReason());
+            assertEquals(null, q.engine.readMessage(plain).deadLetterReason());
+        }
+    }
+
     @Test
     void maxReceiveCountOneDeliversOnceAndMovesOnTheSecondReceive() {
         try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS.withMaxReceiveCount(1))) {

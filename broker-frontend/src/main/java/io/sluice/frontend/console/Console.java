@@ -46,8 +46,9 @@ public final class Console {
     private static final String HTML = "text/html; charset=utf-8";
 
     /** One request as the admin server hands it over. */
+    /** A request; {@code remoteAddress} is the client's IP address (failed sign-ins are counted per address). */
     public record Request(String method, String path, String query, String cookieHeader, String contentType,
-                          byte[] body, boolean tls) {
+                          byte[] body, boolean tls, String remoteAddress) {
     }
 
     /** The answer; {@code headers} may repeat a name (Set-Cookie). */
@@ -57,6 +58,7 @@ public final class Console {
     private final SqsRequestProcessor sqs;
     private final io.sluice.frontend.service.SqsServices services;
     private final CredentialStore keys;
+    private final SignInThrottle throttle;
     private final Authorizer rules;
     private final Predicate<String> adminToken;
     private final Supplier<String> clusterStatus;
@@ -91,6 +93,7 @@ public final class Console {
         this.adminToken = adminToken;
         this.clusterStatus = clusterStatus;
         this.sessions = new ConsoleSessions(clockMillis);
+        this.throttle = new SignInThrottle(clockMillis);
     }
 
     /** Answers a request under {@code /console}; never on an event loop (it may wait for a catalog read). */
@@ -205,6 +208,12 @@ public final class Console {
         if (!ConsoleSessions.same(form.get("csrf"), cookies(r.cookieHeader()).get(LOGIN_COOKIE))) {
             return loginPage(r, "The sign-in form expired. Try again.", 403);
         }
+        if (throttle.blocked(r.remoteAddress())) {
+            LOG.info("console sign-in refused for {}: too many failures from it", r.remoteAddress());
+            Response out = loginPage(r, "Too many failed sign-ins from your address. Wait a minute and try again.", 429);
+            out.headers().add(Map.entry("Retry-After", Long.toString(SignInThrottle.WINDOW_MILLIS / 1000)));
+            return out;
+        }
         String key = form.getOrDefault("access_key", "").trim();
         String secret = form.getOrDefault("secret_key", "");
         String token = form.getOrDefault("token", "");
@@ -220,7 +229,8 @@ public final class Console {
             }
         }
         if (session == null) {
-            LOG.info("console sign-in refused for {}", !token.isEmpty() ? "an admin token"
+            throttle.failed(r.remoteAddress());
+            LOG.info("console sign-in from {} refused for {}", r.remoteAddress(), !token.isEmpty() ? "an admin token"
                     : key.matches("[A-Za-z0-9._-]{1,128}") ? "access key " + key : "a malformed access key");
             return loginPage(r, "Sign-in refused: wrong access key, secret or token.", 401);
         }
@@ -530,7 +540,7 @@ public final class Console {
         }
         StringBuilder b = new StringBuilder("<div class=\"scroll\"><table id=\"peeked\"><thead><tr><th>Message id</th>"
                 + "<th>Sent</th><th class=\"num\">Receives</th><th>Group</th><th>From (dead-letter source)</th>"
-                + "<th>Body</th></tr></thead><tbody>");
+                + "<th>Dead-lettered because</th><th>Body</th></tr></thead><tbody>");
         for (io.sluice.partition.PeekedMessage p : peeked) {
             var m = p.message();
             String body = m.body().length() > 500 ? m.body().substring(0, 500) + "…" : m.body();
@@ -538,9 +548,25 @@ public final class Console {
                     .append(esc(java.time.Instant.ofEpochMilli(m.sentTimestampMillis()).toString()))
                     .append("</td><td class=\"num receives\">").append(p.receiveCount()).append("</td><td>")
                     .append(esc(m.groupId())).append("</td><td class=\"wrap\">").append(esc(m.deadLetterSourceArn()))
-                    .append("</td><td class=\"wrap body\">").append(esc(body)).append("</td></tr>");
+                    .append("</td><td class=\"reason\">").append(esc(reason(m))).append("</td><td class=\"wrap body\">")
+                    .append(esc(body)).append("</td></tr>");
         }
         return b.append("</tbody></table></div>").toString();
+    }
+
+    /** Why a dead-letter copy was handed off, in words; blank for other messages. */
+    static String reason(io.sluice.partition.StoredMessage m) {
+        if (m.deadLetterSourceArn() == null) {
+            return "";
+        }
+        if (m.deadLetterReason() == null) {
+            return "not recorded"; // a copy made before reasons were kept
+        }
+        return switch (m.deadLetterReason()) {
+            case MAX_RECEIVES_EXCEEDED -> "received more than maxReceiveCount times";
+            case RETENTION_EXPIRED -> "retention period ended";
+            case SOURCE_QUEUE_DELETED -> "source queue deleted";
+        };
     }
 
     private CompletableFuture<Response> setAttributes(ConsoleSessions.Session s, String name,

@@ -124,7 +124,7 @@ public final class SqsServices {
 
     /**
      * Up to {@code max} messages visible now across the queue's partitions (each partition's next ones in its
-     * delivery order, partition by partition), leasing nothing and counting no receive (the console's peek; the
+     * delivery order, one partition after the other in turn), leasing nothing and counting no receive (the console's peek; the
      * caller checked the key may receive from the queue).
      */
     public CompletableFuture<List<io.sluice.partition.PeekedMessage>> peek(String queueName, int max) {
@@ -133,13 +133,55 @@ public final class SqsServices {
             return CompletableFuture.failedFuture(
                     io.sluice.frontend.action.ActionContext.queueDoesNotExist(io.sluice.frontend.protocol.Protocol.JSON));
         }
-        // each partition's share (at least one), so a queue of many partitions reads about max bodies, not max each
+        // each partition's share (at least one), so a queue of many partitions reads about max bodies, not max each;
+        // when some hold fewer than their share, the ones that filled theirs are asked once more for up to max
         List<PartitionId> ids = partitionIds(queue.get());
         int share = Math.max(1, (max + ids.size() - 1) / ids.size());
+        return peekEach(ids, share).thenCompose(first -> {
+            int total = first.stream().mapToInt(List::size).sum();
+            List<Integer> full = new ArrayList<>();
+            for (int i = 0; i < ids.size(); i++) {
+                if (first.get(i).size() == share) {
+                    full.add(i);
+                }
+            }
+            if (total >= max || full.isEmpty() || share >= max) {
+                return CompletableFuture.completedFuture(joined(first, max));
+            }
+            return peekEach(full.stream().map(ids::get).toList(), max).thenApply(more -> {
+                List<List<io.sluice.partition.PeekedMessage>> merged = new ArrayList<>(first);
+                for (int k = 0; k < full.size(); k++) {
+                    merged.set(full.get(k), more.get(k));
+                }
+                return joined(merged, max);
+            });
+        });
+    }
+
+    private CompletableFuture<List<List<io.sluice.partition.PeekedMessage>>> peekEach(List<PartitionId> ids, int n) {
         List<CompletableFuture<List<io.sluice.partition.PeekedMessage>>> parts = ids.stream()
-                .map(id -> partitions.peek(id, share)).toList();
+                .map(id -> partitions.peek(id, n)).toList();
         return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
-                .thenApply(v -> parts.stream().flatMap(f -> f.join().stream()).limit(max).toList());
+                .thenApply(v -> parts.stream().map(CompletableFuture::join).toList());
+    }
+
+    /** Up to {@code max}, one from each partition in turn (each partition's own in its delivery order). */
+    private static List<io.sluice.partition.PeekedMessage> joined(List<List<io.sluice.partition.PeekedMessage>> parts,
+                                                                 int max) {
+        List<io.sluice.partition.PeekedMessage> out = new ArrayList<>();
+        for (int round = 0; out.size() < max; round++) {
+            boolean any = false;
+            for (List<io.sluice.partition.PeekedMessage> part : parts) {
+                if (round < part.size() && out.size() < max) {
+                    out.add(part.get(round));
+                    any = true;
+                }
+            }
+            if (!any) {
+                break;
+            }
+        }
+        return out;
     }
 
     public List<PartitionId> partitionIds(QueueMetadata queue) {
