@@ -333,7 +333,7 @@ class ConsoleIT {
             assertEquals(List.of("job 0", "job 1", "job 2"), bodies);
             assertTrue(driver.findElement(By.cssSelector("#peeked tbody tr td:nth-child(5)")).getText()
                     .endsWith(":" + source), "the dead-letter source is shown");
-            assertEquals(List.of("received more than maxReceiveCount times"), driver.findElements(
+            assertEquals(List.of("maxReceiveCount reached"), driver.findElements(
                     By.cssSelector("#peeked td.reason")).stream().map(e -> e.getText()).distinct().toList(),
                     "and why each was dead-lettered");
             new org.openqa.selenium.interactions.Actions(driver).scrollToElement(driver.findElement(By.id("peeked")))

@@ -563,7 +563,7 @@ public final class Console {
             return "not recorded"; // a copy made before reasons were kept
         }
         return switch (m.deadLetterReason()) {
-            case MAX_RECEIVES_EXCEEDED -> "received more than maxReceiveCount times";
+            case MAX_RECEIVES_EXCEEDED -> "maxReceiveCount reached"; // received that often, and came back once more
             case RETENTION_EXPIRED -> "retention period ended";
             case SOURCE_QUEUE_DELETED -> "source queue deleted";
         };
