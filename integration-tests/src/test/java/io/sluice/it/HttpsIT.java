@@ -122,6 +122,35 @@ class HttpsIT {
         assertTrue(metrics.body().contains("sqs_http_connections_open"), "a Prometheus scrape");
     }
 
+    /** Over HTTPS the console's cookies are Secure as well as HttpOnly and SameSite=Strict, and the session works. */
+    @Test
+    void theConsoleSetsSecureCookiesOverHttps() throws Exception {
+        HttpClient https = HttpClient.newBuilder().sslContext(trusting(ca)).followRedirects(HttpClient.Redirect.NEVER)
+                .build();
+        String base = "https://127.0.0.1:" + adminPort;
+        HttpResponse<String> page = https.send(HttpRequest.newBuilder(URI.create(base + "/console/login")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        String loginCookie = page.headers().allValues("set-cookie").stream()
+                .filter(c -> c.startsWith("sluice_console_login=")).findFirst().orElseThrow();
+        assertTrue(loginCookie.contains("; Secure"), loginCookie);
+        String form = "csrf=" + ConsoleSession.csrf(page.body()) + "&access_key=" + SluiceProcess.ACCESS_KEY
+                + "&secret_key=" + SluiceProcess.SECRET_KEY;
+        HttpResponse<String> signedIn = https.send(HttpRequest.newBuilder(URI.create(base + "/console/login"))
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .header("Cookie", loginCookie.substring(0, loginCookie.indexOf(';')))
+                .POST(HttpRequest.BodyPublishers.ofString(form)).build(), HttpResponse.BodyHandlers.ofString());
+        assertEquals(303, signedIn.statusCode(), signedIn.body());
+        String session = signedIn.headers().allValues("set-cookie").stream()
+                .filter(c -> c.startsWith("sluice_console=")).findFirst().orElseThrow();
+        for (String attribute : List.of("; Secure", "; HttpOnly", "; SameSite=Strict", "; Path=/console")) {
+            assertTrue(session.contains(attribute), attribute + " in " + session);
+        }
+        HttpResponse<String> queues = https.send(HttpRequest.newBuilder(URI.create(base + "/console/queues"))
+                .header("Cookie", session.substring(0, session.indexOf(';'))).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, queues.statusCode(), "the session works over HTTPS");
+    }
+
     @Test
     void boto3WorksWithTheCaBundle() throws Exception {
         Path python = Path.of("/usr/bin/python3");
