@@ -1,5 +1,6 @@
 package io.sluice.metadata.image;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
 import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.SqsLimits;
 import java.util.List;
@@ -22,12 +23,17 @@ import org.pcollections.TreePMap;
  * @param shards           shards (Raft groups of backends) by id; empty where partitions are not sharded
  * @param receiptSecret    the secret frontends MAC receipt handles under (base64), null until the metadata leader
  *                         set it
+ * @param queueNamesById   derived, not serialized: each queue's name by its id (null: computed from {@code queues})
+ * @param partitionsPerShard derived, not serialized: how many partitions each shard holds, shards holding none left
+ *                         out (null: computed from {@code partitions})
  */
 public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String, QueueMetadata> queues,
                            SortedMap<String, Long> deletedAtMillis, SortedMap<String, NodeInfo> nodes,
                            SortedMap<String, PartitionAssignment> partitions,
                            SortedMap<String, MetadataRecord.AccessKeySet> accessKeys,
-                           SortedMap<String, ShardInfo> shards, String receiptSecret) {
+                           SortedMap<String, ShardInfo> shards, String receiptSecret,
+                           @JsonIgnore SortedMap<Long, String> queueNamesById,
+                           @JsonIgnore SortedMap<String, Integer> partitionsPerShard) {
 
     public static final ClusterImage EMPTY = new ClusterImage(0, 1, new TreeMap<>(), new TreeMap<>(), new TreeMap<>(),
             new TreeMap<>(), new TreeMap<>(), new TreeMap<>(), null);
@@ -39,6 +45,46 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
         partitions = persistent(partitions);
         accessKeys = persistent(accessKeys);
         shards = persistent(shards == null ? Map.of() : shards);
+        // the indexes are kept up by replay, record by record; an image built whole (a snapshot, a fetched image, a
+        // test) has them computed once here
+        queueNamesById = queueNamesById instanceof TreePMap<Long, String> ids ? ids : idsOf(queues);
+        partitionsPerShard = partitionsPerShard instanceof TreePMap<String, Integer> load ? load
+                : loadOf(partitions);
+    }
+
+    /** An image whose derived indexes are computed from its maps. */
+    public ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String, QueueMetadata> queues,
+                        SortedMap<String, Long> deletedAtMillis, SortedMap<String, NodeInfo> nodes,
+                        SortedMap<String, PartitionAssignment> partitions,
+                        SortedMap<String, MetadataRecord.AccessKeySet> accessKeys, SortedMap<String, ShardInfo> shards,
+                        String receiptSecret) {
+        this(appliedIndex, nextQueueId, queues, deletedAtMillis, nodes, partitions, accessKeys, shards, receiptSecret,
+                null, null);
+    }
+
+    private static TreePMap<Long, String> idsOf(Map<String, QueueMetadata> queues) {
+        Map<Long, String> ids = new TreeMap<>();
+        queues.values().forEach(q -> ids.put(q.queueId(), q.name()));
+        return TreePMap.from(ids);
+    }
+
+    private static TreePMap<String, Integer> loadOf(Map<String, PartitionAssignment> partitions) {
+        Map<String, Integer> load = new TreeMap<>();
+        partitions.values().forEach(a -> {
+            if (a.shardId() != null) {
+                load.merge(a.shardId(), 1, Integer::sum);
+            }
+        });
+        return TreePMap.from(load);
+    }
+
+    /** {@code load} with {@code delta} partitions more on {@code shardId} (none: no entry). */
+    private static TreePMap<String, Integer> moved(TreePMap<String, Integer> load, String shardId, int delta) {
+        if (shardId == null) {
+            return load;
+        }
+        int n = load.getOrDefault(shardId, 0) + delta;
+        return n == 0 ? load.minus(shardId) : load.plus(shardId, n);
     }
 
     /**
@@ -72,11 +118,14 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
         TreePMap<String, PartitionAssignment> p = persistent(partitions);
         TreePMap<String, MetadataRecord.AccessKeySet> keys = persistent(accessKeys);
         TreePMap<String, ShardInfo> sh = persistent(shards);
+        TreePMap<Long, String> ids = (TreePMap<Long, String>) queueNamesById;
+        TreePMap<String, Integer> load = (TreePMap<String, Integer>) partitionsPerShard;
         long next = nextQueueId;
         String secret = receiptSecret;
         for (MetadataRecord record : records) {
             if (record instanceof MetadataRecord.QueueCreated c) {
                 q = q.plus(c.queue().name(), c.queue());
+                ids = ids.plus(c.queue().queueId(), c.queue().name());
                 deleted = deleted.minus(c.queue().name());
                 next = Math.max(next, c.queue().queueId() + 1);
             } else if (record instanceof MetadataRecord.QueueAttributesChanged c) {
@@ -98,7 +147,12 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
                 QueueMetadata old = q.get(d.name());
                 if (old != null) {
                     q = q.minus(d.name());
-                    p = p.minusAll(ofQueue(p, old.queueId()).keySet());
+                    ids = ids.minus(old.queueId());
+                    SortedMap<String, PartitionAssignment> gone = ofQueue(p, old.queueId());
+                    for (PartitionAssignment pa : gone.values()) {
+                        load = moved(load, pa.shardId(), -1);
+                    }
+                    p = p.minusAll(gone.keySet());
                 }
                 List<String> expired = deleted.entrySet().stream()
                         .filter(e -> d.atMillis() - e.getValue() >= SqsLimits.RECREATE_AFTER_DELETE_MILLIS)
@@ -109,6 +163,11 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
             } else if (record instanceof MetadataRecord.PartitionAssigned a) {
                 PartitionAssignment pa = new PartitionAssignment(a.queueId(), a.index(), a.replicas(), a.epoch(),
                         a.shardId());
+                PartitionAssignment before = p.get(pa.key());
+                if (before != null) {
+                    load = moved(load, before.shardId(), -1);
+                }
+                load = moved(load, pa.shardId(), 1);
                 p = p.plus(pa.key(), pa);
             } else if (record instanceof MetadataRecord.ShardAssigned a) {
                 sh = sh.plus(a.shardId(), new ShardInfo(a.shardId(), a.groupId(), a.replicas(), a.epoch()));
@@ -127,7 +186,7 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
                 secret = r.secret();
             }
         }
-        return new ClusterImage(appliedIndex, next, q, deleted, n, p, keys, sh, secret);
+        return new ClusterImage(appliedIndex, next, q, deleted, n, p, keys, sh, secret, ids, load);
     }
 
     /**
@@ -141,7 +200,7 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
     /** This image without its secrets (access keys, the receipt secret), for roles that verify no signature. */
     public ClusterImage withoutSecrets() {
         return new ClusterImage(appliedIndex, nextQueueId, queues, deletedAtMillis, nodes, partitions,
-                new TreeMap<>(), shards, null);
+                new TreeMap<>(), shards, null, queueNamesById, partitionsPerShard);
     }
 
     /** Every component but the receipt secret (access keys redact their own secrets). */
@@ -155,7 +214,7 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
 
     public ClusterImage withAppliedIndex(long index) {
         return new ClusterImage(index, nextQueueId, queues, deletedAtMillis, nodes, partitions, accessKeys, shards,
-                receiptSecret);
+                receiptSecret, queueNamesById, partitionsPerShard);
     }
 
     /** Number of partition replicas each node holds (every registered node listed, zero included). */
@@ -179,9 +238,10 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
         return shards.values().stream().filter(s -> s.replicas().contains(nodeId)).toList();
     }
 
-    /** The queue with this id, if the catalog has it (a scan of the queues: ids are not indexed). */
+    /** The queue with this id, if the catalog has it (an index lookup). */
     public java.util.Optional<QueueMetadata> queueById(long queueId) {
-        return queues.values().stream().filter(q -> q.queueId() == queueId).findFirst();
+        String name = queueNamesById.get(queueId);
+        return name == null ? java.util.Optional.empty() : java.util.Optional.ofNullable(queues.get(name));
     }
 
     /** The queue's partition assignments, in their keys' string order (0, 1, 10, 2...): a range of the map, not a scan. */

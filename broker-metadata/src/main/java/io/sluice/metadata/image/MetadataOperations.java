@@ -128,12 +128,8 @@ public final class MetadataOperations {
         if (!image.shards().isEmpty()) {
             // Sharded: each partition joins the shard holding the fewest partitions (ties by shard id).
             Map<String, Integer> partitionsPerShard = new TreeMap<>();
-            image.shards().keySet().forEach(id -> partitionsPerShard.put(id, 0));
-            image.partitions().values().forEach(a -> {
-                if (a.shardId() != null) {
-                    partitionsPerShard.merge(a.shardId(), 1, Integer::sum);
-                }
-            });
+            image.shards().keySet().forEach(id -> partitionsPerShard.put(id,
+                    image.partitionsPerShard().getOrDefault(id, 0))); // the image's index: no scan of the partitions
             for (int i = from; i < to; i++) {
                 String shardId = choose(partitionsPerShard, 1, List.of()).get(0);
                 ShardInfo shard = image.shards().get(shardId);

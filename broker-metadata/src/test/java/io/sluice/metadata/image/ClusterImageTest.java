@@ -85,6 +85,37 @@ class ClusterImageTest {
     }
 
     @Test
+    void theDerivedIndexesAreNotSerialized() {
+        String json = new String(MetadataJson.write(IMAGE2), java.nio.charset.StandardCharsets.UTF_8);
+        assertFalse(json.contains("queueNamesById") || json.contains("partitionsPerShard"), json);
+    }
+
+    /** Queue ids and partitions per shard are indexes kept up record by record: the same as computed from scratch. */
+    @Test
+    void queuesByIdAndPartitionsPerShardFollowEveryRecord() {
+        ClusterImage image = ClusterImage.EMPTY.replayAll(List.of(
+                new MetadataRecord.QueueCreated(new QueueMetadata("a", 1, false, Map.of(), Map.of(), 1, 1, 2, 1)),
+                new MetadataRecord.PartitionAssigned(1, 0, List.of("b1"), 1, "s1"),
+                new MetadataRecord.PartitionAssigned(1, 1, List.of("b1"), 1, "s1"),
+                new MetadataRecord.QueueCreated(new QueueMetadata("b", 2, false, Map.of(), Map.of(), 1, 1, 2, 1)),
+                new MetadataRecord.PartitionAssigned(2, 0, List.of("b2"), 1, "s2"),
+                new MetadataRecord.PartitionAssigned(2, 1, List.of("b1"), 1, "s1")));
+        assertEquals("a", image.queueById(1).orElseThrow().name());
+        assertEquals(Map.of("s1", 3, "s2", 1), image.partitionsPerShard());
+        image = image.replayAll(List.of(new MetadataRecord.PartitionAssigned(2, 1, List.of("b2"), 2, "s2"),
+                new MetadataRecord.QueueDeleted("a", 5_000)));
+        assertTrue(image.queueById(1).isEmpty(), "deleted");
+        assertEquals("b", image.queueById(2).orElseThrow().name());
+        assertTrue(image.queueById(3).isEmpty(), "never created");
+        assertEquals(Map.of("s2", 2), image.partitionsPerShard(), "a shard left with none has no entry");
+        ClusterImage computed = new ClusterImage(image.appliedIndex(), image.nextQueueId(), image.queues(),
+                image.deletedAtMillis(), image.nodes(), image.partitions(), image.accessKeys(), image.shards(),
+                image.receiptSecret());
+        assertEquals(computed.queueNamesById(), image.queueNamesById());
+        assertEquals(computed.partitionsPerShard(), image.partitionsPerShard());
+    }
+
+    @Test
     void aReplayCopiesNothingItDoesNotChange() {
         ClusterImage next = IMAGE1.replay(new MetadataRecord.QueueCreated(
                 new QueueMetadata("jobs", 2, false, Map.of(), Map.of(), 300, 300, 1, 1)));
