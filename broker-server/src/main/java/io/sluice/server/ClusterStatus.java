@@ -69,7 +69,7 @@ final class ClusterStatus {
 
     /**
      * Each shard of the catalog: its replicas and partition count, and from its leader's latest report (when the
-     * metadata leader has one younger than the dead-after period) the leader, the Raft members, how many are in sync,
+     * metadata leader has one from the last 6 s) the leader, the Raft members, how many are in sync,
      * each follower's lag, and whether a membership change is pending (under way in Raft, or the Raft members differ
      * from the catalog's replicas: a move or replacement not done yet).
      */

@@ -304,7 +304,7 @@ public final class BackendAgent implements AutoCloseable {
                 lastLoadReportNanos = System.nanoTime();
                 loads = loadReporter.changed(primaryPartitions(), image);
             }
-            List<ShardReport> shards = List.of();
+            List<ShardReport> shards = null; // no report on this beat
             if (System.nanoTime() - lastShardReportNanos >= TimeUnit.MILLISECONDS.toNanos(SHARD_REPORT_MILLIS)) {
                 lastShardReportNanos = System.nanoTime();
                 shards = ledShards(id, image);

@@ -45,8 +45,10 @@ public final class Console {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String HTML = "text/html; charset=utf-8";
 
-    /** One request as the admin server hands it over. */
-    /** A request; {@code remoteAddress} is the client's IP address (failed sign-ins are counted per address). */
+    /**
+     * One request as the admin server hands it over; {@code remoteAddress} is the client's IP address (failed sign-ins
+     * are counted per address).
+     */
     public record Request(String method, String path, String query, String cookieHeader, String contentType,
                           byte[] body, boolean tls, String remoteAddress) {
     }
@@ -208,10 +210,11 @@ public final class Console {
         if (!ConsoleSessions.same(form.get("csrf"), cookies(r.cookieHeader()).get(LOGIN_COOKIE))) {
             return loginPage(r, "The sign-in form expired. Try again.", 403);
         }
-        if (throttle.blocked(r.remoteAddress())) {
+        long blocked = throttle.blockedForMillis(r.remoteAddress());
+        if (blocked > 0) {
             LOG.info("console sign-in refused for {}: too many failures from it", r.remoteAddress());
             Response out = loginPage(r, "Too many failed sign-ins from your address. Wait a minute and try again.", 429);
-            out.headers().add(Map.entry("Retry-After", Long.toString(SignInThrottle.WINDOW_MILLIS / 1000)));
+            out.headers().add(Map.entry("Retry-After", Long.toString((blocked + 999) / 1000)));
             return out;
         }
         String key = form.getOrDefault("access_key", "").trim();

@@ -148,7 +148,12 @@ public final class SqsServices {
             if (total >= max || full.isEmpty() || share >= max) {
                 return CompletableFuture.completedFuture(joined(first, max));
             }
-            return peekEach(full.stream().map(ids::get).toList(), max).thenApply(more -> {
+            // no partition can add more than what is missing on top of its share: bodies read stay near max
+            int enough = max - total + share;
+            return peekEach(full.stream().map(ids::get).toList(), enough).handle((more, e) -> {
+                if (e != null) {
+                    return joined(first, max); // what the first round found is still an answer
+                }
                 List<List<io.sluice.partition.PeekedMessage>> merged = new ArrayList<>(first);
                 for (int k = 0; k < full.size(); k++) {
                     merged.set(full.get(k), more.get(k));

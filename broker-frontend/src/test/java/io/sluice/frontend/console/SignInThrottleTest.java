@@ -1,5 +1,6 @@
 package io.sluice.frontend.console;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -25,6 +26,17 @@ class SignInThrottleTest {
         assertFalse(throttle.blocked("10.0.0.1"), "a new window");
         throttle.failed("10.0.0.1");
         assertFalse(throttle.blocked("10.0.0.1"), "counted from one again");
+    }
+
+    @Test
+    void anIpv6HostIsCountedByItsSlash64AndIsToldHowLongToWait() {
+        for (int i = 0; i < SignInThrottle.MAX_FAILURES; i++) {
+            throttle.failed("2001:db8:1:2::" + Integer.toHexString(i + 1)); // a new address of the /64 each time
+        }
+        assertTrue(throttle.blocked("2001:db8:1:2:ffff::9"), "the whole /64");
+        assertFalse(throttle.blocked("2001:db8:1:3::1"), "another /64");
+        now.addAndGet(15_000);
+        assertEquals(45_000, throttle.blockedForMillis("2001:db8:1:2::1"));
     }
 
     @Test

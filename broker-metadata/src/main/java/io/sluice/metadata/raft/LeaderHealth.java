@@ -10,7 +10,7 @@ import java.util.Set;
  *
  * @param leader the metadata member that answered (the group's leader)
  * @param alive  the backends alive by their heartbeats
- * @param shards the latest report of each shard received within the dead-after period, by shard id
+ * @param shards the latest report of each shard received within the last 6 s, by shard id
  */
 public record LeaderHealth(String leader, Set<String> alive, List<ShardReport> shards) {
     public LeaderHealth {

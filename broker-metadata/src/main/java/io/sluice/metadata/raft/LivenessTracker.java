@@ -10,7 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * The metadata leader's view of which backends are alive: the time of each node's last heartbeat, in memory only.
  * Heartbeats are not replicated (they would fill the log); a new leader starts by giving every node a fresh grace
  * period, so a leader change never declares a healthy node dead. It also keeps the latest report of each shard's
- * leader that came with the heartbeats, for the operator's view; a report older than the dead-after period is dropped.
+ * leader that came with the heartbeats, for the operator's view; a report older than 6 s is dropped.
  */
 final class LivenessTracker {
     private final Clock clock;
@@ -31,9 +31,19 @@ final class LivenessTracker {
         lastBeat.put(nodeId, clock.nowMillis());
     }
 
-    /** The reports of the shards {@code nodeId} leads, as its heartbeat carried them. */
+    /**
+     * How long a shard report counts: backends report every 2 s ({@code BackendAgent.SHARD_REPORT_MILLIS}), so a
+     * leader that stopped reporting (stepped down with no successor, or died) is gone from the view within 6 s.
+     */
+    static final long SHARD_REPORT_TTL_MILLIS = 6_000;
+
+    /**
+     * The reports of every shard {@code nodeId} leads now, as its heartbeat carried them: they replace what it
+     * reported before, so a shard it no longer leads (an empty list: it leads none) leaves the view at once.
+     */
     void report(String nodeId, List<ShardReport> reports) {
         long now = clock.nowMillis();
+        shards.values().removeIf(r -> r.report().leader().equals(nodeId));
         for (ShardReport r : reports) {
             if (r.shardId() != null && nodeId.equals(r.leader())) { // a backend speaks for the shards it leads only
                 shards.put(r.shardId(), new Received(r, now));
@@ -42,13 +52,14 @@ final class LivenessTracker {
     }
 
     /**
-     * The latest report of each shard received within the dead-after period, each with its age. Two backends may
-     * both have reported leading a shard (an old leader not yet aware of the new one): the later report is kept.
+     * The latest report of each shard received within {@link #SHARD_REPORT_TTL_MILLIS}, each with its age. Two
+     * backends may both have reported leading a shard (an old leader not yet aware of the new one): the later report
+     * is kept.
      */
     List<ShardReport> shardReports() {
         long now = clock.nowMillis();
         List<ShardReport> out = new java.util.ArrayList<>();
-        shards.values().removeIf(r -> now - r.atMillis() >= deadAfterMillis);
+        shards.values().removeIf(r -> now - r.atMillis() >= SHARD_REPORT_TTL_MILLIS);
         new java.util.TreeMap<>(shards).values().forEach(r -> out.add(r.report().withAge(now - r.atMillis())));
         return out;
     }

@@ -96,21 +96,23 @@ public final class MetadataClient implements AutoCloseable {
      * @return the leader's clock when it answered (epoch milliseconds)
      */
     public long heartbeat(String nodeId, List<PartitionLoad> loads) {
-        return heartbeat(nodeId, loads, List.of());
+        return heartbeat(nodeId, loads, null);
     }
 
     /**
      * Records a backend's heartbeat with the loads of the partitions it leads and the Raft state of the shards it leads
      * (for the operator's view; a leader of an earlier version ignores the reports).
      *
+     * @param shards every shard this backend leads now (empty: none), replacing what it reported before; null when
+     *               this heartbeat carries no report
      * @return the leader's clock when it answered (epoch milliseconds)
      */
     public long heartbeat(String nodeId, List<PartitionLoad> loads, List<ShardReport> shards) {
         String q = MetadataStateMachine.QUERY_HEARTBEAT + nodeId;
-        if (!loads.isEmpty() || !shards.isEmpty()) {
+        if (!loads.isEmpty() || shards != null) {
             q += "\n" + new String(MetadataJson.write(loads), StandardCharsets.UTF_8);
         }
-        if (!shards.isEmpty()) {
+        if (shards != null) {
             q += "\n" + new String(MetadataJson.write(shards), StandardCharsets.UTF_8);
         }
         String answer = new String(query(q), StandardCharsets.UTF_8);

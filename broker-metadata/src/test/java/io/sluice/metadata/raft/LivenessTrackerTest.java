@@ -39,12 +39,22 @@ class LivenessTrackerTest {
     }
 
     @Test
-    void reportsAgeOutAfterTheDeadAfterPeriodAndANewTermStartsEmpty() {
+    void aLeaderThatStopsLeadingLeavesTheViewWithItsNextReport() {
+        tracker.report("b1", List.of(report("s1", "b1", 3), report("s2", "b1", 3)));
+        tracker.report("b2", List.of(report("s3", "b2", 3)));
+        tracker.report("b1", List.of(report("s2", "b1", 3)));
+        assertEquals(List.of("s2", "s3"), tracker.shardReports().stream().map(ShardReport::shardId).toList());
+        tracker.report("b1", List.of()); // leads nothing now
+        assertEquals(List.of("s3"), tracker.shardReports().stream().map(ShardReport::shardId).toList());
+    }
+
+    @Test
+    void reportsAgeOutAfterSixSecondsAndANewTermStartsEmpty() {
         tracker.report("b1", List.of(report("s1", "b1", 3)));
-        clock.advanceMillis(4_999);
+        clock.advanceMillis(LivenessTracker.SHARD_REPORT_TTL_MILLIS - 1);
         assertEquals(1, tracker.shardReports().size());
         clock.advanceMillis(1);
-        assertTrue(tracker.shardReports().isEmpty(), "a leader silent for the dead-after period reports nothing");
+        assertTrue(tracker.shardReports().isEmpty(), "a leader silent for 6 s reports nothing");
 
         tracker.report("b1", List.of(report("s1", "b1", 3)));
         tracker.becameLeader();
