@@ -115,9 +115,24 @@ public final class Bytes {
         }
 
         public byte[] bytes() {
-            byte[] b = new byte[buf.getInt()];
+            byte[] b = new byte[length(buf.getInt())];
             buf.get(b);
             return b;
+        }
+
+        /**
+         * A count of items that follow, each at least one byte: refused when the bytes left cannot hold that many, so
+         * a corrupt or forged count fails here instead of sizing an allocation.
+         */
+        public int count() {
+            return length(buf.getInt());
+        }
+
+        private int length(int n) {
+            if (n < 0 || n > buf.remaining()) {
+                throw new IllegalArgumentException("implausible length " + n + " with " + buf.remaining() + " bytes left");
+            }
+            return n;
         }
 
         public String str() {

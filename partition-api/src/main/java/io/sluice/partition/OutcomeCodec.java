@@ -98,7 +98,7 @@ public final class OutcomeCodec {
     public static List<PartitionOutcome> decode(byte[] bytes) {
         Bytes.Reader r = new Bytes.Reader(bytes);
         r.version();
-        int n = r.i32();
+        int n = r.count();
         List<PartitionOutcome> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             out.add(read(r));
@@ -180,7 +180,7 @@ public final class OutcomeCodec {
             case REJECTED -> outcome(new PartitionResponse.Rejected(readFailure(r)));
             case DONE -> outcome(new PartitionResponse.Done());
             case SENT -> {
-                int n = r.i32();
+                int n = r.count();
                 List<PartitionResponse.SentMessage> sent = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
                     sent.add(new PartitionResponse.SentMessage(r.str(), r.i64(), r.str(), r.u8() != 0));
@@ -188,7 +188,7 @@ public final class OutcomeCodec {
                 yield outcome(new PartitionResponse.Sent(sent));
             }
             case RECEIVED -> {
-                int n = r.i32();
+                int n = r.count();
                 List<PartitionResponse.Delivery> deliveries = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
                     deliveries.add(new PartitionResponse.Delivery(r.i64(),
@@ -197,7 +197,7 @@ public final class OutcomeCodec {
                 yield outcome(new PartitionResponse.Received(deliveries));
             }
             case ENTRY_OUTCOMES -> {
-                int n = r.i32();
+                int n = r.count();
                 List<SqsFailure> failures = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
                     failures.add(r.u8() == 0 ? null : readFailure(r));
@@ -239,7 +239,7 @@ public final class OutcomeCodec {
     public static List<StoredMessage> decodeMessages(byte[] bytes) {
         Bytes.Reader r = new Bytes.Reader(bytes);
         r.version();
-        int n = r.i32();
+        int n = r.count();
         List<StoredMessage> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             out.add(r.u8() == 0 ? null : PayloadCodec.decodeMessage(r.bytes()));

@@ -155,4 +155,14 @@ class CodecTest {
         }
         assertThrows(RuntimeException.class, () -> CommandCodec.decode(new byte[] {9, 9, 9}));
     }
+
+    /** A forged count or length is refused before it sizes an allocation (2^31 - 1 would need gigabytes). */
+    @Test
+    void implausibleCountsAreRefusedBeforeAllocating() {
+        byte[] hugeCount = {1, 0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff, 0, 0};
+        assertThrows(IllegalArgumentException.class, () -> OutcomeCodec.decode(hugeCount));
+        assertThrows(IllegalArgumentException.class, () -> OutcomeCodec.decodeMessages(hugeCount));
+        byte[] hugeBody = {1, 0, 0, 0, 1, 1, 0x7f, (byte) 0xff, (byte) 0xff, (byte) 0xff}; // one message, its length
+        assertThrows(IllegalArgumentException.class, () -> OutcomeCodec.decodeMessages(hugeBody));
+    }
 }
