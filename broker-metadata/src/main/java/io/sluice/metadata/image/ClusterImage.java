@@ -26,6 +26,8 @@ import org.pcollections.TreePMap;
  * @param queueNamesById   derived, not serialized: each queue's name by its id (null: computed from {@code queues})
  * @param partitionsPerShard derived, not serialized: how many partitions each shard holds, shards holding none left
  *                         out (null: computed from {@code partitions})
+ * @param replicaCounts    derived, not serialized: how many partition replicas each node holds, nodes holding none
+ *                         left out (null: computed from {@code partitions})
  */
 public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String, QueueMetadata> queues,
                            SortedMap<String, Long> deletedAtMillis, SortedMap<String, NodeInfo> nodes,
@@ -33,7 +35,8 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
                            SortedMap<String, MetadataRecord.AccessKeySet> accessKeys,
                            SortedMap<String, ShardInfo> shards, String receiptSecret,
                            @JsonIgnore SortedMap<Long, String> queueNamesById,
-                           @JsonIgnore SortedMap<String, Integer> partitionsPerShard) {
+                           @JsonIgnore SortedMap<String, Integer> partitionsPerShard,
+                           @JsonIgnore SortedMap<String, Integer> replicaCounts) {
 
     public static final ClusterImage EMPTY = new ClusterImage(0, 1, new TreeMap<>(), new TreeMap<>(), new TreeMap<>(),
             new TreeMap<>(), new TreeMap<>(), new TreeMap<>(), null);
@@ -50,6 +53,7 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
         queueNamesById = queueNamesById instanceof TreePMap<Long, String> ids ? ids : idsOf(queues);
         partitionsPerShard = partitionsPerShard instanceof TreePMap<String, Integer> load ? load
                 : loadOf(partitions);
+        replicaCounts = replicaCounts instanceof TreePMap<String, Integer> counts ? counts : replicasOf(partitions);
     }
 
     /** An image whose derived indexes are computed from its maps. */
@@ -59,7 +63,7 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
                         SortedMap<String, MetadataRecord.AccessKeySet> accessKeys, SortedMap<String, ShardInfo> shards,
                         String receiptSecret) {
         this(appliedIndex, nextQueueId, queues, deletedAtMillis, nodes, partitions, accessKeys, shards, receiptSecret,
-                null, null);
+                null, null, null);
     }
 
     private static TreePMap<Long, String> idsOf(Map<String, QueueMetadata> queues) {
@@ -76,6 +80,21 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
             }
         });
         return TreePMap.from(load);
+    }
+
+    private static TreePMap<String, Integer> replicasOf(Map<String, PartitionAssignment> partitions) {
+        Map<String, Integer> counts = new TreeMap<>();
+        partitions.values().forEach(a -> a.replicas().forEach(r -> counts.merge(r, 1, Integer::sum)));
+        return TreePMap.from(counts);
+    }
+
+    /** {@code counts} with {@code delta} more on each of {@code assignment}'s replicas (none: no entry). */
+    private static TreePMap<String, Integer> counted(TreePMap<String, Integer> counts, PartitionAssignment assignment,
+                                                     int delta) {
+        for (String r : assignment.replicas()) {
+            counts = moved(counts, r, delta);
+        }
+        return counts;
     }
 
     /** {@code load} with {@code delta} partitions more on {@code shardId} (none: no entry). */
@@ -120,6 +139,7 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
         TreePMap<String, ShardInfo> sh = persistent(shards);
         TreePMap<Long, String> ids = (TreePMap<Long, String>) queueNamesById;
         TreePMap<String, Integer> load = (TreePMap<String, Integer>) partitionsPerShard;
+        TreePMap<String, Integer> replicas = (TreePMap<String, Integer>) replicaCounts;
         long next = nextQueueId;
         String secret = receiptSecret;
         for (MetadataRecord record : records) {
@@ -151,6 +171,7 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
                     SortedMap<String, PartitionAssignment> gone = ofQueue(p, old.queueId());
                     for (PartitionAssignment pa : gone.values()) {
                         load = moved(load, pa.shardId(), -1);
+                        replicas = counted(replicas, pa, -1);
                     }
                     p = p.minusAll(gone.keySet());
                 }
@@ -166,8 +187,10 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
                 PartitionAssignment before = p.get(pa.key());
                 if (before != null) {
                     load = moved(load, before.shardId(), -1);
+                    replicas = counted(replicas, before, -1);
                 }
                 load = moved(load, pa.shardId(), 1);
+                replicas = counted(replicas, pa, 1);
                 p = p.plus(pa.key(), pa);
             } else if (record instanceof MetadataRecord.ShardAssigned a) {
                 sh = sh.plus(a.shardId(), new ShardInfo(a.shardId(), a.groupId(), a.replicas(), a.epoch()));
@@ -179,6 +202,9 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
                                 pa.shardId()));
                     }
                 });
+                for (Map.Entry<String, PartitionAssignment> m : moved.entrySet()) {
+                    replicas = counted(counted(replicas, p.get(m.getKey()), -1), m.getValue(), 1);
+                }
                 p = p.plusAll(moved);
             } else if (record instanceof MetadataRecord.AccessKeySet k) {
                 keys = keys.plus(k.accessKeyId(), k);
@@ -186,7 +212,7 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
                 secret = r.secret();
             }
         }
-        return new ClusterImage(appliedIndex, next, q, deleted, n, p, keys, sh, secret, ids, load);
+        return new ClusterImage(appliedIndex, next, q, deleted, n, p, keys, sh, secret, ids, load, replicas);
     }
 
     /**
@@ -200,7 +226,7 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
     /** This image without its secrets (access keys, the receipt secret), for roles that verify no signature. */
     public ClusterImage withoutSecrets() {
         return new ClusterImage(appliedIndex, nextQueueId, queues, deletedAtMillis, nodes, partitions,
-                new TreeMap<>(), shards, null, queueNamesById, partitionsPerShard);
+                new TreeMap<>(), shards, null, queueNamesById, partitionsPerShard, replicaCounts);
     }
 
     /** Every component but the receipt secret (access keys redact their own secrets). */
@@ -214,14 +240,16 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
 
     public ClusterImage withAppliedIndex(long index) {
         return new ClusterImage(index, nextQueueId, queues, deletedAtMillis, nodes, partitions, accessKeys, shards,
-                receiptSecret, queueNamesById, partitionsPerShard);
+                receiptSecret, queueNamesById, partitionsPerShard, replicaCounts);
     }
 
-    /** Number of partition replicas each node holds (every registered node listed, zero included). */
+    /**
+     * Number of partition replicas each node holds (every registered node listed, zero included; a replica on a node
+     * not registered counted too): from the {@link #replicaCounts} index, not a scan of the partitions.
+     */
     public Map<String, Integer> replicasPerNode() {
-        TreeMap<String, Integer> load = new TreeMap<>();
-        nodes.keySet().forEach(id -> load.put(id, 0));
-        partitions.values().forEach(a -> a.replicas().forEach(r -> load.merge(r, 1, Integer::sum)));
+        TreeMap<String, Integer> load = new TreeMap<>(replicaCounts);
+        nodes.keySet().forEach(id -> load.putIfAbsent(id, 0));
         return load;
     }
 

@@ -87,7 +87,8 @@ class ClusterImageTest {
     @Test
     void theDerivedIndexesAreNotSerialized() {
         String json = new String(MetadataJson.write(IMAGE2), java.nio.charset.StandardCharsets.UTF_8);
-        assertFalse(json.contains("queueNamesById") || json.contains("partitionsPerShard"), json);
+        assertFalse(json.contains("queueNamesById") || json.contains("partitionsPerShard")
+                || json.contains("replicaCounts"), json);
     }
 
     /** Queue ids and partitions per shard are indexes kept up record by record: the same as computed from scratch. */
@@ -113,6 +114,39 @@ class ClusterImageTest {
                 image.receiptSecret());
         assertEquals(computed.queueNamesById(), image.queueNamesById());
         assertEquals(computed.partitionsPerShard(), image.partitionsPerShard());
+        assertEquals(computed.replicaCounts(), image.replicaCounts());
+    }
+
+    /**
+     * Replicas per node (what unsharded placement balances) are an index kept up record by record, also when a
+     * shard's replicas change under its partitions: the same as counted from scratch, nodes listed with zero.
+     */
+    @Test
+    void replicasPerNodeFollowEveryRecord() {
+        ClusterImage image = ClusterImage.EMPTY.replayAll(List.of(
+                new MetadataRecord.NodeRegistered("b1", "127.0.0.1:1", 1),
+                new MetadataRecord.NodeRegistered("b2", "127.0.0.1:2", 1),
+                new MetadataRecord.NodeRegistered("b3", "127.0.0.1:3", 1),
+                new MetadataRecord.NodeRegistered("b4", "127.0.0.1:4", 1),
+                new MetadataRecord.QueueCreated(new QueueMetadata("a", 1, false, Map.of(), Map.of(), 1, 1, 2, 1)),
+                new MetadataRecord.PartitionAssigned(1, 0, List.of("b1", "b2"), 1, null),
+                new MetadataRecord.PartitionAssigned(1, 1, List.of("b2", "b3"), 1, null),
+                new MetadataRecord.QueueCreated(new QueueMetadata("b", 2, false, Map.of(), Map.of(), 1, 1, 2, 1)),
+                new MetadataRecord.ShardAssigned("s1", "00000000-0000-0000-0000-000000000001", List.of("b1", "b2"), 1),
+                new MetadataRecord.PartitionAssigned(2, 0, List.of("b1", "b2"), 1, "s1"),
+                new MetadataRecord.PartitionAssigned(2, 1, List.of("b1", "b2"), 1, "s1")));
+        assertEquals(Map.of("b1", 3, "b2", 4, "b3", 1, "b4", 0), image.replicasPerNode());
+        image = image.replayAll(List.of(
+                new MetadataRecord.PartitionAssigned(1, 1, List.of("b3", "b4"), 2, null), // b2 replaced
+                new MetadataRecord.ShardAssigned("s1", "00000000-0000-0000-0000-000000000001", List.of("b1", "b4"), 2)));
+        assertEquals(Map.of("b1", 3, "b2", 1, "b3", 1, "b4", 3), image.replicasPerNode());
+        image = image.replay(new MetadataRecord.QueueDeleted("a", 5_000));
+        assertEquals(Map.of("b1", 2, "b2", 0, "b3", 0, "b4", 2), image.replicasPerNode());
+        ClusterImage computed = new ClusterImage(image.appliedIndex(), image.nextQueueId(), image.queues(),
+                image.deletedAtMillis(), image.nodes(), image.partitions(), image.accessKeys(), image.shards(),
+                image.receiptSecret());
+        assertEquals(computed.replicaCounts(), image.replicaCounts());
+        assertEquals(Map.of("b1", 2, "b4", 2), image.replicaCounts(), "nodes holding none have no entry");
     }
 
     @Test

@@ -29,7 +29,9 @@ import java.util.function.Supplier;
  * leader's side is not in it), and the heap the cached image holds. Run by {@code scripts/bench-catalog.sh}.
  *
  * <p>Usage: {@code CatalogScaleBench QUEUES [PEERS]}: with PEERS ({@code m1=host:port,...}, a running group without TLS on
- * its Raft ports, e.g. a local cluster's) the queues are created there instead of in a group of this JVM's.
+ * its Raft ports, e.g. a local cluster's) the queues are created there instead of in a group of this JVM's. With
+ * {@code -Dbench.nodes=N} (this JVM's group only) N backend nodes are registered and kept alive by heartbeats first,
+ * so every create places its partition's 3 replicas on them (unsharded placement, as in a catalog without shards).
  */
 public final class CatalogScaleBench {
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
@@ -62,7 +64,32 @@ public final class CatalogScaleBench {
                 servers.add(s);
             }
             try (MetadataClient client = new MetadataClient(peers)) {
-                run(client, queues);
+                int nodes = Integer.getInteger("bench.nodes", 0);
+                java.util.concurrent.ScheduledExecutorService beats = Executors.newSingleThreadScheduledExecutor();
+                try {
+                    if (nodes > 0) {
+                        awaitLeader(client);
+                        for (int i = 1; i <= nodes; i++) {
+                            client.submit(new MetadataCommand.RegisterNode("b" + i, "127.0.0.1:" + (20_000 + i)));
+                        }
+                        beats.scheduleWithFixedDelay(() -> {
+                            for (int i = 1; i <= nodes; i++) {
+                                try {
+                                    client.heartbeat("b" + i);
+                                } catch (RuntimeException e) {
+                                    // the next beat
+                                }
+                            }
+                        }, 0, 500, TimeUnit.MILLISECONDS);
+                        Thread.sleep(2_000); // the leader sees them alive
+                    }
+                    run(client, queues);
+                    if (nodes > 0) {
+                        System.out.printf("replicas placed per node: %s%n", client.fetchImage().replicasPerNode());
+                    }
+                } finally {
+                    beats.shutdownNow();
+                }
             }
         } finally {
             servers.forEach(MetadataServer::close);
@@ -72,12 +99,12 @@ public final class CatalogScaleBench {
         }
     }
 
-    private static void run(MetadataClient client, int queues) throws Exception {
+    private static void awaitLeader(MetadataClient client) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (true) { // a leader first
+        while (true) {
             try {
                 client.imageIndex();
-                break;
+                return;
             } catch (RuntimeException e) {
                 if (System.nanoTime() > deadline) {
                     throw e;
@@ -85,6 +112,10 @@ public final class CatalogScaleBench {
                 Thread.sleep(200);
             }
         }
+    }
+
+    private static void run(MetadataClient client, int queues) throws Exception {
+        awaitLeader(client);
         AtomicInteger next = new AtomicInteger();
         long started = System.nanoTime();
         ExecutorService pool = Executors.newFixedThreadPool(8);
