@@ -97,13 +97,13 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
         return counts;
     }
 
-    /** {@code load} with {@code delta} partitions more on {@code shardId} (none: no entry). */
-    private static TreePMap<String, Integer> moved(TreePMap<String, Integer> load, String shardId, int delta) {
-        if (shardId == null) {
+    /** {@code load} with {@code delta} more on {@code key} (a shard's partitions, a node's replicas; none: no entry). */
+    private static TreePMap<String, Integer> moved(TreePMap<String, Integer> load, String key, int delta) {
+        if (key == null) {
             return load;
         }
-        int n = load.getOrDefault(shardId, 0) + delta;
-        return n == 0 ? load.minus(shardId) : load.plus(shardId, n);
+        int n = load.getOrDefault(key, 0) + delta;
+        return n == 0 ? load.minus(key) : load.plus(key, n);
     }
 
     /**
