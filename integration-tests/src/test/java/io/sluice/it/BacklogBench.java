@@ -48,7 +48,9 @@ public final class BacklogBench {
 
     private static void fill(URI endpoint, String queue, long count, int bodyBytes) throws Exception {
         SqsClient sqs = client(endpoint);
-        String url = sqs.createQueue(b -> b.queueName(queue)).queueUrl();
+        boolean fifo = queue.endsWith(".fifo"); // 64 message groups, a deduplication id per message
+        String url = sqs.createQueue(b -> b.queueName(queue).attributesWithStrings(
+                fifo ? Map.of("FifoQueue", "true") : Map.of())).queueUrl();
         AtomicLong next = new AtomicLong();
         long started = System.nanoTime();
         ExecutorService pool = Executors.newFixedThreadPool(16);
@@ -59,8 +61,12 @@ public final class BacklogBench {
                 while ((first = next.getAndAdd(10)) < count) {
                     List<SendMessageBatchRequestEntry> entries = new ArrayList<>();
                     for (long i = first; i < Math.min(first + 10, count); i++) {
-                        entries.add(SendMessageBatchRequestEntry.builder().id("e" + (i - first))
-                                .messageBody(randomBody(bodyBytes)).build());
+                        var entry = SendMessageBatchRequestEntry.builder().id("e" + (i - first))
+                                .messageBody(randomBody(bodyBytes));
+                        if (fifo) {
+                            entry.messageGroupId("g" + i % 64).messageDeduplicationId(queue + "-" + i);
+                        }
+                        entries.add(entry.build());
                     }
                     var reply = sqs.sendMessageBatch(b -> b.queueUrl(url).entries(entries));
                     if (!reply.failed().isEmpty()) {

@@ -1,32 +1,37 @@
 package io.sluice.backend.engine;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.BiConsumer;
 
 /**
- * The part of a standard partition's backlog that is on disk only: its messages have no {@link MessageEntry} in
- * memory, so a backlog costs disk, not heap. What the index holds is bounded by {@link
- * PartitionQueueState#hotLimit}; once it is full, a new message that is visible at once (no delay, not a copy with
- * a history) is written to the cold range ({@code q seq}, same record as a state) and only counted. Receives page
- * cold messages back into the index, oldest first, when the index runs short of visible ones.
+ * The part of a partition's backlog that is on disk only: its messages have no {@link MessageEntry} in memory, so a
+ * backlog costs disk, not heap. What the index holds is bounded by {@link PartitionQueueState#hotLimit}; once it is
+ * full, a new message that is visible at once is written to the cold range ({@code q seq}, same record as a state)
+ * and only counted. Standard queues page cold messages back into the index oldest first; FIFO queues a group's at a
+ * time ({@link FifoColdGroups} keeps each group's cold messages and the heads of groups that are cold entirely).
  *
  * <p>Which messages are cold is replicated state like any other: it follows from the command log alone (the same
  * limit on every replica, page-ins triggered by commands, reads that see exactly the previous entries' writes), and
  * the count, the first seq that may still be cold and the oldest cold message's time are kept in the partition's
- * meta record. Cold messages are in send order, so they are also in retention order and visible since their send.
+ * meta record. Cold messages are visible since their send and their seqs are in retention order, so the oldest one
+ * (the lowest seq) is the next to expire.
  *
- * <p>A shard writes an entry's commands in one batch after applying all of them, so the store does not yet have
- * the cold messages sent earlier in the same entry: they are kept here ({@code unwritten}) until
- * {@link #written()}.
+ * <p>A shard writes an entry's commands in one batch after applying all of them, so the store does not yet have what
+ * earlier commands of the same entry wrote: every cold-range write goes through this class, which keeps it
+ * ({@code pending}: a put, or {@link #DELETED}) and lays it over what it reads from the store until {@link #written()}.
  */
 final class ColdTail {
     /** Reads up to {@code limit} records in {@code [from, to)}, in key order. */
     @FunctionalInterface
     interface Reader {
-        void read(byte[] from, byte[] to, int limit, java.util.function.BiConsumer<byte[], byte[]> visitor);
+        void read(byte[] from, byte[] to, int limit, BiConsumer<byte[], byte[]> visitor);
     }
+
+    private static final byte[] DELETED = new byte[0];
 
     private final PartitionKeys keys;
     private final Reader reader;
@@ -35,8 +40,10 @@ final class ColdTail {
     private long from;
     /** The retention base (send time) of the oldest cold message; meaningful while {@code count > 0}. */
     private long oldestMillis = -1;
-    /** Cold messages of the entry being applied, not in the store yet. */
-    private final TreeMap<Long, MessageEntry> unwritten = new TreeMap<>();
+    /** Cold-range writes of the entry being applied, not in the store yet; {@link #DELETED} marks a deletion. */
+    private final TreeMap<byte[], byte[]> pending = new TreeMap<>(Arrays::compareUnsigned);
+    /** Ranges the entry being applied deletes ({@code [from, to)}; purge, retire): the store's records there are gone. */
+    private final List<byte[][]> deletedRanges = new ArrayList<>();
 
     ColdTail(PartitionKeys keys, Reader reader) {
         this.keys = keys;
@@ -82,57 +89,84 @@ final class ColdTail {
             oldestMillis = e.retentionBaseMillis;
         }
         count++;
-        unwritten.put(e.seq, e);
-        mutations.add(new Mutation.Put(keys.cold(e.seq), RecordCodec.encodeState(e)));
+        put(keys.cold(e.seq), RecordCodec.encodeState(e), mutations);
     }
 
     /**
      * Takes up to {@code max} of the oldest cold messages out of the cold range ({@code mutations} gets the
      * deletions); the caller indexes them.
      */
-    List<MessageEntry> take(int max, List<Mutation> mutations) {
-        List<MessageEntry> out = new ArrayList<>();
+    List<RecordCodec.DecodedState> take(int max, List<Mutation> mutations) {
+        List<RecordCodec.DecodedState> out = new ArrayList<>();
         if (count == 0 || max <= 0) {
             return out;
         }
-        TreeMap<Long, MessageEntry> candidates = new TreeMap<>();
-        reader.read(keys.cold(from), keys.typeEnd(PartitionKeys.COLD), max + 1, (k, v) -> {
-            long seq = PartitionKeys.seqOf(k);
-            candidates.put(seq, RecordCodec.decodeState(seq, v).entry());
-        });
-        candidates.putAll(unwritten.tailMap(from, true));
-        for (Map.Entry<Long, MessageEntry> c : candidates.entrySet()) {
-            if (out.size() == max) {
-                break;
-            }
-            out.add(c.getValue());
-            unwritten.remove(c.getKey());
-            mutations.add(new Mutation.Delete(keys.cold(c.getKey())));
-            count--;
-            from = c.getKey() + 1;
+        read(keys.cold(from), keys.typeEnd(PartitionKeys.COLD), max, (k, v) ->
+                out.add(RecordCodec.decodeState(PartitionKeys.seqOf(k), v)));
+        for (RecordCodec.DecodedState s : out) {
+            delete(keys.cold(s.entry().seq), mutations);
         }
-        Map.Entry<Long, MessageEntry> next = candidates.higherEntry(from - 1);
+        count -= out.size();
+        if (!out.isEmpty()) {
+            from = out.get(out.size() - 1).entry().seq + 1;
+        }
+        refreshOldest();
+        return out;
+    }
+
+    /**
+     * Takes the given cold messages out of the cold range, wherever they are in it (a FIFO group's, in seq order);
+     * a seq that is not cold is skipped.
+     */
+    List<RecordCodec.DecodedState> take(List<Long> seqs, List<Mutation> mutations) {
+        List<RecordCodec.DecodedState> out = new ArrayList<>(seqs.size());
+        for (long seq : seqs) {
+            byte[] state = get(keys.cold(seq));
+            if (state != null) {
+                out.add(RecordCodec.decodeState(seq, state));
+                delete(keys.cold(seq), mutations);
+                count--;
+            }
+        }
+        if (!out.isEmpty() && out.get(0).entry().seq == from) {
+            refreshOldest();
+        }
+        return out;
+    }
+
+    /** The oldest cold message's state, or null when there is none. */
+    RecordCodec.DecodedState oldest() {
+        List<RecordCodec.DecodedState> out = new ArrayList<>(1);
+        if (count > 0) {
+            read(keys.cold(from), keys.typeEnd(PartitionKeys.COLD), 1, (k, v) ->
+                    out.add(RecordCodec.decodeState(PartitionKeys.seqOf(k), v)));
+        }
+        return out.isEmpty() ? null : out.get(0);
+    }
+
+    /** Moves {@code from} and the oldest time to the first cold record at or after {@code from}. */
+    private void refreshOldest() {
+        RecordCodec.DecodedState next = oldest();
         if (count > 0 && next == null) {
             // the count says more but the range has no more: nothing can be delivered from it; every replica
             // reads the same range and comes to the same conclusion
             count = 0;
         } else if (next != null) {
-            from = next.getKey();
-            oldestMillis = next.getValue().retentionBaseMillis;
+            from = next.entry().seq;
+            oldestMillis = next.entry().retentionBaseMillis;
         }
-        return out;
     }
 
-    /** Forgets every cold message (purge, retire); the caller deletes the range. */
+    /** Forgets every cold message (purge, retire); the caller deletes the ranges ({@link #deleteRange}). */
     void clear() {
         count = 0;
         oldestMillis = -1;
-        unwritten.clear();
     }
 
-    /** The entry being applied is in the store: its cold messages are read from there from now on. */
+    /** The entry being applied is in the store: its cold writes are read from there from now on. */
     void written() {
-        unwritten.clear();
+        pending.clear();
+        deletedRanges.clear();
     }
 
     void recover(long count, long from, long oldestMillis) {
@@ -144,6 +178,86 @@ final class ColdTail {
     /** The first seq that may still be cold (stored in the meta record). */
     long from() {
         return from;
+    }
+
+    // ---- the store as the entry being applied leaves it: cold range, FIFO group members and heads --------------
+
+    void put(byte[] key, byte[] value, List<Mutation> mutations) {
+        pending.put(key, value);
+        mutations.add(new Mutation.Put(key, value));
+    }
+
+    void delete(byte[] key, List<Mutation> mutations) {
+        pending.put(key, DELETED);
+        mutations.add(new Mutation.Delete(key));
+    }
+
+    /** Deletes every record in {@code [from, to)}. */
+    void deleteRange(byte[] fromKey, byte[] toKey, List<Mutation> mutations) {
+        pending.subMap(fromKey, true, toKey, false).clear();
+        deletedRanges.add(new byte[][] {fromKey, toKey});
+        mutations.add(new Mutation.DeleteRange(fromKey, toKey));
+    }
+
+    /** A record as the entry being applied leaves it, or null. */
+    byte[] get(byte[] key) {
+        byte[] mine = pending.get(key);
+        if (mine != null) {
+            return mine == DELETED ? null : mine;
+        }
+        byte[][] found = new byte[1][];
+        readStore(key, PartitionKeys.after(key), 1, (k, v) -> found[0] = v);
+        return found[0];
+    }
+
+    /** Up to {@code limit} records in {@code [from, to)} in key order, as the entry being applied leaves them. */
+    void read(byte[] fromKey, byte[] toKey, int limit, BiConsumer<byte[], byte[]> visitor) {
+        Map<byte[], byte[]> mine = pending.subMap(fromKey, true, toKey, false);
+        TreeMap<byte[], byte[]> merged = new TreeMap<>(Arrays::compareUnsigned);
+        // each pending write hides or adds at most one store record: reading that many more is always enough
+        readStore(fromKey, toKey, (int) Math.min(Integer.MAX_VALUE, (long) limit + mine.size()), merged::put);
+        merged.putAll(mine);
+        int n = 0;
+        for (Map.Entry<byte[], byte[]> e : merged.entrySet()) {
+            if (n == limit) {
+                break;
+            }
+            if (e.getValue() != DELETED) {
+                visitor.accept(e.getKey(), e.getValue());
+                n++;
+            }
+        }
+    }
+
+    /** The store's records in {@code [from, to)} less those in a range deleted by the entry being applied. */
+    private void readStore(byte[] fromKey, byte[] toKey, int limit, BiConsumer<byte[], byte[]> visitor) {
+        boolean overlaps = false;
+        for (byte[][] r : deletedRanges) {
+            if (Arrays.compareUnsigned(r[0], fromKey) <= 0 && Arrays.compareUnsigned(toKey, r[1]) <= 0) {
+                return; // all deleted
+            }
+            overlaps |= Arrays.compareUnsigned(r[0], toKey) < 0 && Arrays.compareUnsigned(fromKey, r[1]) < 0;
+        }
+        if (!overlaps) {
+            reader.read(fromKey, toKey, limit, visitor);
+            return;
+        }
+        int[] n = {0}; // a partial overlap (not a range this engine deletes): filter, reading as far as it takes
+        reader.read(fromKey, toKey, Integer.MAX_VALUE, (k, v) -> {
+            if (n[0] < limit && !inDeletedRange(k)) {
+                visitor.accept(k, v);
+                n[0]++;
+            }
+        });
+    }
+
+    private boolean inDeletedRange(byte[] key) {
+        for (byte[][] r : deletedRanges) {
+            if (Arrays.compareUnsigned(r[0], key) <= 0 && Arrays.compareUnsigned(key, r[1]) < 0) {
+                return true;
+            }
+        }
+        return false;
     }
 
     String describe() {

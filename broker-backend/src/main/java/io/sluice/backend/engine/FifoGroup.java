@@ -13,6 +13,8 @@ final class FifoGroup {
     final String id;
     final ArrayDeque<MessageEntry> messages = new ArrayDeque<>();
     int inflight;
+    /** Whether more of the group's messages wait on disk, after these in its order ({@link FifoColdGroups}). */
+    boolean hasCold;
     /** The head seq under which this group sits in the ready set, or -1 when it is not there. */
     long readyKey = -1;
 

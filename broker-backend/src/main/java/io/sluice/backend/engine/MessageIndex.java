@@ -38,6 +38,8 @@ final class MessageIndex {
     private final TreeSet<MessageEntry> pendingBySince = new TreeSet<>(MessageEntry.BY_VISIBLE_AT);
     private final Map<String, FifoGroup> groups = new HashMap<>();
     private final TreeMap<Long, FifoGroup> readyGroups = new TreeMap<>();
+    /** Groups with cold messages whose last message in memory left since {@link #drainEmptiedWithCold}. */
+    private final List<FifoGroup> emptiedWithCold = new ArrayList<>();
     private int visible;
     private int inflight;
     private int delayed;
@@ -271,6 +273,9 @@ final class MessageIndex {
         }
         if (g.messages.isEmpty()) {
             groups.remove(g.id);
+            if (g.hasCold) {
+                emptiedWithCold.add(g); // its head is cold now: the caller records it (see FifoColdGroups)
+            }
             return;
         }
         if (g.isReady(nowMillis)) {
@@ -308,6 +313,26 @@ final class MessageIndex {
     /** FIFO groups a receive may take from, oldest head first. Do not modify the index while iterating. */
     Iterable<FifoGroup> readyGroups() {
         return readyGroups.values();
+    }
+
+    /** The ready group with the oldest head after {@code seq}, or null. */
+    Map.Entry<Long, FifoGroup> readyAfter(long seq) {
+        return readyGroups.higherEntry(seq);
+    }
+
+    /** The FIFO groups with messages in memory. */
+    Iterable<FifoGroup> groups() {
+        return groups.values();
+    }
+
+    /** The groups with cold messages that had none left in memory since the last call. */
+    List<FifoGroup> drainEmptiedWithCold() {
+        if (emptiedWithCold.isEmpty()) {
+            return List.of();
+        }
+        List<FifoGroup> out = List.copyOf(emptiedWithCold);
+        emptiedWithCold.clear();
+        return out;
     }
 
     boolean hasReadyGroup() {
@@ -390,6 +415,7 @@ final class MessageIndex {
         pendingBySince.clear();
         groups.clear();
         readyGroups.clear();
+        emptiedWithCold.clear();
         visible = 0;
         inflight = 0;
         delayed = 0;
@@ -409,6 +435,7 @@ final class MessageIndex {
             sb.append(e).append('\n');
         }
         new TreeMap<>(groups).forEach((id, g) -> sb.append("group ").append(id).append(" inflight=").append(g.inflight)
+                .append(g.hasCold ? " cold" : "")
                 .append(" seqs=").append(g.messages.stream().map(m -> m.seq).toList()).append('\n'));
         sb.append("ready=").append(readyGroups.keySet()).append('\n');
         return sb.toString();

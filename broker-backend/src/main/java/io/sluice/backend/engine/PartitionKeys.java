@@ -20,6 +20,9 @@ import java.util.Arrays;
  *   a attemptId       FIFO receive-attempt record
  *   o groupId         FIFO reorder window: the group's latest producer order delivered (GroupMarks)
  *   t taskId          message move task (this partition's share)
+ *   f len(2) groupId seq(8)
+ *                     FIFO: a cold message of the group (no value; its state is under q seq, see FifoColdGroups)
+ *   h seq(8)          FIFO: the head of a group whose messages are all cold (value: the group id)
  * </pre>
  *
  * Bodies ({@code b}) and states ({@code s}) live in separate ranges so that rebuilding the in-memory index at
@@ -37,6 +40,8 @@ public final class PartitionKeys {
     static final byte ATTEMPT = 'a';
     static final byte MOVE_TASK = 't';
     static final byte GROUP_MARK = 'o';
+    static final byte COLD_MEMBER = 'f';
+    static final byte COLD_HEAD = 'h';
 
     public static final int PREFIX_LENGTH = 12;
 
@@ -100,6 +105,36 @@ public final class PartitionKeys {
     public byte[] moveTask(String taskId) {
         byte[] k = taskId.getBytes(StandardCharsets.UTF_8);
         return typed(MOVE_TASK, k.length).put(k).array();
+    }
+
+    /** A FIFO group's cold message: {@code f len(2) groupId seq}. */
+    public byte[] coldMember(String groupId, long seq) {
+        byte[] g = groupId.getBytes(StandardCharsets.UTF_8);
+        return typed(COLD_MEMBER, 2 + g.length + 8).putShort((short) g.length).put(g).putLong(seq).array();
+    }
+
+    /** The first key of a FIFO group's cold messages; {@link #coldMembersEnd} is the first key after them. */
+    public byte[] coldMembersStart(String groupId) {
+        return coldMember(groupId, 0);
+    }
+
+    public byte[] coldMembersEnd(String groupId) {
+        return after(coldMember(groupId, -1L)); // seq bytes all 0xFF: after every seq of the group
+    }
+
+    /** The head of a FIFO group that is cold entirely, by the head's seq. */
+    public byte[] coldHead(long seq) {
+        return typed(COLD_HEAD, 8).putLong(seq).array();
+    }
+
+    /** The seq at the end of a {@link #coldMember} key. */
+    static long memberSeqOf(byte[] key) {
+        return ByteBuffer.wrap(key, key.length - 8, 8).getLong();
+    }
+
+    /** The smallest key after {@code key}: {@code key 0x00}. */
+    static byte[] after(byte[] key) {
+        return Arrays.copyOf(key, key.length + 1);
     }
 
     /** The prefix of all keys of one record type: {@code prefix type}. */

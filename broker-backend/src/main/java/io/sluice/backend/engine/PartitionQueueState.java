@@ -63,6 +63,8 @@ public final class PartitionQueueState {
     private boolean retired;
     final MessageIndex index = new MessageIndex();
     final ColdTail cold;
+    /** FIFO: the cold messages by group and the heads of groups that are cold entirely. */
+    final FifoColdGroups coldGroups;
     /** See {@link #DEFAULT_HOT_LIMIT} and {@link #PAGE}; tests lower them to page often, a few at a time. */
     int hotLimit = DEFAULT_HOT_LIMIT;
     int page = PAGE;
@@ -88,6 +90,7 @@ public final class PartitionQueueState {
         this.keys = new PartitionKeys(id);
         this.config = config;
         this.cold = new ColdTail(keys, coldReader);
+        this.coldGroups = new FifoColdGroups(keys, cold);
     }
 
     public PartitionId id() {
@@ -123,6 +126,7 @@ public final class PartitionQueueState {
             response = dispatch(command, now);
             mayWake |= !(command instanceof Receive) && !(command instanceof PartitionCommand.LeaseMoveBatch);
         }
+        settleColdGroups();
         mutations.add(new Mutation.Put(keys.meta(), RecordCodec.encodeMeta(meta())));
         if (mayWake && hasDeliverable()) {
             effects.add(new Effect.MessagesAvailable(id, visibleCount()));
@@ -169,7 +173,8 @@ public final class PartitionQueueState {
     }
 
     private boolean hasDeliverable() {
-        return config.fifo() ? index.hasReadyGroup() : visibleCount() > 0;
+        // a group whose messages are all cold is ready: nothing of it is in flight and its head is visible
+        return config.fifo() ? index.hasReadyGroup() || coldGroups.headAfter(0) != null : visibleCount() > 0;
     }
 
     /** Visible messages, the cold tail's included (all of them visible since their send). */
@@ -188,17 +193,89 @@ public final class PartitionQueueState {
 
     /**
      * Reads the next page of the cold tail back into the index, oldest first: when a receive, a move or the expiry
-     * reaches a cold message in its order (delivery order, retention order).
+     * reaches a cold message in its order (delivery order, retention order). FIFO: the oldest cold message's group's
+     * next page, so that the group's messages in memory stay ahead of its cold ones.
      */
     void pageIn() {
-        index(cold.take(page, mutations));
+        RecordCodec.DecodedState oldest = config.fifo() ? cold.oldest() : null;
+        if (oldest != null && oldest.groupId() != null) {
+            pageInGroup(oldest.groupId(), page);
+            return;
+        }
+        for (RecordCodec.DecodedState d : cold.take(page, mutations)) {
+            index.add(d.entry(), null);
+            putState(d.entry());
+        }
     }
 
-    private void index(List<MessageEntry> fromCold) {
-        for (MessageEntry e : fromCold) {
-            index.add(e, null);
-            putState(e);
+    /**
+     * FIFO: moves up to {@code max} of a group's oldest cold messages into the index, behind its messages there (a
+     * group cold entirely comes into memory and its head record goes).
+     *
+     * @return the group, or null when it has nothing in memory after all
+     */
+    FifoGroup pageInGroup(String groupId, int max) {
+        boolean wasCold = index.group(groupId) == null;
+        List<Long> seqs = coldGroups.seqs(groupId, max + 1);
+        List<Long> taking = seqs.subList(0, Math.min(max, seqs.size()));
+        if (wasCold && !taking.isEmpty()) {
+            coldGroups.removeHead(taking.get(0), mutations);
         }
+        for (long seq : taking) {
+            coldGroups.removeMember(groupId, seq, mutations);
+        }
+        for (RecordCodec.DecodedState d : cold.take(taking, mutations)) {
+            index.add(d.entry(), groupId);
+            putState(d.entry());
+        }
+        FifoGroup g = index.group(groupId);
+        boolean more = seqs.size() > taking.size();
+        if (g != null) {
+            g.hasCold = more;
+        } else if (more) {
+            coldGroups.putHead(seqs.get(taking.size()), groupId, mutations);
+        }
+        return g;
+    }
+
+    /**
+     * FIFO: a group that still has cold messages but none in memory any more (deleted, expired, handed off) is cold
+     * entirely from now on: its oldest cold message becomes its head record. Called after every command.
+     */
+    private void settleColdGroups() {
+        for (FifoGroup g : index.drainEmptiedWithCold()) {
+            if (index.group(g.id) == null) { // else it came back in the same command, which set its hasCold
+                long head = coldGroups.first(g.id);
+                if (head >= 0) {
+                    coldGroups.putHead(head, g.id, mutations);
+                }
+            }
+        }
+    }
+
+    /**
+     * FIFO: keeps a new message on disk only, behind its group's cold messages, when the group has some or the index
+     * is full. Only while the queue has no delay and no reorder window: cold messages are visible since their send
+     * and in send order ({@link #configure} pages them in before either changes).
+     */
+    private boolean sendToColdGroup(String groupId, MessageEntry e) {
+        if (config.delaySeconds() != 0 || config.reorderWindowMillis() != 0) {
+            return false;
+        }
+        FifoGroup g = index.group(groupId);
+        boolean groupHasCold = g != null ? g.hasCold : coldGroups.has(groupId);
+        if (!groupHasCold && index.size() < hotLimit) {
+            return false;
+        }
+        e.fifoGroupId = groupId;
+        cold.add(e, mutations);
+        coldGroups.addMember(groupId, e.seq, mutations);
+        if (g != null) {
+            g.hasCold = true;
+        } else if (!groupHasCold) {
+            coldGroups.putHead(e.seq, groupId, mutations); // a group cold entirely
+        }
+        return true;
     }
 
     // ---- Configure ------------------------------------------------------------------------------------------
@@ -214,10 +291,26 @@ public final class PartitionQueueState {
         PartitionConfig previous = config;
         config = next;
         mutations.add(new Mutation.Put(keys.config(), PayloadCodec.encodeConfig(next)));
+        if (next.fifo() && (next.delaySeconds() != previous.delaySeconds()
+                || next.reorderWindowMillis() != previous.reorderWindowMillis())) {
+            // cold FIFO messages are visible since their send, in send order: a delay (retroactive on FIFO queues) or
+            // a reorder window changes that, so they come into memory first (the whole backlog: a rare change)
+            while (!cold.isEmpty()) {
+                pageIn();
+            }
+        }
         if (previous.hasDeadLetterQueue() && !next.hasDeadLetterQueue()) {
             // the redrive policy was removed: hand-offs not yet copied have nowhere to go; they return to the queue
             for (MessageEntry e : List.copyOf(index.deadLetterPending().values())) {
+                String groupId = e.fifoGroupId;
+                boolean coldGroup = groupId != null && index.group(groupId) == null && coldGroups.has(groupId);
+                if (coldGroup) { // it comes before the group's cold messages: the group is in memory again
+                    coldGroups.removeHead(coldGroups.first(groupId), mutations);
+                }
                 index.returnFromDeadLetter(e, now);
+                if (coldGroup) {
+                    index.group(groupId).hasCold = true;
+                }
                 putState(e);
             }
         }
@@ -342,6 +435,8 @@ public final class PartitionQueueState {
         }
         if (!config.fifo() && p == null && delayMillis == 0 && (!cold.isEmpty() || index.size() >= hotLimit)) {
             cold.add(e, mutations); // behind the cold messages sent before it: send order is kept
+        } else if (config.fifo() && sendToColdGroup(m.groupId(), e)) {
+            // on disk only, behind its group's cold messages
         } else {
             index.add(e, config.fifo() ? m.groupId() : null);
             putState(e);
@@ -446,7 +541,9 @@ public final class PartitionQueueState {
         cold.clear();
         mutations.add(new Mutation.DeleteRange(keys.typePrefix(PartitionKeys.BODY), keys.typeEnd(PartitionKeys.BODY)));
         mutations.add(new Mutation.DeleteRange(keys.typePrefix(PartitionKeys.STATE), keys.typeEnd(PartitionKeys.STATE)));
-        mutations.add(new Mutation.DeleteRange(keys.typePrefix(PartitionKeys.COLD), keys.typeEnd(PartitionKeys.COLD)));
+        for (byte type : new byte[] {PartitionKeys.COLD, PartitionKeys.COLD_MEMBER, PartitionKeys.COLD_HEAD}) {
+            cold.deleteRange(keys.typePrefix(type), keys.typeEnd(type), mutations);
+        }
         lastPurgeMillis = now;
         return new Count(purged);
     }
@@ -471,9 +568,9 @@ public final class PartitionQueueState {
             }
         } else if (!cold.isEmpty()) {
             // a deleted queue's cold messages are handed off a page per sweep (all at once could be millions)
-            for (MessageEntry e : cold.take(Math.min(limit, page), mutations)) {
-                index.add(e, null);
-                deadLetter(e, DeadLetterReason.SOURCE_QUEUE_DELETED);
+            for (RecordCodec.DecodedState d : cold.take(Math.min(limit, page), mutations)) {
+                index.add(d.entry(), null);
+                deadLetter(d.entry(), DeadLetterReason.SOURCE_QUEUE_DELETED);
                 expired++;
             }
         }
@@ -575,7 +672,11 @@ public final class PartitionQueueState {
     private PartitionResponse retire(boolean handOff) {
         retired = true;
         if (handOff && config.hasDeadLetterQueue()) {
-            // the indexed messages are handed off now, the cold ones a page per sweep (Expire) after
+            // the indexed messages are handed off now, the cold ones a page per sweep (Expire) after, in seq order
+            // (FIFO groups no longer matter: nothing is received from a deleted queue)
+            for (byte type : new byte[] {PartitionKeys.COLD_MEMBER, PartitionKeys.COLD_HEAD}) {
+                cold.deleteRange(keys.typePrefix(type), keys.typeEnd(type), mutations);
+            }
             int handedOff = saturated(cold.count());
             for (MessageEntry e : index.entriesInSeqOrder()) {
                 if (!e.isDeadLetterPending()) {
@@ -589,7 +690,7 @@ public final class PartitionQueueState {
         index.clear();
         cold.clear();
         moveTasks.clear();
-        mutations.add(new Mutation.DeleteRange(keys.rangeStart(), keys.rangeEnd()));
+        cold.deleteRange(keys.rangeStart(), keys.rangeEnd(), mutations);
         mutations.add(new Mutation.Put(keys.config(), PayloadCodec.encodeConfig(config)));
         return new Count(dropped);
     }
@@ -623,6 +724,11 @@ public final class PartitionQueueState {
         cold.recover(meta.coldCount(), meta.coldFrom(), meta.coldOldestMillis());
         for (RecordCodec.DecodedState s : states) { // in seq order: FIFO groups are mostly appended to
             index.add(s.entry(), config.fifo() ? s.groupId() : null);
+        }
+        if (config.fifo() && !cold.isEmpty()) {
+            for (FifoGroup g : index.groups()) { // a seek per group in memory, not a read of the backlog
+                g.hasCold = coldGroups.has(g.id);
+            }
         }
         dedup.recover(dedupEntries);
         attempts.recover(attemptRecords);

@@ -10,9 +10,7 @@ import io.sluice.partition.PartitionResponse.Received;
 import io.sluice.partition.PartitionResponse.Rejected;
 import io.sluice.partition.PartitionResponse;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 
 /**
  * The receive path of {@link PartitionQueueState}: choosing visible messages (FIFO: from ready groups, a group at a
@@ -70,19 +68,23 @@ final class ReceiveCommands {
     private void choose(int capacity, long now, List<MessageEntry> chosen, List<MessageEntry> expired,
                         List<MessageEntry> exhausted) {
         if (s.config.fifo()) {
-            Set<FifoGroup> visited = new HashSet<>();
-            for (FifoGroup g : s.index.readyGroups()) {
-                if (chosen.size() >= capacity) {
+            // ready groups oldest head first: the index's merged with the groups cold entirely (paged in when reached)
+            long last = 0;
+            while (chosen.size() < capacity) {
+                java.util.Map.Entry<Long, FifoGroup> hot = s.index.readyAfter(last);
+                FifoColdGroups.Head coldHead = s.coldGroups.headAfter(last);
+                FifoGroup g;
+                if (coldHead != null && (hot == null || coldHead.seq() < hot.getKey())) {
+                    last = coldHead.seq();
+                    g = s.pageInGroup(coldHead.groupId(), capacity - chosen.size());
+                } else if (hot != null) {
+                    last = hot.getKey();
+                    g = hot.getValue();
+                } else {
                     break;
                 }
-                if (!visited.add(g)) {
-                    continue;
-                }
-                for (MessageEntry e : g.messages) {
-                    if (chosen.size() >= capacity || e.visibleAtMillis > now) {
-                        break;
-                    }
-                    classifyCandidate(e, now, chosen, expired, exhausted);
+                if (g != null) {
+                    chooseFromGroup(g, capacity, now, chosen, expired, exhausted);
                 }
             }
         } else {
@@ -100,6 +102,38 @@ final class ReceiveCommands {
                 }
                 classifyCandidate(next, now, chosen, expired, exhausted);
                 last = next;
+            }
+        }
+    }
+
+    /**
+     * A FIFO group's visible run from its head, up to {@code capacity} in all; when the run reaches the end of the
+     * group's messages in memory and it has cold ones, they are paged in (as many as there is room for) and the run
+     * goes on, so where a message waits never changes what is chosen.
+     */
+    private void chooseFromGroup(FifoGroup g, int capacity, long now, List<MessageEntry> chosen,
+                                 List<MessageEntry> expired, List<MessageEntry> exhausted) {
+        int seen = 0;
+        while (true) {
+            int skip = seen;
+            for (MessageEntry e : g.messages) {
+                if (skip > 0) {
+                    skip--;
+                    continue;
+                }
+                if (chosen.size() >= capacity || e.visibleAtMillis > now) {
+                    return;
+                }
+                classifyCandidate(e, now, chosen, expired, exhausted);
+                seen++;
+            }
+            if (!g.hasCold || chosen.size() >= capacity) {
+                return;
+            }
+            int before = g.messages.size();
+            s.pageInGroup(g.id, capacity - chosen.size());
+            if (g.messages.size() == before) {
+                return;
             }
         }
     }

@@ -200,10 +200,105 @@ class ColdTailTest {
         }
     }
 
+    // ---- FIFO: a group's messages in memory first, its cold ones after; groups cold entirely by their heads ----
+
+    private static final PartitionConfig FIFO = PartitionConfig.FIFO_DEFAULTS;
+
+    @Test
+    void aFifoBacklogPastTheLimitWaitsOnDiskAndComesBackInGroupOrder() {
+        try (EngineFixture q = new EngineFixture(dir, FIFO, HOT)) {
+            for (int i = 0; i < 30; i++) {
+                q.sendFifo("g" + i % 3, "g" + i % 3 + "-" + i / 3);
+            }
+            assertEquals(30, q.counts().visible());
+            assertEquals(HOT, q.engine.state().index.size(), "only the limit is indexed");
+            assertEquals(26, coldKeys(q));
+            assertEquals(26, keys(q, PartitionKeys.COLD_MEMBER), "each cold message under its group");
+            assertEquals(0, keys(q, PartitionKeys.COLD_HEAD), "every group has its head in memory");
+
+            java.util.Map<String, List<String>> byGroup = new java.util.TreeMap<>();
+            for (int round = 0; round < 20; round++) {
+                List<DeliveredMessage> got = q.receive(10, 60);
+                for (DeliveredMessage d : got) {
+                    byGroup.computeIfAbsent(d.message().groupId(), g -> new ArrayList<>()).add(d.message().body());
+                    q.delete(d.delivery().receiptHandle());
+                }
+                assertTrue(q.engine.state().index.size() <= HOT + 10, "paged in only what a receive takes");
+            }
+            for (int g = 0; g < 3; g++) {
+                int group = g;
+                assertEquals(IntStream.range(0, 10).mapToObj(i -> "g" + group + "-" + i).toList(), byGroup.get("g" + g),
+                        "group g" + g + " in send order, every message once");
+            }
+            assertEquals(new QueueCounts(0, 0, 0, 0, -1), q.counts());
+            assertEquals(0, coldKeys(q) + keys(q, PartitionKeys.COLD_MEMBER) + keys(q, PartitionKeys.COLD_HEAD));
+        }
+    }
+
+    @Test
+    void aFifoGroupWithNothingLeftInMemoryGoesOnFromDiskAfterARestart() {
+        try (EngineFixture q = new EngineFixture(dir, FIFO, 2)) {
+            for (int i = 0; i < 5; i++) {
+                q.sendFifo("a", "a" + i);
+            }
+            List<DeliveredMessage> first = q.receive(2, 60); // exactly the two in memory: nothing paged in
+            assertEquals(List.of("a0", "a1"), q.bodies(first));
+            assertEquals(List.of(), q.receive(10, 60), "the group is blocked while they are in flight");
+            first.forEach(d -> q.delete(d.delivery().receiptHandle()));
+            assertEquals(0, q.engine.state().index.size());
+            assertEquals(1, keys(q, PartitionKeys.COLD_HEAD), "the group is cold entirely: its head is recorded");
+            q.reopen();
+            assertEquals(new QueueCounts(3, 0, 0, 0, EngineFixture.START), q.counts());
+            assertEquals(List.of("a2", "a3", "a4"), q.bodies(q.receive(10, 60)));
+            assertEquals(0, keys(q, PartitionKeys.COLD_HEAD) + keys(q, PartitionKeys.COLD_MEMBER));
+        }
+    }
+
+    @Test
+    void aFifoQueuesNewDelayAppliesToItsColdMessagesToo() {
+        try (EngineFixture q = new EngineFixture(dir, FIFO, 2)) {
+            for (int i = 0; i < 6; i++) {
+                q.sendFifo("a", "a" + i);
+            }
+            q.apply(new PartitionCommand.Configure(FIFO.withDelaySeconds(5)));
+            assertEquals(0, q.engine.state().coldCount(), "a FIFO delay is retroactive: the backlog is read in");
+            assertEquals(new QueueCounts(0, 0, 6, 0, EngineFixture.START), q.counts());
+            assertEquals(List.of(), q.receive(10, 60));
+            q.clock.advanceMillis(5_000);
+            assertEquals(List.of("a0", "a1", "a2", "a3", "a4", "a5"), q.bodies(q.receive(10, 60)));
+        }
+    }
+
+    @Test
+    void purgingOrRetiringAFifoQueueDropsItsGroupsOnDisk() {
+        try (EngineFixture q = new EngineFixture(dir, FIFO.withMaxReceiveCount(3), HOT)) {
+            for (int i = 0; i < 12; i++) {
+                q.sendFifo("g" + i % 5, "m" + i);
+            }
+            assertTrue(keys(q, PartitionKeys.COLD_HEAD) > 0, "g4's messages are all cold");
+            assertEquals(new PartitionResponse.Count(12), q.apply(new PartitionCommand.Purge()).response());
+            assertEquals(0, coldKeys(q) + keys(q, PartitionKeys.COLD_MEMBER) + keys(q, PartitionKeys.COLD_HEAD));
+            for (int i = 0; i < 12; i++) {
+                q.sendFifo("g" + i % 5, "n" + i);
+            }
+            assertEquals(new PartitionResponse.Count(12), q.apply(new PartitionCommand.Retire(true)).response());
+            assertEquals(0, keys(q, PartitionKeys.COLD_MEMBER) + keys(q, PartitionKeys.COLD_HEAD));
+            for (int i = 0; i < 10 && q.engine.state().needsSweep(q.clock.nowMillis()); i++) {
+                q.apply(new PartitionCommand.Expire(1000));
+            }
+            assertEquals(12, q.deadLetterEffects().size(), "every message handed off, the cold ones by sweeps");
+            assertEquals(0, coldKeys(q));
+        }
+    }
+
     private static int coldKeys(EngineFixture q) {
+        return keys(q, PartitionKeys.COLD);
+    }
+
+    private static int keys(EngineFixture q, byte type) {
         PartitionKeys keys = new PartitionKeys(EngineFixture.PARTITION);
         int[] n = {0};
-        q.store.scan(keys.typePrefix(PartitionKeys.COLD), keys.typeEnd(PartitionKeys.COLD), (k, v) -> n[0]++);
+        q.store.scan(keys.typePrefix(type), keys.typeEnd(type), (k, v) -> n[0]++);
         return n[0];
     }
 }
