@@ -210,21 +210,46 @@ final class ColdTail {
         return found[0];
     }
 
-    /** Up to {@code limit} records in {@code [from, to)} in key order, as the entry being applied leaves them. */
+    /**
+     * Up to {@code limit} records in {@code [from, to)} in key order, as the entry being applied leaves them. The
+     * store is read in chunks and merged with the pending writes as it goes, so a read costs what it returns plus
+     * the deletions it passes, not every pending write in the range.
+     */
     void read(byte[] fromKey, byte[] toKey, int limit, BiConsumer<byte[], byte[]> visitor) {
-        Map<byte[], byte[]> mine = pending.subMap(fromKey, true, toKey, false);
-        TreeMap<byte[], byte[]> merged = new TreeMap<>(Arrays::compareUnsigned);
-        // each pending write hides or adds at most one store record: reading that many more is always enough
-        readStore(fromKey, toKey, (int) Math.min(Integer.MAX_VALUE, (long) limit + mine.size()), merged::put);
-        merged.putAll(mine);
+        java.util.Iterator<Map.Entry<byte[], byte[]>> mine = pending.subMap(fromKey, true, toKey, false)
+                .entrySet().iterator();
+        Map.Entry<byte[], byte[]> nextMine = mine.hasNext() ? mine.next() : null;
+        java.util.ArrayDeque<byte[][]> chunk = new java.util.ArrayDeque<>();
+        byte[] cursor = fromKey;
+        boolean storeDone = false;
         int n = 0;
-        for (Map.Entry<byte[], byte[]> e : merged.entrySet()) {
-            if (n == limit) {
+        while (n < limit) {
+            if (chunk.isEmpty() && !storeDone) {
+                int want = Math.max(16, Math.min(limit - n, 1024) + 1);
+                readStore(cursor, toKey, want, (k, v) -> chunk.add(new byte[][] {k, v}));
+                storeDone = chunk.size() < want;
+                if (!chunk.isEmpty()) {
+                    cursor = PartitionKeys.after(chunk.peekLast()[0]);
+                }
+            }
+            byte[][] stored = chunk.peekFirst();
+            if (stored == null && nextMine == null) {
                 break;
             }
-            if (e.getValue() != DELETED) {
-                visitor.accept(e.getKey(), e.getValue());
+            int c = stored == null ? 1 : nextMine == null ? -1 : Arrays.compareUnsigned(stored[0], nextMine.getKey());
+            if (c < 0) {
+                chunk.pollFirst();
+                visitor.accept(stored[0], stored[1]);
                 n++;
+            } else {
+                if (c == 0) {
+                    chunk.pollFirst(); // rewritten or deleted by the entry being applied
+                }
+                if (nextMine.getValue() != DELETED) {
+                    visitor.accept(nextMine.getKey(), nextMine.getValue());
+                    n++;
+                }
+                nextMine = mine.hasNext() ? mine.next() : null;
             }
         }
     }

@@ -28,11 +28,14 @@ final class FifoColdGroups {
         this.cold = cold;
     }
 
-    /** Up to {@code max} of the group's cold seqs, oldest first. */
-    List<Long> seqs(String groupId, int max) {
+    /**
+     * Up to {@code max} of the group's cold seqs from {@code fromSeq} on, oldest first (starting where the caller knows
+     * the group's cold messages start skips what earlier commands of the entry paged in).
+     */
+    List<Long> seqs(String groupId, long fromSeq, int max) {
         List<Long> out = new ArrayList<>();
         if (!cold.isEmpty()) {
-            cold.read(keys.coldMembersStart(groupId), keys.coldMembersEnd(groupId), max,
+            cold.read(keys.coldMember(groupId, fromSeq), keys.coldMembersEnd(groupId), max,
                     (k, v) -> out.add(PartitionKeys.memberSeqOf(k)));
         }
         return out;
@@ -40,12 +43,12 @@ final class FifoColdGroups {
 
     /** Whether the group has cold messages. */
     boolean has(String groupId) {
-        return !seqs(groupId, 1).isEmpty();
+        return first(groupId) >= 0;
     }
 
     /** The group's oldest cold seq, or -1. */
     long first(String groupId) {
-        List<Long> s = seqs(groupId, 1);
+        List<Long> s = seqs(groupId, 0, 1);
         return s.isEmpty() ? -1 : s.get(0);
     }
 

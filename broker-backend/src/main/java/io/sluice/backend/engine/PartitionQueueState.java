@@ -199,11 +199,15 @@ public final class PartitionQueueState {
     void pageIn() {
         RecordCodec.DecodedState oldest = config.fifo() ? cold.oldest() : null;
         if (oldest != null && oldest.groupId() != null) {
-            pageInGroup(oldest.groupId(), page);
-            return;
+            // the oldest cold message is its group's oldest cold one (and its head, if the group is cold entirely)
+            long before = cold.count();
+            pageInGroup(oldest.groupId(), oldest.entry().seq, page);
+            if (cold.count() < before) {
+                return;
+            } // else its group record is missing (never written so): take it in seq order below, so expiry goes on
         }
         for (RecordCodec.DecodedState d : cold.take(page, mutations)) {
-            index.add(d.entry(), null);
+            index.add(d.entry(), config.fifo() ? d.groupId() : null);
             putState(d.entry());
         }
     }
@@ -212,14 +216,16 @@ public final class PartitionQueueState {
      * FIFO: moves up to {@code max} of a group's oldest cold messages into the index, behind its messages there (a
      * group cold entirely comes into memory and its head record goes).
      *
+     * @param fromSeq where the group's cold messages start: its head record's seq for a group cold entirely, else
+     *                any seq after its messages in memory
      * @return the group, or null when it has nothing in memory after all
      */
-    FifoGroup pageInGroup(String groupId, int max) {
+    FifoGroup pageInGroup(String groupId, long fromSeq, int max) {
         boolean wasCold = index.group(groupId) == null;
-        List<Long> seqs = coldGroups.seqs(groupId, max + 1);
+        List<Long> seqs = coldGroups.seqs(groupId, fromSeq, max + 1);
         List<Long> taking = seqs.subList(0, Math.min(max, seqs.size()));
-        if (wasCold && !taking.isEmpty()) {
-            coldGroups.removeHead(taking.get(0), mutations);
+        if (wasCold) {
+            coldGroups.removeHead(fromSeq, mutations); // also a head record left without messages: it goes
         }
         for (long seq : taking) {
             coldGroups.removeMember(groupId, seq, mutations);
@@ -236,6 +242,29 @@ public final class PartitionQueueState {
             coldGroups.putHead(seqs.get(taking.size()), groupId, mutations);
         }
         return g;
+    }
+
+    /**
+     * FIFO: every cold message into the index, in seq order (each group's after its messages there, in its order),
+     * and the group records dropped.
+     */
+    private void pageAllIn() {
+        if (cold.isEmpty()) {
+            return;
+        }
+        List<RecordCodec.DecodedState> next;
+        while (!(next = cold.take(page, mutations)).isEmpty()) {
+            for (RecordCodec.DecodedState d : next) {
+                index.add(d.entry(), d.groupId());
+                putState(d.entry());
+            }
+        }
+        for (byte type : new byte[] {PartitionKeys.COLD_MEMBER, PartitionKeys.COLD_HEAD}) {
+            cold.deleteRange(keys.typePrefix(type), keys.typeEnd(type), mutations);
+        }
+        for (FifoGroup g : index.groups()) {
+            g.hasCold = false;
+        }
     }
 
     /**
@@ -264,7 +293,9 @@ public final class PartitionQueueState {
         }
         FifoGroup g = index.group(groupId);
         boolean groupHasCold = g != null ? g.hasCold : coldGroups.has(groupId);
-        if (!groupHasCold && index.size() < hotLimit) {
+        if (!groupHasCold && (index.size() < hotLimit
+                || g != null && MessageEntry.BY_PRODUCER_ORDER.compare(g.messages.peekLast(), e) > 0)) {
+            // the latter: a message held by a reorder window since removed can order after it (same millisecond)
             return false;
         }
         e.fifoGroupId = groupId;
@@ -295,9 +326,7 @@ public final class PartitionQueueState {
                 || next.reorderWindowMillis() != previous.reorderWindowMillis())) {
             // cold FIFO messages are visible since their send, in send order: a delay (retroactive on FIFO queues) or
             // a reorder window changes that, so they come into memory first (the whole backlog: a rare change)
-            while (!cold.isEmpty()) {
-                pageIn();
-            }
+            pageAllIn();
         }
         if (previous.hasDeadLetterQueue() && !next.hasDeadLetterQueue()) {
             // the redrive policy was removed: hand-offs not yet copied have nowhere to go; they return to the queue

@@ -76,7 +76,7 @@ final class ReceiveCommands {
                 FifoGroup g;
                 if (coldHead != null && (hot == null || coldHead.seq() < hot.getKey())) {
                     last = coldHead.seq();
-                    g = s.pageInGroup(coldHead.groupId(), capacity - chosen.size());
+                    g = s.pageInGroup(coldHead.groupId(), coldHead.seq(), capacity - chosen.size());
                 } else if (hot != null) {
                     last = hot.getKey();
                     g = hot.getValue();
@@ -131,7 +131,7 @@ final class ReceiveCommands {
                 return;
             }
             int before = g.messages.size();
-            s.pageInGroup(g.id, capacity - chosen.size());
+            s.pageInGroup(g.id, g.messages.peekLast().seq + 1, capacity - chosen.size());
             if (g.messages.size() == before) {
                 return;
             }

@@ -270,6 +270,42 @@ class ColdTailTest {
     }
 
     @Test
+    void aHandOffReturningToAFifoGroupOnDiskComesFirstAgain() {
+        try (EngineFixture q = new EngineFixture(dir, FIFO.withMaxReceiveCount(1), 2)) {
+            for (int i = 0; i < 4; i++) {
+                q.sendFifo("a", "a" + i); // a0, a1 in memory; a2, a3 cold
+            }
+            assertEquals(List.of("a0"), q.bodies(q.receive(1, 1)));
+            q.clock.advanceMillis(1_000);
+            List<DeliveredMessage> next = q.receive(1, 60); // a0 would be its second receive: handed off instead
+            assertEquals(List.of("a1"), q.bodies(next));
+            assertEquals(1, q.deadLetterEffects().size());
+            q.delete(next.get(0).delivery().receiptHandle());
+            assertEquals(1, keys(q, PartitionKeys.COLD_HEAD), "nothing of the group in memory: cold entirely");
+            q.apply(new PartitionCommand.Configure(FIFO)); // the redrive policy removed: a0 comes back, first
+            assertEquals(0, keys(q, PartitionKeys.COLD_HEAD), "the group is in memory again");
+            q.reopen();
+            assertEquals(List.of("a0", "a2", "a3"), q.bodies(q.receive(10, 60)));
+        }
+    }
+
+    @Test
+    void aSendThatOrdersBeforeAMessageHeldByARemovedReorderWindowIsIndexedNotCold() {
+        try (EngineFixture q = new EngineFixture(dir, FIFO.withReorderWindowMillis(500), 1)) {
+            long now = q.clock.nowMillis();
+            q.send(NewMessage.fifo("m1", "held", "a", "d1").withAttributes(java.util.Map.of(
+                    io.sluice.common.ProducerOrder.PRODUCER_TIME,
+                    new io.sluice.common.MessageAttributeValue("Number", Long.toString(now), null),
+                    io.sluice.common.ProducerOrder.PRODUCER_ID,
+                    new io.sluice.common.MessageAttributeValue("String", "p", null))));
+            q.apply(new PartitionCommand.Configure(FIFO)); // no window any more; "held" stays held until its release
+            q.sendFifo("a", "next"); // the same millisecond, no producer id: it orders before "held"
+            assertEquals(0, q.engine.state().coldCount(), "kept in memory, before the held one");
+            assertEquals(List.of("next"), q.bodies(q.receive(10, 60)));
+        }
+    }
+
+    @Test
     void purgingOrRetiringAFifoQueueDropsItsGroupsOnDisk() {
         try (EngineFixture q = new EngineFixture(dir, FIFO.withMaxReceiveCount(3), HOT)) {
             for (int i = 0; i < 12; i++) {
