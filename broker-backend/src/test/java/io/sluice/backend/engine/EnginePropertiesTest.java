@@ -75,6 +75,13 @@ class EnginePropertiesTest {
     }
 
     /**
+     * The queue's delay changes (retroactive for FIFO messages never received; a FIFO backlog on disk is read back in
+     * first). The model keeps each message's earliest delivery time as if there were no delay: a later one is allowed.
+     */
+    record DelayOp(int seconds) implements Op {
+    }
+
+    /**
      * {@code hotLimit}: the index's size before sends go to the cold tail (small: paging happens all the time).
      * {@code backoff}: the queue's redelivery backoff, or null. The model keeps a lease's end as the earliest time the
      * message may come back (the jittered wait on top is the engine's), so a delivery before it fails the property.
@@ -117,7 +124,8 @@ class EnginePropertiesTest {
                 net.jqwik.api.Tuple.of(4, Arbitraries.of(1, 999, 1000, 4_000, 30_000, 200_000).map(AdvanceOp::new)),
                 net.jqwik.api.Tuple.of(1, Arbitraries.just(new ExpireOp())),
                 net.jqwik.api.Tuple.of(1, Arbitraries.just(new AckDeadLettersOp())),
-                net.jqwik.api.Tuple.of(1, Arbitraries.just(new ReopenOp())));
+                net.jqwik.api.Tuple.of(1, Arbitraries.just(new ReopenOp())),
+                net.jqwik.api.Tuple.of(1, Arbitraries.of(0, 0, 3).map(DelayOp::new)));
     }
 
     @Property(tries = 150)
@@ -270,6 +278,8 @@ class EnginePropertiesTest {
                 apply(new PartitionCommand.AcknowledgeDeadLetters(seqs));
                 seqs.forEach(seq -> bySeq.get(seq).fate = "acknowledged");
                 pendingDeadLetters.clear();
+            } else if (op instanceof DelayOp o) {
+                apply(new PartitionCommand.Configure(config.withDelaySeconds(o.seconds())));
             } else if (op instanceof ReopenOp) {
                 String before = engine.engine.state().describe();
                 engine.reopen();
