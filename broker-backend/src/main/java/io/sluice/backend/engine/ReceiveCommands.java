@@ -70,7 +70,7 @@ final class ReceiveCommands {
         if (s.config.fifo()) {
             // ready groups oldest head first: the index's merged with the groups cold entirely (paged in when reached)
             long last = 0;
-            while (chosen.size() < capacity) {
+            while (!done(capacity, chosen, expired, exhausted)) {
                 java.util.Map.Entry<Long, FifoGroup> hot = s.index.readyAfter(last);
                 FifoColdGroups.Head coldHead = s.coldGroups.headAfter(last);
                 FifoGroup g;
@@ -91,7 +91,7 @@ final class ReceiveCommands {
             // in delivery order over the index and the cold tail together: the cold messages that come before the
             // next indexed one are paged in first, so where a message waits never changes which one is chosen
             MessageEntry last = null;
-            while (chosen.size() < capacity) {
+            while (!done(capacity, chosen, expired, exhausted)) {
                 MessageEntry next = s.index.nextVisibleAfter(last);
                 if (next == null ? !s.cold.isEmpty() : s.cold.headBefore(next)) {
                     s.pageIn();
@@ -104,6 +104,20 @@ final class ReceiveCommands {
                 last = next;
             }
         }
+    }
+
+    /**
+     * Messages past retention or past maxReceiveCount that one receive deals with at most: what it meets beyond that is
+     * left to the next receive or sweep, so a backlog that expired all at once (retention lowered) is never brought
+     * into memory in one command. The same count on every replica and for any placement (it counts in delivery order).
+     */
+    static final int MAX_SET_ASIDE = 1000;
+
+    /** Whether a choice is complete: {@code capacity} chosen, or {@link #MAX_SET_ASIDE} set aside on the way. */
+    private static boolean done(int capacity, List<MessageEntry> chosen, List<MessageEntry> expired,
+                                List<MessageEntry> exhausted) {
+        return chosen.size() >= capacity
+                || expired.size() + (exhausted == null ? 0 : exhausted.size()) >= MAX_SET_ASIDE;
     }
 
     /**
@@ -121,13 +135,13 @@ final class ReceiveCommands {
                     skip--;
                     continue;
                 }
-                if (chosen.size() >= capacity || e.visibleAtMillis > now) {
+                if (done(capacity, chosen, expired, exhausted) || e.visibleAtMillis > now) {
                     return;
                 }
                 classifyCandidate(e, now, chosen, expired, exhausted);
                 seen++;
             }
-            if (!g.hasCold || chosen.size() >= capacity) {
+            if (!g.hasCold || done(capacity, chosen, expired, exhausted)) {
                 return;
             }
             int before = g.messages.size();

@@ -170,6 +170,32 @@ class ColdTailTest {
     }
 
     @Test
+    void aReceiveOverABacklogPastRetentionExpiresAPageOfItAtATime() {
+        for (PartitionConfig base : List.of(PartitionConfig.STANDARD_DEFAULTS, FIFO)) {
+            try (EngineFixture q = new EngineFixture(dir.resolve(base.fifo() ? "fifo" : "standard"),
+                    base.withRetentionSeconds(60), HOT)) {
+                int n = ReceiveCommands.MAX_SET_ASIDE * 2 + 500;
+                for (int i = 0; i < n; i++) {
+                    if (base.fifo()) {
+                        q.sendFifo("g" + i % 7, "m" + i);
+                    } else {
+                        q.send("m" + i);
+                    }
+                }
+                q.clock.advanceMillis(61_000);
+                for (int round = 1; round <= 3; round++) {
+                    assertEquals(List.of(), q.receive(10, 60));
+                    assertEquals(Math.min(n, round * ReceiveCommands.MAX_SET_ASIDE), q.engine.state().totals().expired(),
+                            "a receive expires at most what it may set aside");
+                    assertTrue(q.engine.state().index.size() <= HOT + 10, "the rest stays on disk");
+                }
+                q.send(base.fifo() ? NewMessage.fifo("x", "fresh", "g", "x") : NewMessage.of("x", "fresh"));
+                assertEquals(List.of("fresh"), q.bodies(q.receive(10, 60)));
+            }
+        }
+    }
+
+    @Test
     void theBacklogLimitCountsColdMessages() {
         try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS.withMaxBacklog(6), HOT)) {
             for (int i = 0; i < 6; i++) {
