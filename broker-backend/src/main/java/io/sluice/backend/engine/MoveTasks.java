@@ -113,10 +113,13 @@ final class MoveTasks {
         }
         long remaining = task.toMove() - task.moved();
         int max = (int) Math.min(Math.min(remaining, SqsLimits.MAX_RECEIVE_MESSAGES), Math.max(0, command.maxMessages()));
-        List<Delivery> batch = max <= 0 ? List.of() : receives.leaseForMove(max, LEASE_SECONDS, now);
+        ReceiveCommands.MoveLease lease = max <= 0 ? new ReceiveCommands.MoveLease(List.of(), false)
+                : receives.leaseForMove(max, LEASE_SECONDS, now);
+        List<Delivery> batch = lease.batch();
         if (batch.isEmpty()) {
-            replace(task, task.with(task.moved(), remaining <= 0 || command.maxMessages() > 0 ? Status.COMPLETED
-                    : Status.RUNNING, null, List.of(), 0));
+            // capped: it expired as many as one command may on the way, and the next batch goes on from there
+            boolean finished = remaining <= 0 || command.maxMessages() > 0 && !lease.capped();
+            replace(task, task.with(task.moved(), finished ? Status.COMPLETED : Status.RUNNING, null, List.of(), 0));
             return new Received(List.of());
         }
         replace(task, task.with(task.moved(), Status.RUNNING, null, seqs(batch), deadline));

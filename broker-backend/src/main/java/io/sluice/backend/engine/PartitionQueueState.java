@@ -197,16 +197,22 @@ public final class PartitionQueueState {
      * next page, so that the group's messages in memory stay ahead of its cold ones.
      */
     void pageIn() {
+        pageIn(page);
+    }
+
+    /** {@link #pageIn()}, at most {@code max} messages. */
+    private void pageIn(int max) {
         RecordCodec.DecodedState oldest = config.fifo() ? cold.oldest() : null;
         if (oldest != null && oldest.groupId() != null) {
             // the oldest cold message is its group's oldest cold one (and its head, if the group is cold entirely)
             long before = cold.count();
-            pageInGroup(oldest.groupId(), oldest.entry().seq, page);
+            pageInGroup(oldest.groupId(), oldest.entry().seq, max);
             if (cold.count() < before) {
                 return;
-            } // else its group record is missing (never written so): take it in seq order below, so expiry goes on
+            } // else its group record is missing (never written so): take that one message below, so expiry goes on
+            max = 1;
         }
-        for (RecordCodec.DecodedState d : cold.take(page, mutations)) {
+        for (RecordCodec.DecodedState d : cold.take(max, mutations)) {
             index.add(d.entry(), config.fifo() ? d.groupId() : null);
             putState(d.entry());
         }
@@ -586,7 +592,7 @@ public final class PartitionQueueState {
                     if (!cold.oldestExpired(now, config.retentionSeconds() * 1000L)) {
                         break;
                     }
-                    pageIn();
+                    pageIn(Math.max(1, Math.min(page, limit - expired))); // FIFO: one group's page per turn
                     continue;
                 }
                 if (oldest == null || !isExpired(oldest, now)) {

@@ -157,14 +157,21 @@ final class ReceiveCommands {
      * order, without counting a receive (a moved message starts afresh at its destination) and outside the in-flight
      * limit. Messages past retention are expired on the way, as a receive would.
      */
-    List<Delivery> leaseForMove(int max, int leaseSeconds, long now) {
+    MoveLease leaseForMove(int max, int leaseSeconds, long now) {
         List<MessageEntry> chosen = new ArrayList<>(max);
         List<MessageEntry> expired = new ArrayList<>();
         choose(max, now, chosen, expired, null);
         for (MessageEntry e : expired) {
             s.expireOne(e);
         }
-        return lease(chosen, now, leaseSeconds, false, false);
+        return new MoveLease(lease(chosen, now, leaseSeconds, false, false), done(max, List.of(), expired, null));
+    }
+
+    /**
+     * A move task's batch, and whether the choice stopped at {@link #MAX_SET_ASIDE} (an empty batch then does not mean
+     * the partition has nothing left to move).
+     */
+    record MoveLease(List<Delivery> batch, boolean capped) {
     }
 
     /**

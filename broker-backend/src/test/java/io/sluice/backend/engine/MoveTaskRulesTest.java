@@ -50,6 +50,21 @@ class MoveTaskRulesTest {
     }
 
     @Test
+    void aTaskGoesOnPastMoreExpiredMessagesThanOneBatchMaySetAside() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS.withRetentionSeconds(60))) {
+            send(q, ReceiveCommands.MAX_SET_ASIDE + 500); // past retention before the task leases them
+            q.advanceSeconds(50);
+            send(q, 10);
+            q.apply(new PartitionCommand.StartMoveTask("t1", null, 0, 42));
+            q.advanceSeconds(11);
+            assertTrue(lease(q, "t1", 10).isEmpty(), "the first batch expires a thousand and chooses nothing");
+            assertEquals(MoveTask.Status.RUNNING, only(q).status(), "not done: it stopped where one batch may");
+            List<PartitionResponse.Delivery> next = lease(q, "t1", 10);
+            assertEquals(10, next.size(), "the rest expired on the way, then the live ones");
+        }
+    }
+
+    @Test
     void aTaskMovesWhatWasVisibleAtItsStartInLeasedBatchesThatAreNotReceives() {
         try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS)) {
             send(q, 5);
