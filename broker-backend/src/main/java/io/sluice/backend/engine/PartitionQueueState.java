@@ -212,7 +212,12 @@ public final class PartitionQueueState {
             } // else its group record is missing (never written so): take that one message below, so expiry goes on
             max = 1;
         }
-        for (RecordCodec.DecodedState d : cold.take(max, mutations)) {
+        indexFromCold(cold.take(max, mutations));
+    }
+
+    /** Cold messages taken out of the cold range go into the index (FIFO: into their groups, in order). */
+    private void indexFromCold(List<RecordCodec.DecodedState> taken) {
+        for (RecordCodec.DecodedState d : taken) {
             index.add(d.entry(), config.fifo() ? d.groupId() : null);
             putState(d.entry());
         }
@@ -236,10 +241,7 @@ public final class PartitionQueueState {
         for (long seq : taking) {
             coldGroups.removeMember(groupId, seq, mutations);
         }
-        for (RecordCodec.DecodedState d : cold.take(taking, mutations)) {
-            index.add(d.entry(), groupId);
-            putState(d.entry());
-        }
+        indexFromCold(cold.take(taking, mutations));
         FifoGroup g = index.group(groupId);
         boolean more = seqs.size() > taking.size();
         if (g != null) {
@@ -260,10 +262,7 @@ public final class PartitionQueueState {
         }
         List<RecordCodec.DecodedState> next;
         while (!(next = cold.take(page, mutations)).isEmpty()) {
-            for (RecordCodec.DecodedState d : next) {
-                index.add(d.entry(), d.groupId());
-                putState(d.entry());
-            }
+            indexFromCold(next);
         }
         for (byte type : new byte[] {PartitionKeys.COLD_MEMBER, PartitionKeys.COLD_HEAD}) {
             cold.deleteRange(keys.typePrefix(type), keys.typeEnd(type), mutations);
