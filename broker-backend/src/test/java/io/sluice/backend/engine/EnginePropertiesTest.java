@@ -12,6 +12,7 @@ import io.sluice.partition.PartitionOutcome;
 import io.sluice.partition.PartitionResponse;
 import io.sluice.partition.QueueCounts;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -53,6 +54,10 @@ class EnginePropertiesTest {
 
     static final int UNTIMED = Integer.MIN_VALUE;
 
+    /** Several messages in one Send command (a SendMessageBatch reaching one partition). */
+    record SendBatchOp(List<SendOp> entries) implements Op {
+    }
+
     record ReceiveOp(int max, int visibilitySeconds) implements Op {
     }
 
@@ -71,7 +76,12 @@ class EnginePropertiesTest {
     record AckDeadLettersOp() implements Op {
     }
 
+    /** Both replicas restart from disk (the twin between two of its entries). */
     record ReopenOp() implements Op {
+    }
+
+    /** PurgeQueue: everything stored goes, pending hand-offs included; refused within 60 s of the last one. */
+    record PurgeOp() implements Op {
     }
 
     /**
@@ -111,11 +121,16 @@ class EnginePropertiesTest {
                 new RedeliveryBackoff(1, 3, 30, RedeliveryBackoff.Jitter.EQUAL)).injectNull(0.5);
     }
 
+    private static Arbitrary<SendOp> sendOps() {
+        return Combinators.combine(Arbitraries.integers().between(0, 3), Arbitraries.of(0, 0, 0, 2, 30),
+                Arbitraries.integers().between(-3, 12), Arbitraries.of(UNTIMED, 0, -100, -700, -2_500, 4_000))
+                .as(SendOp::new);
+    }
+
     private static Arbitrary<Op> ops() {
         return Arbitraries.frequencyOf(
-                net.jqwik.api.Tuple.of(6, Combinators.combine(Arbitraries.integers().between(0, 3),
-                        Arbitraries.of(0, 0, 0, 2, 30), Arbitraries.integers().between(-3, 12),
-                        Arbitraries.of(UNTIMED, 0, -100, -700, -2_500, 4_000)).as(SendOp::new)),
+                net.jqwik.api.Tuple.of(6, sendOps()),
+                net.jqwik.api.Tuple.of(2, sendOps().list().ofMinSize(2).ofMaxSize(6).map(SendBatchOp::new)),
                 net.jqwik.api.Tuple.of(5, Combinators.combine(Arbitraries.integers().between(1, 10),
                         Arbitraries.of(0, 1, 5, 30, 43_200)).as(ReceiveOp::new)),
                 net.jqwik.api.Tuple.of(3, Arbitraries.integers().between(0, 40).map(DeleteOp::new)),
@@ -125,6 +140,7 @@ class EnginePropertiesTest {
                 net.jqwik.api.Tuple.of(1, Arbitraries.just(new ExpireOp())),
                 net.jqwik.api.Tuple.of(1, Arbitraries.just(new AckDeadLettersOp())),
                 net.jqwik.api.Tuple.of(1, Arbitraries.just(new ReopenOp())),
+                net.jqwik.api.Tuple.of(1, Arbitraries.just(new PurgeOp())),
                 net.jqwik.api.Tuple.of(1, Arbitraries.of(0, 0, 3).map(DelayOp::new)));
     }
 
@@ -193,6 +209,9 @@ class EnginePropertiesTest {
         final Map<Integer, ModelMessage> markOf = new HashMap<>();
         final Map<Integer, Long> markedAt = new HashMap<>();
         int sent;
+        /** Message ids are unique per send attempt (a duplicate's id is never stored). */
+        int nextId;
+        long lastPurgeMillis = -1;
 
         Simulation(Scenario s, Path root) throws IOException {
             this.s = s;
@@ -261,7 +280,11 @@ class EnginePropertiesTest {
 
         void step(Op op) {
             if (op instanceof SendOp o) {
-                send(o);
+                send(List.of(o));
+            } else if (op instanceof SendBatchOp o) {
+                send(o.entries());
+            } else if (op instanceof PurgeOp) {
+                purge();
             } else if (op instanceof ReceiveOp o) {
                 receive(o.max(), o.visibilitySeconds());
             } else if (op instanceof DeleteOp o && !handles.isEmpty()) {
@@ -284,30 +307,57 @@ class EnginePropertiesTest {
                 String before = engine.engine.state().describe();
                 engine.reopen();
                 assertEquals(before, engine.engine.state().describe(), "reopen rebuilt a different state");
+                writeTwinEntry(); // a replica restarts between entries
+                twin.reopen();
+                assertEquals(before, twin.engine.state().describe(), "the twin reopened to a different state");
             }
         }
 
-        void send(SendOp o) {
-            String id = "m" + sent;
-            String dedupId = o.reuseDedupOf() >= 0 && o.reuseDedupOf() < dedupIds.size()
-                    ? dedupIds.get(o.reuseDedupOf()) : "d" + sent;
-            NewMessage m = s.fifo() ? NewMessage.fifo(id, "body-" + sent, "g" + o.group(), dedupId)
-                    : NewMessage.of(id, "body-" + sent).withDelaySeconds(o.delaySeconds());
-            long producerTime = o.producerSkew() == UNTIMED ? -1 : Math.max(0, now() + o.producerSkew());
-            String producerId = "p" + sent % 3;
-            if (producerTime >= 0) {
-                m = m.withAttributes(Map.of(ProducerOrder.PRODUCER_TIME,
-                        new MessageAttributeValue("Number", Long.toString(producerTime), null),
-                        ProducerOrder.PRODUCER_ID, new MessageAttributeValue("String", producerId, null)));
+        /** One Send command carrying {@code ops}' messages, checked entry by entry in order. */
+        void send(List<SendOp> ops) {
+            List<NewMessage> messages = new ArrayList<>();
+            List<String> ids = new ArrayList<>();
+            List<String> dedupOf = new ArrayList<>();
+            List<Long> producerTimes = new ArrayList<>();
+            List<String> producerIds = new ArrayList<>();
+            for (SendOp o : ops) {
+                String id = "m" + nextId++;
+                String dedupId = o.reuseDedupOf() >= 0 && o.reuseDedupOf() < dedupIds.size()
+                        ? dedupIds.get(o.reuseDedupOf()) : "d" + id;
+                NewMessage m = s.fifo() ? NewMessage.fifo(id, "body-" + id, "g" + o.group(), dedupId)
+                        : NewMessage.of(id, "body-" + id).withDelaySeconds(o.delaySeconds());
+                long producerTime = o.producerSkew() == UNTIMED ? -1 : Math.max(0, now() + o.producerSkew());
+                String producerId = "p" + nextId % 3;
+                if (producerTime >= 0) {
+                    m = m.withAttributes(Map.of(ProducerOrder.PRODUCER_TIME,
+                            new MessageAttributeValue("Number", Long.toString(producerTime), null),
+                            ProducerOrder.PRODUCER_ID, new MessageAttributeValue("String", producerId, null)));
+                }
+                messages.add(m);
+                ids.add(id);
+                dedupOf.add(dedupId);
+                producerTimes.add(producerTime);
+                producerIds.add(producerId);
             }
+            List<PartitionResponse.SentMessage> results =
+                    ((PartitionResponse.Sent) apply(new PartitionCommand.Send(messages)).response()).messages();
+            assertEquals(ops.size(), results.size());
+            for (int i = 0; i < ops.size(); i++) {
+                sent(ops.get(i), ids.get(i), dedupOf.get(i), producerTimes.get(i), producerIds.get(i), results.get(i));
+            }
+        }
+
+        /** The model's side of one sent message, in the command's order. */
+        void sent(SendOp o, String id, String dedupId, long producerTime, String producerId,
+                  PartitionResponse.SentMessage result) {
             Long first = dedupFirstSent.get(dedupId);
             boolean expectDuplicate = s.fifo() && first != null && now() < first + 300_000;
-            var result = ((PartitionResponse.Sent) apply(new PartitionCommand.Send(List.of(m))).response()).messages().get(0);
             assertEquals(expectDuplicate, result.duplicate(), "deduplication of " + dedupId);
             if (expectDuplicate) {
                 assertEquals(dedupOwner.get(dedupId), result.messageId(), "a duplicate returns the original id");
                 return;
             }
+            assertEquals(id, result.messageId());
             dedupFirstSent.put(dedupId, now());
             dedupOwner.put(dedupId, id);
             dedupIds.add(dedupId);
@@ -334,6 +384,30 @@ class EnginePropertiesTest {
             byId.put(id, mm);
             bySeq.put(mm.seq, mm);
             sendOrder.add(mm);
+        }
+
+        /** Everything stored goes (messages past retention not yet swept too); at most one purge a minute. */
+        void purge() {
+            expireInModel();
+            long stillStoredAtMost = sendOrder.stream().filter(m -> m.fate == null || "dead-letter".equals(m.fate)
+                    || "expired".equals(m.fate) || "hand-off expired".equals(m.fate)).count();
+            long liveOrPending = sendOrder.stream().filter(m -> m.fate == null || "dead-letter".equals(m.fate)).count();
+            PartitionResponse r = apply(new PartitionCommand.Purge()).response();
+            if (lastPurgeMillis >= 0 && now() - lastPurgeMillis < 60_000) {
+                assertInstanceOf(PartitionResponse.Rejected.class, r, "a second purge within 60 s");
+                return;
+            }
+            int purged = assertInstanceOf(PartitionResponse.Count.class, r).count();
+            assertTrue(purged >= liveOrPending && purged <= stillStoredAtMost,
+                    "purged " + purged + ", model " + liveOrPending + " to " + stillStoredAtMost);
+            lastPurgeMillis = now();
+            for (ModelMessage m : sendOrder) {
+                if (m.fate == null || "dead-letter".equals(m.fate) || "expired".equals(m.fate)
+                        || "hand-off expired".equals(m.fate)) {
+                    m.fate = "purged";
+                }
+            }
+            pendingDeadLetters.clear();
         }
 
         List<DeliveredMessage> receive(int max, int visibilitySeconds) {
