@@ -134,13 +134,19 @@ final class ColdTail {
         return out;
     }
 
-    /** The oldest cold message's state, or null when there is none. */
-    RecordCodec.DecodedState oldest() {
-        List<RecordCodec.DecodedState> out = new ArrayList<>(1);
-        if (count > 0) {
-            read(keys.cold(from), keys.typeEnd(PartitionKeys.COLD), 1, (k, v) ->
+    /** Up to {@code max} of the oldest cold messages, left where they are (a peek). */
+    List<RecordCodec.DecodedState> peek(int max) {
+        List<RecordCodec.DecodedState> out = new ArrayList<>();
+        if (count > 0 && max > 0) {
+            read(keys.cold(from), keys.typeEnd(PartitionKeys.COLD), max, (k, v) ->
                     out.add(RecordCodec.decodeState(PartitionKeys.seqOf(k), v)));
         }
+        return out;
+    }
+
+    /** The oldest cold message's state, or null when there is none. */
+    RecordCodec.DecodedState oldest() {
+        List<RecordCodec.DecodedState> out = peek(1);
         return out.isEmpty() ? null : out.get(0);
     }
 

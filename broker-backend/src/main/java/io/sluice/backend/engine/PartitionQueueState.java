@@ -822,16 +822,24 @@ public final class PartitionQueueState {
         return pending == null ? -1 : pending.visibleAtMillis; // a pending hand-off's "visible at" is its time
     }
 
-    /** How many messages are visible at {@code nowMillis} (at or after the last command), read-only. */
-    /** The seq and receive count of up to {@code max} messages visible at {@code nowMillis}; changes nothing. */
+    /**
+     * The seq and receive count of up to {@code max} messages visible at {@code nowMillis}, in delivery order, from
+     * the index and the cold range (whose messages are visible since their send); changes nothing.
+     */
     public List<long[]> peek(long nowMillis, int max) {
+        List<MessageEntry> visible = new java.util.ArrayList<>(index.peekVisible(nowMillis, max));
+        for (RecordCodec.DecodedState d : cold.peek(max)) {
+            visible.add(d.entry());
+        }
+        visible.sort(MessageEntry.BY_VISIBLE_AT);
         List<long[]> out = new java.util.ArrayList<>();
-        for (MessageEntry e : index.peekVisible(nowMillis, max)) {
+        for (MessageEntry e : visible.subList(0, Math.min(max, visible.size()))) {
             out.add(new long[] {e.seq, e.receiveCount});
         }
         return out;
     }
 
+    /** How many messages are visible at {@code nowMillis} (at or after the last command), read-only. */
     public int visibleCountAt(long nowMillis) {
         return saturated(index.visibleAt(nowMillis) + cold.count());
     }

@@ -53,6 +53,32 @@ class ColdTailTest {
     }
 
     @Test
+    void aPeekShowsVisibleMessagesOnDiskInDeliveryOrder() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS, HOT)) {
+            List<Long> seqs = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                seqs.add(q.send(NewMessage.of("id" + i, "m" + i)).seq());
+                q.advanceSeconds(0.001);
+            }
+            assertEquals(seqs.subList(0, 6), peekedSeqs(q, 6), "the index's four, then the oldest on disk");
+            q.receive(HOT, 60); // the index's messages are in flight: every visible one is on disk
+            assertEquals(HOT, q.engine.state().index.size());
+            assertEquals(seqs.subList(HOT, 10), peekedSeqs(q, 10));
+            q.clock.advanceMillis(60_000); // back, visible since their leases ended: after the ones on disk
+            List<Long> order = new ArrayList<>(seqs.subList(HOT, 10));
+            order.addAll(seqs.subList(0, HOT));
+            assertEquals(order, peekedSeqs(q, 10));
+            assertEquals(seqs.subList(HOT, HOT + 3), peekedSeqs(q, 3));
+            assertEquals(order.subList(0, 3), q.receive(3, 60).stream().map(d -> d.delivery().receiptHandle().seq())
+                    .toList(), "a receive takes what the peek showed first");
+        }
+    }
+
+    private static List<Long> peekedSeqs(EngineFixture q, int max) {
+        return q.engine.state().peek(q.clock.nowMillis(), max).stream().map(m -> m[0]).toList();
+    }
+
+    @Test
     void reopeningRestoresTheColdTailWithoutReadingIt() {
         try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS, HOT)) {
             for (int i = 0; i < 12; i++) {
