@@ -181,7 +181,7 @@ final class ColdTail {
         this.oldestMillis = oldestMillis;
     }
 
-    /** The first seq that may still be cold (stored in the meta record). */
+    /** The first seq that may still be cold (stored in the meta record): no cold message has a lower one. */
     long from() {
         return from;
     }

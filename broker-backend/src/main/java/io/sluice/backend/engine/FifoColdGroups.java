@@ -35,7 +35,8 @@ final class FifoColdGroups {
     List<Long> seqs(String groupId, long fromSeq, int max) {
         List<Long> out = new ArrayList<>();
         if (!cold.isEmpty()) {
-            cold.read(keys.coldMember(groupId, fromSeq), keys.coldMembersEnd(groupId), max,
+            // every cold seq is at or after the cold range's first: deletions below it are not walked again
+            cold.read(keys.coldMember(groupId, Math.max(fromSeq, cold.from())), keys.coldMembersEnd(groupId), max,
                     (k, v) -> out.add(PartitionKeys.memberSeqOf(k)));
         }
         return out;
@@ -56,7 +57,7 @@ final class FifoColdGroups {
     Head headAfter(long seq) {
         Head[] found = new Head[1];
         if (!cold.isEmpty()) {
-            cold.read(keys.coldHead(seq + 1), keys.typeEnd(PartitionKeys.COLD_HEAD), 1, (k, v) ->
+            cold.read(keys.coldHead(Math.max(seq + 1, cold.from())), keys.typeEnd(PartitionKeys.COLD_HEAD), 1, (k, v) ->
                     found[0] = new Head(PartitionKeys.seqOf(k), new String(v, StandardCharsets.UTF_8)));
         }
         return found[0];

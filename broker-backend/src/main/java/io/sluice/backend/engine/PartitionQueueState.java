@@ -591,7 +591,10 @@ public final class PartitionQueueState {
                     if (!cold.oldestExpired(now, config.retentionSeconds() * 1000L)) {
                         break;
                     }
-                    pageIn(Math.max(1, Math.min(page, limit - expired))); // FIFO: one group's page per turn
+                    // standard: the next page in retention order; FIFO: the oldest cold message alone, since the
+                    // rest of its group's page may be far from expiring while other groups' heads are due (a page
+                    // per group would bring up to limit x page messages into memory in one sweep, and keep them)
+                    pageIn(config.fifo() ? 1 : Math.max(1, Math.min(page, limit - expired)));
                     continue;
                 }
                 if (oldest == null || !isExpired(oldest, now)) {

@@ -222,6 +222,42 @@ class ColdTailTest {
     }
 
     @Test
+    void aSweepOverManyFifoGroupsBringsInOnlyWhatItExpires() {
+        try (EngineFixture q = new EngineFixture(dir, FIFO.withRetentionSeconds(60), HOT)) {
+            for (int i = 0; i < HOT; i++) {
+                q.sendFifo("x", "x" + i); // fills the index
+            }
+            q.clock.advanceMillis(1_000);
+            for (int g = 0; g < 20; g++) {
+                q.sendFifo("g" + g, "first"); // each group cold entirely
+            }
+            for (DeliveredMessage d : q.receive(HOT, 60)) {
+                q.delete(d.delivery().receiptHandle());
+            }
+            assertEquals(0, q.engine.state().index.size());
+            q.clock.advanceMillis(29_000);
+            for (int i = 0; i < 5; i++) {
+                for (int g = 0; g < 20; g++) {
+                    q.sendFifo("g" + g, "later"); // behind each group's first, on disk
+                }
+            }
+            q.clock.advanceMillis(31_000); // every group's first message is past retention, the rest not
+            assertEquals(new PartitionResponse.Count(20), q.apply(new PartitionCommand.Expire(1000)).response());
+            assertEquals(0, q.engine.state().index.size(), "a sweep keeps in memory nothing it did not expire");
+            assertEquals(100, q.counts().visible());
+            assertEquals(20, keys(q, PartitionKeys.COLD_HEAD), "every group cold entirely again, from its second");
+            List<String> bodies = new ArrayList<>();
+            for (int round = 0; round < 30 && bodies.size() < 100; round++) {
+                for (DeliveredMessage d : q.receive(10, 60)) {
+                    bodies.add(d.message().body());
+                    q.delete(d.delivery().receiptHandle());
+                }
+            }
+            assertEquals(java.util.Collections.nCopies(100, "later"), bodies);
+        }
+    }
+
+    @Test
     void theBacklogLimitCountsColdMessages() {
         try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS.withMaxBacklog(6), HOT)) {
             for (int i = 0; i < 6; i++) {
