@@ -2,12 +2,14 @@ package io.sluice.it;
 
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.PartitionAssignment;
 import io.sluice.metadata.raft.MetadataClient;
 import io.sluice.metadata.raft.MetadataPeers;
+import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -41,6 +43,7 @@ class ClusterEndToEndIT {
         try (LocalCluster cluster = LocalCluster.start(topology, "e2e", 2, 3, Map.of());
              SqsClient first = cluster.sqs(0);
              MetadataClient metadata = new MetadataClient(MetadataPeers.parse(cluster.metadataPeers))) {
+            emptyReceivesWriteNothing(cluster, first);
             RedeliveryBackoffIT.backoffHolds(first, "backoff"); // the attribute through the replicated path
             ProducerOrderIT.producerOrderHolds(first, "order"); // producer order, replicated
             String url = first.createQueue(b -> b.queueName("replicated")).queueUrl();
@@ -142,6 +145,24 @@ class ClusterEndToEndIT {
             await().atMost(Duration.ofSeconds(60)).until(() -> cluster.member(leader).hostedShards() == 2);
             moveTaskSurvivesAKillOfTheNodeDrivingIt(cluster);
         }
+    }
+
+    /** Polling an empty queue writes nothing to its shard's log once a receive there found nothing (it probes). */
+    private static void emptyReceivesWriteNothing(LocalCluster cluster, SqsClient sqs) throws Exception {
+        String url = sqs.createQueue(b -> b.queueName("empty")).queueUrl();
+        URI admin = URI.create("http://127.0.0.1:" + cluster.frontends().get(0).adminPort);
+        PromScrape before = PromScrape.of(admin);
+        assertFalse(before.find("sluice_shard_commands_total").isEmpty(), "the frontend counts the commands it writes");
+        for (int i = 0; i < 20; i++) {
+            assertEquals(List.of(), sqs.receiveMessage(b -> b.queueUrl(url)).messages());
+        }
+        double written = PromScrape.of(admin).sum("sluice_shard_commands_total")
+                - before.sum("sluice_shard_commands_total");
+        System.out.printf("20 receives of an empty queue wrote %.0f commands%n", written);
+        assertTrue(written >= 1 && written <= 3, "20 empty receives wrote " + written + " commands (the first leases)");
+        sqs.sendMessage(b -> b.queueUrl(url).messageBody("arrived"));
+        assertEquals("arrived", sqs.receiveMessage(b -> b.queueUrl(url)).messages().get(0).body(),
+                "a receive after an empty one finds what arrived since");
     }
 
     /**

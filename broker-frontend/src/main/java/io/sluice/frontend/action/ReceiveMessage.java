@@ -36,6 +36,13 @@ public final class ReceiveMessage implements SqsAction {
     private final SqsServices services;
     private final LongPolls longPolls;
     private final AtomicInteger rotation = new AtomicInteger();
+    /**
+     * Partitions whose last receive or probe here found nothing visible: a receive there probes (a read at the
+     * primary) before it leases, so polling an empty queue writes nothing to its shard's log. Advisory only (a probe
+     * finds what arrived since); forgotten all at once past {@link #EMPTY_REMEMBERED} partitions.
+     */
+    private final java.util.Set<PartitionId> seenEmpty = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    static final int EMPTY_REMEMBERED = 100_000;
 
     public ReceiveMessage(SqsServices services, LongPolls longPolls) {
         this.services = services;
@@ -79,7 +86,9 @@ public final class ReceiveMessage implements SqsAction {
      *              (as are all its queue's other parked polls) or by its deadline mostly finds nothing, and an empty
      *              Receive is still a replicated write. A first attempt leases at once at the queue's rotating
      *              partition (one write, no read: with a backlog it finds messages), and probes the other partitions
-     *              only when that one had nothing.
+     *              only when that one had nothing; unless the last receive there found nothing either (then it
+     *              probes first: an empty queue's receives write nothing). A FIFO receive with a request attempt id
+     *              always leases first: its retry must reach the partition to be answered what the first one got.
      */
     private CompletableFuture<ObjectNode> attempt(ActionContext ctx, Request r, boolean longPoll, boolean probe) {
         if (!ctx.connected() || longPolls.closing()) {
@@ -89,14 +98,18 @@ public final class ReceiveMessage implements SqsAction {
         CompletableFuture<Void> waiter = longPoll ? longPolls.register(partitions, r.deadlineMillis()) : null;
         List<PartitionId> rotated = rotated(partitions);
         CompletableFuture<ObjectNode> leased;
+        List<PartitionId> rest = rotated.subList(1, rotated.size());
+        // the first of several: a partition just added (a split) may not exist on its shard yet, or it may be at its
+        // in-flight limit; nothing there, and the others decide
+        PartitionId skippable = rest.isEmpty() ? null : rotated.get(0);
         if (probe) {
-            leased = withMessages(rotated).thenCompose(order -> leaseFrom(ctx, r, order, 0, waiter, false));
+            leased = withMessages(rotated).thenCompose(order -> leaseFrom(ctx, r, order, 0, waiter, null));
+        } else if (r.attemptId() == null && seenEmpty.contains(rotated.get(0))) {
+            leased = withMessages(rotated).thenCompose(order -> leaseFrom(ctx, r, order, 0, waiter, skippable));
         } else {
-            List<PartitionId> rest = rotated.subList(1, rotated.size());
-            // a partition just added (a split) may not exist on its shard yet: nothing there, as a probe would say
-            leased = leaseFrom(ctx, r, rotated.subList(0, 1), 0, waiter, !rest.isEmpty()).thenCompose(answer ->
+            leased = leaseFrom(ctx, r, rotated.subList(0, 1), 0, waiter, skippable).thenCompose(answer ->
                     answer != null || rest.isEmpty() ? CompletableFuture.completedFuture(answer)
-                    : withMessages(rest).thenCompose(order -> leaseFrom(ctx, r, order, 0, waiter, false)));
+                    : withMessages(rest).thenCompose(order -> leaseFrom(ctx, r, order, 0, waiter, null)));
         }
         return leased.thenCompose(answer -> answer != null ? Responses.done(answer) : park(ctx, r, waiter, partitions));
     }
@@ -120,6 +133,8 @@ public final class ReceiveMessage implements SqsAction {
             for (int i = 0; i < partitions.size(); i++) {
                 if (probes.get(i).join() > 0) {
                     out.add(partitions.get(i));
+                } else {
+                    rememberEmpty(partitions.get(i));
                 }
             }
             return out;
@@ -129,11 +144,11 @@ public final class ReceiveMessage implements SqsAction {
     /**
      * Tries the candidates in order until one leases something; null when none did.
      *
-     * @param missingIsEmpty a partition that does not exist (yet) or is at its in-flight limit has nothing, rather than
-     *                       failing the receive (the first of several partitions, tried without a probe)
+     * @param skippable a partition that has nothing, rather than failing the receive, when it does not exist (yet) or
+     *                  is at its in-flight limit (the first of several partitions in the rotation), or null
      */
     private CompletableFuture<ObjectNode> leaseFrom(ActionContext ctx, Request r, List<PartitionId> order, int i,
-                                                    CompletableFuture<Void> waiter, boolean missingIsEmpty) {
+                                                    CompletableFuture<Void> waiter, PartitionId skippable) {
         if (i >= order.size()) {
             return CompletableFuture.completedFuture(null);
         }
@@ -145,13 +160,16 @@ public final class ReceiveMessage implements SqsAction {
                         boolean overLimit = rejected.failure().error() == SqsError.OVER_LIMIT;
                         // the first of several partitions, leased without a probe: missing (just added by a split)
                         // or at its in-flight limit counts as nothing there; the probed ones decide
-                        boolean skip = missingIsEmpty && (overLimit
+                        boolean skip = partition.equals(skippable) && (overLimit
                                 || rejected.failure().error() == SqsError.QUEUE_DOES_NOT_EXIST);
                         if (!(overLimit && r.longPoll()) && !skip) {
                             cancel(waiter);
                             throw new SqsException(rejected.failure());
                         }
-                    } else if (!outcome.delivered().isEmpty()) {
+                    } else if (outcome.delivered().isEmpty()) {
+                        rememberEmpty(partition);
+                    } else {
+                        seenEmpty.remove(partition);
                         cancel(waiter);
                         if (!ctx.connected()) {
                             release(partition, outcome);
@@ -159,8 +177,15 @@ public final class ReceiveMessage implements SqsAction {
                         }
                         return Responses.done(render(r, outcome.delivered()));
                     }
-                    return leaseFrom(ctx, r, order, i + 1, waiter, missingIsEmpty);
+                    return leaseFrom(ctx, r, order, i + 1, waiter, skippable);
                 });
+    }
+
+    private void rememberEmpty(PartitionId partition) {
+        if (seenEmpty.size() >= EMPTY_REMEMBERED) {
+            seenEmpty.clear();
+        }
+        seenEmpty.add(partition);
     }
 
     /** Nothing leased: answer empty, or (long poll) wait for an arrival, the next deadline, or the poll's end. */
