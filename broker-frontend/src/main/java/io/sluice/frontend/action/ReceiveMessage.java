@@ -158,8 +158,8 @@ public final class ReceiveMessage implements SqsAction {
                 .thenCompose(outcome -> {
                     if (outcome.response() instanceof PartitionResponse.Rejected rejected) {
                         boolean overLimit = rejected.failure().error() == SqsError.OVER_LIMIT;
-                        // the first of several partitions, leased without a probe: missing (just added by a split)
-                        // or at its in-flight limit counts as nothing there; the probed ones decide
+                        // the first of several partitions in the rotation: missing (just added by a split) or at
+                        // its in-flight limit counts as nothing there; the others decide
                         boolean skip = partition.equals(skippable) && (overLimit
                                 || rejected.failure().error() == SqsError.QUEUE_DOES_NOT_EXIST);
                         if (!(overLimit && r.longPoll()) && !skip) {
