@@ -51,6 +51,25 @@ class FifoAndDeadLetterIT extends SharedServer {
         assertEquals(first.get(0).messageId(), dup.messageId(), "a duplicate send returns the original id");
     }
 
+    /**
+     * A receive retried with its ReceiveRequestAttemptId gets what the first attempt got, even after receives in between
+     * found the queue empty (a frontend then probes before it leases; a retry must still reach the partition).
+     */
+    @Test
+    void aRetriedReceiveAttemptGetsTheSameMessagesAfterEmptyReceives() {
+        String url = createFifo("attempt", Map.of());
+        sqs.sendMessage(b -> b.queueUrl(url).messageBody("only").messageGroupId("g").messageDeduplicationId("d"));
+        Message got = sqs.receiveMessage(b -> b.queueUrl(url).visibilityTimeout(60).receiveRequestAttemptId("a1"))
+                .messages().get(0);
+        for (int i = 0; i < 3; i++) {
+            assertEquals(List.of(), sqs.receiveMessage(b -> b.queueUrl(url)).messages(), "the group is in flight");
+        }
+        List<Message> retried = sqs.receiveMessage(b -> b.queueUrl(url).visibilityTimeout(60)
+                .receiveRequestAttemptId("a1")).messages();
+        assertEquals(List.of(got.messageId()), retried.stream().map(Message::messageId).toList(),
+                "the retry is answered with the first attempt's message");
+    }
+
     @Test
     void fifoSendRulesAreEnforced() {
         String url = createFifo("rules", Map.of());

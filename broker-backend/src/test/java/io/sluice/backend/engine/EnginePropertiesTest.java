@@ -313,13 +313,13 @@ class EnginePropertiesTest {
             }
         }
 
+        /** One message of a Send command, with what the model needs to check its outcome. */
+        record Sending(SendOp op, NewMessage message, String dedupId, long producerTime, String producerId) {
+        }
+
         /** One Send command carrying {@code ops}' messages, checked entry by entry in order. */
         void send(List<SendOp> ops) {
-            List<NewMessage> messages = new ArrayList<>();
-            List<String> ids = new ArrayList<>();
-            List<String> dedupOf = new ArrayList<>();
-            List<Long> producerTimes = new ArrayList<>();
-            List<String> producerIds = new ArrayList<>();
+            List<Sending> sending = new ArrayList<>();
             for (SendOp o : ops) {
                 String id = "m" + nextId++;
                 String dedupId = o.reuseDedupOf() >= 0 && o.reuseDedupOf() < dedupIds.size()
@@ -333,23 +333,23 @@ class EnginePropertiesTest {
                             new MessageAttributeValue("Number", Long.toString(producerTime), null),
                             ProducerOrder.PRODUCER_ID, new MessageAttributeValue("String", producerId, null)));
                 }
-                messages.add(m);
-                ids.add(id);
-                dedupOf.add(dedupId);
-                producerTimes.add(producerTime);
-                producerIds.add(producerId);
+                sending.add(new Sending(o, m, dedupId, producerTime, producerId));
             }
-            List<PartitionResponse.SentMessage> results =
-                    ((PartitionResponse.Sent) apply(new PartitionCommand.Send(messages)).response()).messages();
+            List<PartitionResponse.SentMessage> results = ((PartitionResponse.Sent) apply(new PartitionCommand.Send(
+                    sending.stream().map(Sending::message).toList())).response()).messages();
             assertEquals(ops.size(), results.size());
             for (int i = 0; i < ops.size(); i++) {
-                sent(ops.get(i), ids.get(i), dedupOf.get(i), producerTimes.get(i), producerIds.get(i), results.get(i));
+                sent(sending.get(i), results.get(i));
             }
         }
 
         /** The model's side of one sent message, in the command's order. */
-        void sent(SendOp o, String id, String dedupId, long producerTime, String producerId,
-                  PartitionResponse.SentMessage result) {
+        void sent(Sending sending, PartitionResponse.SentMessage result) {
+            SendOp o = sending.op();
+            String id = sending.message().messageId();
+            String dedupId = sending.dedupId();
+            long producerTime = sending.producerTime();
+            String producerId = sending.producerId();
             Long first = dedupFirstSent.get(dedupId);
             boolean expectDuplicate = s.fifo() && first != null && now() < first + 300_000;
             assertEquals(expectDuplicate, result.duplicate(), "deduplication of " + dedupId);
