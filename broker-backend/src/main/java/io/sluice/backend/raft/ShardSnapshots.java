@@ -29,6 +29,18 @@ final class ShardSnapshots implements StateMachineStorage {
     private static final Pattern NAME = Pattern.compile("snap_(\\d+)_(\\d+)");
     private volatile Path dir;
 
+    /**
+     * The latest snapshot as last listed, with the folder's identity and modification time then. Ratis asks for the
+     * latest snapshot on hot paths (a leader's log appender whose follower's previous entry was purged asks before
+     * every append); listing the folder each time was ~20 system calls a call, ~1,700 a second per appender under
+     * load. A new or deleted snapshot changes the folder's modification time, an installed one replaces the folder
+     * (a new identity), and this class's own changes drop the cache at once.
+     */
+    private record Listed(Object folder, java.nio.file.attribute.FileTime modified, SnapshotInfo latest) {
+    }
+
+    private volatile Listed listed;
+
     @Override
     public void init(RaftStorage storage) throws IOException {
         init(storage.getStorageDir().getStateMachineDir().toPath());
@@ -36,8 +48,14 @@ final class ShardSnapshots implements StateMachineStorage {
 
     /** @param stateMachineDir the group's state-machine folder, where snapshots live */
     void init(Path stateMachineDir) throws IOException {
+        listed = null;
         dir = stateMachineDir;
         Files.createDirectories(dir);
+    }
+
+    /** Forgets the listed latest snapshot: the next ask lists the folder again. */
+    void changed() {
+        listed = null;
     }
 
     Path dirOf(TermIndex termIndex) {
@@ -47,9 +65,29 @@ final class ShardSnapshots implements StateMachineStorage {
     @Override
     public SnapshotInfo getLatestSnapshot() {
         Path d = dir;
-        if (d == null || !Files.isDirectory(d)) {
+        if (d == null) {
             return null;
         }
+        java.nio.file.attribute.BasicFileAttributes folder;
+        try {
+            folder = Files.readAttributes(d, java.nio.file.attribute.BasicFileAttributes.class);
+        } catch (IOException e) {
+            return null; // no folder: no snapshot
+        }
+        if (!folder.isDirectory()) {
+            return null;
+        }
+        Listed last = listed;
+        if (last != null && java.util.Objects.equals(last.folder(), folder.fileKey())
+                && last.modified().equals(folder.lastModifiedTime())) {
+            return last.latest();
+        }
+        SnapshotInfo latest = list(d); // a change meanwhile leaves a newer time than the one kept: listed again
+        listed = new Listed(folder.fileKey(), folder.lastModifiedTime(), latest);
+        return latest;
+    }
+
+    private static SnapshotInfo list(Path d) {
         try (var entries = Files.list(d)) {
             Path latest = null;
             TermIndex latestTermIndex = null;
@@ -88,6 +126,14 @@ final class ShardSnapshots implements StateMachineStorage {
      * superseded less than {@link #SUPERSEDED_GRACE} before {@code now} (their successor folder's time).
      */
     void deleteSuperseded(java.time.Instant now) throws IOException {
+        try {
+            deleteSupersededNow(now);
+        } finally {
+            changed();
+        }
+    }
+
+    private void deleteSupersededNow(java.time.Instant now) throws IOException {
         List<Path> snapshots = new ArrayList<>();
         try (var entries = Files.list(dir)) {
             for (Path p : entries.toList()) {

@@ -181,6 +181,7 @@ public final class ShardStateMachine extends BaseStateMachine {
                 ShardSnapshots.deleteRecursively(partial);
                 store.checkpoint(partial); // flushes: the store's files now hold every entry up to `last`
                 Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE);
+                snapshots.changed();
                 fsync(target.getParent()); // the rename is durable before Ratis purges the log
             }
         }
@@ -206,6 +207,7 @@ public final class ShardStateMachine extends BaseStateMachine {
     }
 
     private void reloadFromSnapshot() throws IOException {
+        snapshots.changed(); // installed from the leader: list the folder Ratis put in place
         SnapshotInfo latest = snapshots.getLatestSnapshot();
         if (latest == null) {
             return;

@@ -1,6 +1,7 @@
 package io.sluice.backend.raft;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,6 +35,42 @@ class ShardSnapshotsTest {
 
         snapshots.deleteSuperseded(now.plus(Duration.ofMinutes(5)));
         assertEquals(List.of("snap_1_30", "snap_1_40"), names(), "the newest two stay however old");
+    }
+
+    @Test
+    void theLatestSnapshotIsListedOnceUntilTheFolderChanges() throws Exception {
+        ShardSnapshots snapshots = new ShardSnapshots();
+        Path sm = dir.resolve("sm"); // under the test's folder, which is cleaned up
+        snapshots.init(sm);
+        assertNull(snapshots.getLatestSnapshot());
+        Instant now = Instant.parse("2026-12-01T12:00:00Z");
+        take(snapshots, 10, now);
+        Files.setLastModifiedTime(sm, FileTime.from(now)); // the folder's time as a new snapshot's rename left it
+        assertEquals(10, snapshots.getLatestSnapshot().getIndex());
+        assertEquals(1, snapshots.getLatestSnapshot().getFiles().size());
+
+        // A file appearing inside the snapshot (never done: a checkpoint is renamed into place whole) leaves the
+        // folder's time alone: the listing is reused, not redone on every ask.
+        Files.writeString(snapshots.dirOf(TermIndex.valueOf(1, 10)).resolve("000002.sst"), "data");
+        assertEquals(1, snapshots.getLatestSnapshot().getFiles().size());
+
+        take(snapshots, 20, now); // a new snapshot changes the folder
+        Files.setLastModifiedTime(sm, FileTime.from(now.plusSeconds(1)));
+        assertEquals(20, snapshots.getLatestSnapshot().getIndex(), "a new snapshot is seen");
+
+        // Installed from the leader: Ratis renames a whole new folder into place (same time, another folder).
+        Path installed = dir.resolve("installed");
+        Files.createDirectories(installed.resolve("snap_2_30"));
+        Files.writeString(installed.resolve("snap_2_30").resolve("000009.sst"), "data");
+        Path old = dir.resolve("old");
+        Files.move(sm, old);
+        Files.move(installed, sm);
+        Files.setLastModifiedTime(sm, FileTime.from(now.plusSeconds(1)));
+        assertEquals(30, snapshots.getLatestSnapshot().getIndex(), "an installed folder is seen");
+
+        snapshots.changed(); // this class's own change: listed again whatever the folder's time says
+        Files.writeString(sm.resolve("snap_2_30").resolve("000010.sst"), "data");
+        assertEquals(2, snapshots.getLatestSnapshot().getFiles().size());
     }
 
     private static void take(ShardSnapshots snapshots, long index, Instant at) throws Exception {
