@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# One session, every row of docs/performance.md's end-to-end table: ElasticMQ, `sluice dev`, the split 3/3/2 cluster
-# and the combined 3-node cluster, back to back with the same load (only ratios from one session count: this
+# One session, every row of docs/performance.md's end-to-end table: ElasticMQ, `sluice dev`, one node on the shard
+# path (what `sluice dev` becomes once LocalShard goes), the split 3/3/2 cluster and the combined 3-node cluster, back
+# to back with the same load (only ratios from one session count: this
 # machine's speed varies 2-3x from day to day). Each row is one of the load scripts; this only runs them in turn.
 # Usage: scripts/load-table.sh [LoadGenerator flags], e.g. --warmup 90 --seconds 30 --producers 8 --consumers 8
 # Output: each run's figures, then one line per row. Takes ~6 minutes per row with a 90 s warm-up.
@@ -17,10 +18,11 @@ run_row() {
 }
 run_row elasticmq scripts/load-elasticmq.sh "$@"
 run_row dev scripts/load-e2e.sh --idle 20 "$@"
+run_row one-node scripts/load-one-node.sh --idle 20 "$@"
 run_row split env SLUICE_TOPOLOGY=split scripts/load-cluster.sh --idle 20 "$@"
 run_row combined env SLUICE_TOPOLOGY=combined scripts/load-cluster.sh --idle 20 "$@"
 echo "=== summary (end to end msg/s | send p50/p99 | server CPU s per 1,000 messages | idle CPU)"
-for name in elasticmq dev split combined; do
+for name in elasticmq dev one-node split combined; do
   f="$out/$name.txt"
   printf '%-10s | %s | %s | %s | %s\n' "$name" \
     "$(grep -m1 'end to end  ' "$f" | awk '{print $4}')" \
