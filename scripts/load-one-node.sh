@@ -24,6 +24,7 @@ pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$data"' EXIT
 hosted=0
 for _ in $(seq 1 900); do # a ceiling for a node that hangs, not for a slow machine
+  kill -0 "$pid" 2>/dev/null || break # it stopped (a port taken, a bad flag): its log says why
   hosted=$(curl -sf "http://127.0.0.1:$((port + 1))/admin/status" 2>/dev/null | grep -o '"groupId"' | wc -l || true)
   [ "${hosted:-0}" -ge 1 ] && break
   sleep 0.2

@@ -288,6 +288,11 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
         }
     }
 
+    @Override
+    public boolean hosts(RaftPeerId peer) {
+        return server.getId().equals(peer);
+    }
+
     /** Whether this backend leads the shard and has committed an entry of its term (its state is current). */
     public boolean isLeaderReady(RaftGroupId id) {
         try {

@@ -20,6 +20,11 @@ public interface LocalLeaders {
      */
     CompletableFuture<RaftClientReply> sendIfLeader(RaftGroupId group, Message message, boolean readOnly);
 
+    /** Whether {@code peer} is a Raft server in this process. */
+    default boolean hosts(org.apache.ratis.protocol.RaftPeerId peer) {
+        return false;
+    }
+
     /**
      * A request through the local leader when there is one, else (or when that leader refused it where resending is
      * safe) through {@code network}. Reads are resent on any failure (they change nothing). A write is resent only

@@ -79,4 +79,31 @@ class LocalLeadersTest {
         assertEquals(1, network.get());
         assertFalse(r.getException() != null);
     }
+
+    @Test
+    void oneEntryInFlightOnlyForAOneReplicaShardInThisProcess() {
+        org.apache.ratis.protocol.RaftPeer b1 = org.apache.ratis.protocol.RaftPeer.newBuilder().setId("b1")
+                .setAddress("127.0.0.1:1").build();
+        org.apache.ratis.protocol.RaftPeer b2 = org.apache.ratis.protocol.RaftPeer.newBuilder().setId("b2")
+                .setAddress("127.0.0.1:2").build();
+        LocalLeaders hostsB1 = new LocalLeaders() {
+            @Override
+            public CompletableFuture<RaftClientReply> sendIfLeader(RaftGroupId g, Message m, boolean readOnly) {
+                return null;
+            }
+
+            @Override
+            public boolean hosts(RaftPeerId peer) {
+                return peer.equals(b1.getId());
+            }
+        };
+        assertEquals(1, ShardedPartitionService.entriesInFlight(org.apache.ratis.protocol.RaftGroup.valueOf(GROUP, b1),
+                hostsB1), "its only replica is here: one fuller entry at a time");
+        assertEquals(2, ShardedPartitionService.entriesInFlight(org.apache.ratis.protocol.RaftGroup.valueOf(GROUP, b2),
+                hostsB1), "its only replica is elsewhere: one entry travels while the next fills");
+        assertEquals(2, ShardedPartitionService.entriesInFlight(org.apache.ratis.protocol.RaftGroup.valueOf(GROUP, b1,
+                b2), hostsB1), "replicated: one entry travels to the followers while the next fills");
+        assertEquals(2, ShardedPartitionService.entriesInFlight(org.apache.ratis.protocol.RaftGroup.valueOf(GROUP, b1),
+                LocalLeaders.NONE), "a frontend of its own hosts no replica");
+    }
 }
