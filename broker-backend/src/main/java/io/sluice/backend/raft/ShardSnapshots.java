@@ -31,11 +31,12 @@ final class ShardSnapshots implements StateMachineStorage {
 
     /**
      * The latest snapshot as last listed, with the folder's identity and modification time then. Ratis asks for the
-     * latest snapshot on hot paths (a leader's log appender asks before every append and heartbeat, in
-     * {@code LogAppender.shouldInstallSnapshot}); listing the folder each time was ~170 listings and ~2,500 system
-     * calls a second per appender under load. An installed snapshot replaces the folder (a new identity), a new or deleted one changes its modification
-     * time, and each of this class's own changes also counts a generation: a listing taken before a change never
-     * passes for one taken after it, even when the folder's time did not tick between them.
+     * latest snapshot on hot paths (a leader's log appender before every append and heartbeat, in
+     * {@code LogAppender.shouldInstallSnapshot}; a follower on every append it receives); listing the folder each time
+     * was ~170 listings and ~2,500 system calls a second per appender under load. An installed snapshot replaces the
+     * folder (a new identity), a new or deleted one changes its modification time, and each of this class's own
+     * changes also counts a generation: a listing taken before a change never passes for one taken after it, even
+     * when the folder's time did not tick between them.
      */
     private record Listed(long generation, Object folder, java.nio.file.attribute.FileTime modified,
                           SnapshotInfo latest) {
