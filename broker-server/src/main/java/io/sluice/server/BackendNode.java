@@ -83,7 +83,8 @@ public final class BackendNode implements AutoCloseable {
         io.sluice.common.Clock wall = offset == 0 ? SystemClock.INSTANCE : () -> SystemClock.INSTANCE.nowMillis() + offset;
         backend = new BackendServer(id, host, raftPort, dataDir, new LeaderClock(wall,
                 System::nanoTime, config.get(ServerConfigKeys.BACKEND_MAX_CLOCK_SKEW_MS)),
-                config.get(ServerConfigKeys.SHARD_SNAPSHOT_EVERY), transport);
+                config.get(ServerConfigKeys.SHARD_SNAPSHOT_EVERY), transport,
+                config.get(ServerConfigKeys.RAFT_ELECTION_TIMEOUT_MS));
         backend.start();
         peers = MetadataPeers.parse(config.get(ServerConfigKeys.METADATA_PEERS));
         client = new MetadataClient(peers, transport);

@@ -53,7 +53,8 @@ public final class MetadataNode implements AutoCloseable {
         server = new MetadataServer(id, host, peers, Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath(),
                 SystemClock.INSTANCE, config.get(ServerConfigKeys.REPLICATION_FACTOR),
                 config.get(ServerConfigKeys.BACKEND_DEAD_AFTER_MS), config.get(ServerConfigKeys.METADATA_SNAPSHOT_EVERY),
-                config.get(ServerConfigKeys.SHARDS), ClusterTransport.forServer(config, "sluice metadata", host));
+                config.get(ServerConfigKeys.SHARDS), ClusterTransport.forServer(config, "sluice metadata", host),
+                config.get(ServerConfigKeys.RAFT_ELECTION_TIMEOUT_MS));
         server.autoSplit(ServerConfigKeys.autoSplit(config));
         server.start();
         leaderView = new LeaderView(server::healthOnLeader);

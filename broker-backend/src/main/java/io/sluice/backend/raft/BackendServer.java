@@ -72,6 +72,13 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
     /** @param clock the time this backend's shard leaders stamp, shared by all its shards */
     public BackendServer(String nodeId, String bindHost, int raftPort, Path dataDir, LeaderClock clock,
                          long snapshotEvery, RaftTransport transport) {
+        this(nodeId, bindHost, raftPort, dataDir, clock, snapshotEvery, transport,
+                RatisSettings.DEFAULT_ELECTION_TIMEOUT_MS);
+    }
+
+    /** @param electionTimeoutMillis its shard groups' shortest election timeout ({@link RatisSettings}) */
+    public BackendServer(String nodeId, String bindHost, int raftPort, Path dataDir, LeaderClock clock,
+                         long snapshotEvery, RaftTransport transport, int electionTimeoutMillis) {
         this.nodeId = nodeId;
         this.clock = clock;
         this.dataDir = dataDir;
@@ -83,7 +90,8 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
                     .setStateMachineRegistry(gid -> machines.compute(gid, (g, m) -> m != null && !m.closed() ? m
                             : withListeners(new ShardStateMachine(dataDir.resolve("shards")
                                     .resolve(g.getUuid().toString()), clock))))
-                    .setProperties(RatisSettings.server(dataDir.resolve("raft"), bindHost, raftPort, snapshotEvery))
+                    .setProperties(RatisSettings.server(dataDir.resolve("raft"), bindHost, raftPort, snapshotEvery,
+                            electionTimeoutMillis))
                     .setOption(RaftStorage.StartupOption.RECOVER)
                     .build();
         } catch (IOException e) {
@@ -148,6 +156,11 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
     /** The move tasks with work to do in the shards this backend leads now. */
     public List<io.sluice.partition.MoveTask.Located> moveTasksToDrive() {
         return fromLedShards(ShardStateMachine::moveTasksToDrive);
+    }
+
+    /** The Ratis settings its shard groups run with (for tests). */
+    org.apache.ratis.conf.RaftProperties raftProperties() {
+        return server.getProperties();
     }
 
     public void start() throws IOException {

@@ -35,6 +35,18 @@ class BackendServerIT {
     Path dir;
 
     @Test
+    void itsShardGroupsRunWithTheElectionTimeoutItIsGiven() throws Exception {
+        try (BackendServer backend = new BackendServer("b1", "127.0.0.1", freePort(), dir,
+                new LeaderClock(SystemClock.INSTANCE), 1_000_000, io.sluice.common.raft.RaftTransport.PLAINTEXT, 700)) {
+            var properties = backend.raftProperties();
+            assertEquals(700, org.apache.ratis.server.RaftServerConfigKeys.Rpc.timeoutMin(properties)
+                    .toLong(TimeUnit.MILLISECONDS));
+            assertEquals(1_400, org.apache.ratis.server.RaftServerConfigKeys.Rpc.timeoutMax(properties)
+                    .toLong(TimeUnit.MILLISECONDS));
+        }
+    }
+
+    @Test
     void aReplicaThatFailsIsReportedFailed() throws Exception {
         int port = freePort();
         BackendServer backend = new BackendServer("b1", "127.0.0.1", port, dir, SystemClock.INSTANCE, 1_000_000);

@@ -16,8 +16,10 @@ import org.apache.ratis.util.TimeDuration;
  * The Ratis settings Sluice relies on (metadata group and data shards alike), each with why (measured on these machines, see ratis-notes.md):
  * <ul>
  *   <li>gRPC transport: the stable one under load;</li>
- *   <li>election timeout 500-1000 ms: the defaults (150-300 ms) caused spurious elections on a loaded 2-core box;
- *       500-1000 gave none and ~1.3 s failover;</li>
+ *   <li>election timeout between {@code electionTimeoutMillis} and twice it, heartbeats every half of it: Ratis'
+ *       defaults (150-300 ms) caused spurious elections on a loaded 2-core box; 500-1000 ms (the default) gave none
+ *       and ~1.4 s failover; 1000-2000 ms costs ~20 % less idle CPU (heartbeats are most of a Raft group's idle cost)
+ *       and ~2 s failover (docs/performance.md);</li>
  *   <li>unsafe flush off (the default): the commit index advances only after fsync on a majority, so an
  *       acknowledged catalog change is on disk on at least two of three members;</li>
  *   <li>automatic snapshots every {@code snapshotEvery} entries: otherwise the log is never purged; the log is
@@ -35,15 +37,33 @@ public final class RatisSettings {
     private RatisSettings() {
     }
 
+    /**
+     * The election timeout Sluice's Raft groups use unless configured ({@code sluice.raft.election-timeout-ms}): a
+     * follower calls an election after hearing nothing from its leader for between this and twice this long, and a
+     * leader sends a heartbeat to each follower every half of it.
+     */
+    public static final int DEFAULT_ELECTION_TIMEOUT_MS = 500;
+
     /** @param host the address to bind (0.0.0.0 only when asked for: every interface) */
     public static RaftProperties server(Path storage, String host, int port, long snapshotEvery) {
+        return server(storage, host, port, snapshotEvery, DEFAULT_ELECTION_TIMEOUT_MS);
+    }
+
+    /**
+     * @param host                  the address to bind (0.0.0.0 only when asked for: every interface)
+     * @param electionTimeoutMillis the shortest election timeout (the longest is twice it); every member of a group
+     *                              should use the same
+     */
+    public static RaftProperties server(Path storage, String host, int port, long snapshotEvery,
+                                        int electionTimeoutMillis) {
         RaftProperties p = new RaftProperties();
         RaftConfigKeys.Rpc.setType(p, SupportedRpcType.GRPC);
         GrpcConfigKeys.Server.setHost(p, host); // the admin and client services share this server and its host
         GrpcConfigKeys.Server.setPort(p, port);
         RaftServerConfigKeys.setStorageDir(p, List.of(storage.toFile()));
-        RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(500, TimeUnit.MILLISECONDS));
-        RaftServerConfigKeys.Rpc.setTimeoutMax(p, TimeDuration.valueOf(1000, TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.Rpc.setTimeoutMin(p, TimeDuration.valueOf(electionTimeoutMillis, TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.Rpc.setTimeoutMax(p,
+                TimeDuration.valueOf(2L * electionTimeoutMillis, TimeUnit.MILLISECONDS));
         RaftServerConfigKeys.Log.setUnsafeFlushEnabled(p, false);
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, true);
         RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, snapshotEvery);

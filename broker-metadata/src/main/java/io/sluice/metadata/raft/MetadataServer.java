@@ -72,6 +72,14 @@ public final class MetadataServer implements AutoCloseable {
     public MetadataServer(String nodeId, String bindHost, MetadataPeers peers, Path dataDir, Clock clock,
                           int replicationFactor, long deadAfterMillis, long snapshotEvery, int shardCount,
                           RaftTransport transport) {
+        this(nodeId, bindHost, peers, dataDir, clock, replicationFactor, deadAfterMillis, snapshotEvery, shardCount,
+                transport, RatisSettings.DEFAULT_ELECTION_TIMEOUT_MS);
+    }
+
+    /** @param electionTimeoutMillis the metadata group's shortest election timeout ({@link RatisSettings}) */
+    public MetadataServer(String nodeId, String bindHost, MetadataPeers peers, Path dataDir, Clock clock,
+                          int replicationFactor, long deadAfterMillis, long snapshotEvery, int shardCount,
+                          RaftTransport transport, int electionTimeoutMillis) {
         this.nodeId = nodeId;
         this.clock = clock;
         this.transport = transport;
@@ -87,7 +95,8 @@ public final class MetadataServer implements AutoCloseable {
                     .setServerId(RaftPeerId.valueOf(nodeId))
                     .setGroup(peers.group())
                     .setStateMachine(stateMachine)
-                    .setProperties(RatisSettings.server(dataDir, bindHost, peers.port(nodeId), snapshotEvery))
+                    .setProperties(RatisSettings.server(dataDir, bindHost, peers.port(nodeId), snapshotEvery,
+                            electionTimeoutMillis))
                     .setOption(RaftStorage.StartupOption.RECOVER)
                     .build();
         } catch (IOException e) {
@@ -98,6 +107,11 @@ public final class MetadataServer implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
+    }
+
+    /** The Ratis settings its metadata group run with (for tests). */
+    org.apache.ratis.conf.RaftProperties raftProperties() {
+        return server.getProperties();
     }
 
     public void start() throws IOException {

@@ -1,0 +1,33 @@
+package io.sluice.common.raft;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.server.RaftServerConfigKeys;
+import org.junit.jupiter.api.Test;
+
+class RatisSettingsTest {
+    private static long min(RaftProperties p) {
+        return RaftServerConfigKeys.Rpc.timeoutMin(p).toLong(TimeUnit.MILLISECONDS);
+    }
+
+    private static long max(RaftProperties p) {
+        return RaftServerConfigKeys.Rpc.timeoutMax(p).toLong(TimeUnit.MILLISECONDS);
+    }
+
+    @Test
+    void theElectionTimeoutRangesFromTheConfiguredValueToTwiceIt() {
+        RaftProperties p = RatisSettings.server(Path.of("raft"), "127.0.0.1", 1, 100, 750);
+        assertEquals(750, min(p));
+        assertEquals(1_500, max(p));
+    }
+
+    @Test
+    void withoutOneItIsTheDefault() {
+        RaftProperties p = RatisSettings.server(Path.of("raft"), "127.0.0.1", 1, 100);
+        assertEquals(RatisSettings.DEFAULT_ELECTION_TIMEOUT_MS, min(p));
+        assertEquals(2L * RatisSettings.DEFAULT_ELECTION_TIMEOUT_MS, max(p));
+    }
+}
