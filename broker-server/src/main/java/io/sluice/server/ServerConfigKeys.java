@@ -104,10 +104,12 @@ public final class ServerConfigKeys {
                     + " purged up to each, bounding its size and the replay time after a restart.");
     public static final ConfigKey<Integer> RAFT_ELECTION_TIMEOUT_MS = ConfigKey.integer(
             "sluice.raft.election-timeout-ms", io.sluice.common.raft.RatisSettings.DEFAULT_ELECTION_TIMEOUT_MS, 200,
-            30_000, "Raft groups (metadata, shards): a follower that hears nothing from its leader for between this and"
-                    + " twice this long calls an election; leaders send heartbeats every half of it. Shorter: faster"
-                    + " failover (about 2.3x it), more idle CPU per group and more spurious elections on a loaded"
-                    + " machine. Use one value on every member.");
+            2_000, "Cluster Raft groups (metadata members, backends, combined nodes; sluice dev's one-member groups keep"
+                    + " the default): a follower that hears nothing from its leader for between this and twice this"
+                    + " long calls an election; leaders send heartbeats every half of it. Shorter: faster failover"
+                    + " (measured 2-3x it), more idle CPU per group and more spurious elections on a loaded machine."
+                    + " At most 2000: clients retry a shard or the metadata group for ~10 s. Use one value on every"
+                    + " process.");
     public static final ConfigKey<String> CLUSTER_TLS_CERT = ConfigKey.string("sluice.cluster.tls.cert-file", "",
             "Raft mutual TLS: this process's certificate chain (PEM, leaf first) for every Raft server and client it"
                     + " runs. Set with key-file and ca-file, or none of the three.");

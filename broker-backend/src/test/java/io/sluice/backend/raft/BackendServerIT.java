@@ -38,6 +38,7 @@ class BackendServerIT {
     void itsShardGroupsRunWithTheElectionTimeoutItIsGiven() throws Exception {
         try (BackendServer backend = new BackendServer("b1", "127.0.0.1", freePort(), dir,
                 new LeaderClock(SystemClock.INSTANCE), 1_000_000, io.sluice.common.raft.RaftTransport.PLAINTEXT, 700)) {
+            backend.start(); // closed once started: a Ratis server closed before its start leaves its threads behind
             var properties = backend.raftProperties();
             assertEquals(700, org.apache.ratis.server.RaftServerConfigKeys.Rpc.timeoutMin(properties)
                     .toLong(TimeUnit.MILLISECONDS));

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.sluice.common.SystemClock;
 import io.sluice.common.raft.RaftTransport;
+import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -16,10 +17,15 @@ class MetadataServerSettingsTest {
     Path dir;
 
     @Test
-    void itsGroupRunsWithTheElectionTimeoutItIsGiven() {
-        MetadataPeers peers = new MetadataPeers(Map.of("m1", "127.0.0.1:1"));
+    void itsGroupRunsWithTheElectionTimeoutItIsGiven() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        MetadataPeers peers = new MetadataPeers(Map.of("m1", "127.0.0.1:" + port));
         try (MetadataServer member = new MetadataServer("m1", "127.0.0.1", peers, dir, SystemClock.INSTANCE, 1,
                 30_000, 1_000, 0, RaftTransport.PLAINTEXT, 1_500)) {
+            member.start(); // closed once started: a Ratis server closed before its start leaves its threads behind
             var properties = member.raftProperties();
             assertEquals(1_500, RaftServerConfigKeys.Rpc.timeoutMin(properties).toLong(TimeUnit.MILLISECONDS));
             assertEquals(3_000, RaftServerConfigKeys.Rpc.timeoutMax(properties).toLong(TimeUnit.MILLISECONDS));
