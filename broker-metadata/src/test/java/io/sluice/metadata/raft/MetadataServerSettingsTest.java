@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.sluice.common.SystemClock;
 import io.sluice.common.raft.RaftTransport;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -18,11 +17,7 @@ class MetadataServerSettingsTest {
 
     @Test
     void itsGroupRunsWithTheElectionTimeoutItIsGiven() throws Exception {
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
-        MetadataPeers peers = new MetadataPeers(Map.of("m1", "127.0.0.1:" + port));
+        MetadataPeers peers = new MetadataPeers(Map.of("m1", "127.0.0.1:" + MetadataGroupIT.freePort()));
         try (MetadataServer member = new MetadataServer("m1", "127.0.0.1", peers, dir, SystemClock.INSTANCE, 1,
                 30_000, 1_000, 0, RaftTransport.PLAINTEXT, 1_500)) {
             member.start(); // closed once started: a Ratis server closed before its start leaves its threads behind
