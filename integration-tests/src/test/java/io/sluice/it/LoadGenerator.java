@@ -54,6 +54,12 @@ public final class LoadGenerator {
         int batch = 10;
         int bodyBytes = 1024;
         int rate; // total messages/s to send; 0 = as fast as the closed loops go
+        /**
+         * Total messages/s to send during the warm-up only (0: the measured phase's pace from the start). An unpaced
+         * run on 2 shared cores keeps them saturated, and the JIT compilers, starved, are still compiling minutes
+         * later; a paced warm-up lets them finish, so the measurement sees the servers' steady state.
+         */
+        int warmupRate;
         int partitions; // SluicePartitions on create; 0 = leave the default
         int drainSeconds = 60;
         int visibilitySeconds = 30;
@@ -85,7 +91,8 @@ public final class LoadGenerator {
         /**
          * {@code --endpoint URL} (repeatable: clients spread over them and move to the next after a failure),
          * {@code --warmup S}, {@code --seconds S}, {@code --producers N}, {@code --consumers N}, {@code --batch N},
-         * {@code --body BYTES}, {@code --rate MSGS_PER_S}, {@code --partitions N}, {@code --drain S},
+         * {@code --body BYTES}, {@code --rate MSGS_PER_S}, {@code --warmup-rate MSGS_PER_S} (the warm-up paced at
+         * that rate, then the measurement unpaced; not with {@code --rate}), {@code --partitions N}, {@code --drain S},
          * {@code --visibility S} (the queue's VisibilityTimeout), {@code --queue NAME},
          * {@code --pid PID} (repeatable), {@code --pid-dir DIR} (every {@code *.pid} file in it), {@code --idle S}
          * (first measure the servers' idle CPU for S seconds), {@code --jfr DIR} (a JFR profile of every server process
@@ -105,6 +112,7 @@ public final class LoadGenerator {
                     case "--batch" -> o.batch = Integer.parseInt(v);
                     case "--body" -> o.bodyBytes = Integer.parseInt(v);
                     case "--rate" -> o.rate = Integer.parseInt(v);
+                    case "--warmup-rate" -> o.warmupRate = Integer.parseInt(v);
                     case "--partitions" -> o.partitions = Integer.parseInt(v);
                     case "--drain" -> o.drainSeconds = Integer.parseInt(v);
                     case "--visibility" -> o.visibilitySeconds = Integer.parseInt(v);
@@ -130,6 +138,10 @@ public final class LoadGenerator {
             }
             if (o.endpoints.isEmpty()) {
                 o.endpoints.add(URI.create("http://127.0.0.1:9324"));
+            }
+            if (o.warmupRate > 0 && o.rate > 0) { // one pacing anchor: a paced measurement keeps the warm-up's pace
+                throw new IllegalArgumentException("--warmup-rate is for unpaced runs; with --rate, the warm-up is paced"
+                        + " at that rate already");
             }
             return o;
         }
@@ -167,6 +179,8 @@ public final class LoadGenerator {
         return t;
     });
     private volatile boolean measuring;
+    /** Until the warm-up ends; with {@code --warmup-rate}, producers are paced while it is set. */
+    private volatile boolean warmingUp = true;
     private volatile boolean producing = true;
     private volatile boolean consuming = true;
     private volatile long lastArrivalNanos = System.nanoTime();
@@ -247,6 +261,7 @@ public final class LoadGenerator {
             consume(c);
         }
         Thread.sleep(o.warmupSeconds * 1000L);
+        warmingUp = false; // producers paced for the warm-up go unpaced from their next batch
 
         if (o.jfrDir != null) {
             startProfiles();
@@ -359,8 +374,9 @@ public final class LoadGenerator {
             return;
         }
         long issued = System.nanoTime();
-        if (o.rate > 0) {
-            long interval = (long) (1e9 * o.producers * o.batch / o.rate);
+        int rate = o.warmupRate > 0 && warmingUp ? o.warmupRate : o.rate;
+        if (rate > 0) {
+            long interval = (long) (1e9 * o.producers * o.batch / rate);
             long slot = start + (seq / o.batch) * interval;
             if (slot > issued) {
                 pacer.schedule(() -> produce(producer, seq, endpoint, start), slot - issued, TimeUnit.NANOSECONDS);
@@ -531,8 +547,9 @@ public final class LoadGenerator {
     }
 
     public static void print(Options o, Result r) {
-        System.out.printf("load: %d s measured after %d s warm-up, %d producers, %d consumers, batch %d, %d-byte"
-                        + " bodies, rate %s, %d endpoint(s)%s%n", o.seconds, o.warmupSeconds, o.producers, o.consumers,
+        System.out.printf("load: %d s measured after %s, %d producers, %d consumers, batch %d, %d-byte"
+                        + " bodies, rate %s, %d endpoint(s)%s%n", o.seconds, o.warmupSeconds + " s warm-up"
+                        + (o.warmupRate > 0 ? " paced at " + o.warmupRate + " msg/s" : ""), o.producers, o.consumers,
                 o.batch, o.bodyBytes, o.rate > 0 ? o.rate + " msg/s" : "unpaced", o.endpoints.size(),
                 o.fifoGroups > 0 ? ", FIFO, " + o.fifoGroups + " groups, reorder window " + o.reorderWindowMillis + " ms"
                         : "");
