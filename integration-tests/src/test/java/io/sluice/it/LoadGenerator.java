@@ -56,8 +56,8 @@ public final class LoadGenerator {
         int rate; // total messages/s to send; 0 = as fast as the closed loops go
         /**
          * Total messages/s to send during the warm-up only (0: the measured phase's pace from the start). An unpaced
-         * run on 2 shared cores keeps them saturated, and the JIT compilers, starved, are still compiling minutes
-         * later; a paced warm-up lets them finish, so the measurement sees the servers' steady state.
+         * run on 2 shared cores keeps them saturated (the JIT compilers starved, a backlog growing); a paced warm-up
+         * avoids both. Whether it reaches a long-running server's steady state is not settled (docs/performance.md).
          */
         int warmupRate;
         int partitions; // SluicePartitions on create; 0 = leave the default
@@ -138,6 +138,9 @@ public final class LoadGenerator {
             }
             if (o.endpoints.isEmpty()) {
                 o.endpoints.add(URI.create("http://127.0.0.1:9324"));
+            }
+            if (o.warmupRate < 0 || o.rate < 0) {
+                throw new IllegalArgumentException("--rate and --warmup-rate take messages per second (0: unpaced)");
             }
             if (o.warmupRate > 0 && o.rate > 0) { // one pacing anchor: a paced measurement keeps the warm-up's pace
                 throw new IllegalArgumentException("--warmup-rate is for unpaced runs; with --rate, the warm-up is paced"
@@ -262,6 +265,9 @@ public final class LoadGenerator {
         }
         Thread.sleep(o.warmupSeconds * 1000L);
         warmingUp = false; // producers paced for the warm-up go unpaced from their next batch
+        if (o.warmupRate > 0) { // one that is waiting for its warm-up slot may sleep up to an interval more
+            Thread.sleep((long) Math.ceil(1000.0 * o.producers * o.batch / o.warmupRate));
+        }
 
         if (o.jfrDir != null) {
             startProfiles();
