@@ -266,7 +266,7 @@ public final class LoadGenerator {
         Thread.sleep(o.warmupSeconds * 1000L);
         warmingUp = false; // producers paced for the warm-up go unpaced from their next batch
         if (o.warmupRate > 0) { // one that is waiting for its warm-up slot may sleep up to an interval more
-            Thread.sleep((long) Math.ceil(1000.0 * o.producers * o.batch / o.warmupRate));
+            TimeUnit.NANOSECONDS.sleep(batchInterval(o.warmupRate));
         }
 
         if (o.jfrDir != null) {
@@ -374,6 +374,11 @@ public final class LoadGenerator {
         return ((long) producer << 40) | seq;
     }
 
+    /** Nanoseconds between one producer's batches when all of them together send {@code rate} messages/s. */
+    private long batchInterval(int rate) {
+        return (long) (1e9 * o.producers * o.batch / rate);
+    }
+
     /** One producer: a chain of batch sends; with a rate, each batch waits for its slot. */
     private void produce(int producer, long seq, int endpoint, long start) {
         if (!producing) {
@@ -382,7 +387,7 @@ public final class LoadGenerator {
         long issued = System.nanoTime();
         int rate = o.warmupRate > 0 && warmingUp ? o.warmupRate : o.rate;
         if (rate > 0) {
-            long interval = (long) (1e9 * o.producers * o.batch / rate);
+            long interval = batchInterval(rate);
             long slot = start + (seq / o.batch) * interval;
             if (slot > issued) {
                 pacer.schedule(() -> produce(producer, seq, endpoint, start), slot - issued, TimeUnit.NANOSECONDS);
