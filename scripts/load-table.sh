@@ -3,8 +3,10 @@
 # path (what `sluice dev` becomes once LocalShard goes), the split 3/3/2 cluster and the combined 3-node cluster, back
 # to back with the same load (only ratios from one session count: this machine's speed varies 2-3x from day to day).
 # Each row is one of the load scripts; this only runs them in turn.
-# Usage: scripts/load-table.sh [LoadGenerator flags], e.g. --warmup 90 --seconds 30 --producers 8 --consumers 8
-# Output: each run's figures, then one line per row. Takes ~6 minutes per row with a 90 s warm-up.
+# Usage: scripts/load-table.sh [LoadGenerator flags], e.g.
+#   --warmup 300 --seconds 30 --producers 8 --consumers 8 --max-backlog 2000 --drain 90
+# (docs/performance.md: a closed loop, sent = received, and a warm-up long enough for the clusters' JIT to settle).
+# Output: each run's figures, then one line per row. Takes ~6 minutes per row with a 90 s warm-up, ~8 with 300 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/load-common.sh

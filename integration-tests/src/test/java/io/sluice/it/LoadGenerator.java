@@ -60,6 +60,14 @@ public final class LoadGenerator {
          * avoids both. Whether it reaches a long-running server's steady state is not settled (docs/performance.md).
          */
         int warmupRate;
+        /**
+         * Closed loop (0: none): a producer holds its next batch while this many messages or more are sent but not
+         * yet received, so what is sent is what the consumers take (sent = received: a rate the server sustains) and
+         * the backlog stays small, instead of unpaced producers filling the queue at about twice the rate the
+         * consumers (two requests per batch of theirs, one per producer's) empty it. The time a batch is held is
+         * not send latency (it is counted from when the batch goes).
+         */
+        int maxBacklog;
         int partitions; // SluicePartitions on create; 0 = leave the default
         int drainSeconds = 60;
         int visibilitySeconds = 30;
@@ -92,7 +100,8 @@ public final class LoadGenerator {
          * {@code --endpoint URL} (repeatable: clients spread over them and move to the next after a failure),
          * {@code --warmup S}, {@code --seconds S}, {@code --producers N}, {@code --consumers N}, {@code --batch N},
          * {@code --body BYTES}, {@code --rate MSGS_PER_S}, {@code --warmup-rate MSGS_PER_S} (the warm-up paced at
-         * that rate, then the measurement unpaced; not with {@code --rate}), {@code --partitions N}, {@code --drain S},
+         * that rate, then the measurement unpaced; not with {@code --rate}), {@code --max-backlog N} (closed loop:
+         * producers hold while N messages are sent and not yet received), {@code --partitions N}, {@code --drain S},
          * {@code --visibility S} (the queue's VisibilityTimeout), {@code --queue NAME},
          * {@code --pid PID} (repeatable), {@code --pid-dir DIR} (every {@code *.pid} file in it), {@code --idle S}
          * (first measure the servers' idle CPU for S seconds), {@code --jfr DIR} (a JFR profile of every server process
@@ -113,6 +122,7 @@ public final class LoadGenerator {
                     case "--body" -> o.bodyBytes = Integer.parseInt(v);
                     case "--rate" -> o.rate = Integer.parseInt(v);
                     case "--warmup-rate" -> o.warmupRate = Integer.parseInt(v);
+                    case "--max-backlog" -> o.maxBacklog = Integer.parseInt(v);
                     case "--partitions" -> o.partitions = Integer.parseInt(v);
                     case "--drain" -> o.drainSeconds = Integer.parseInt(v);
                     case "--visibility" -> o.visibilitySeconds = Integer.parseInt(v);
@@ -138,6 +148,9 @@ public final class LoadGenerator {
             }
             if (o.endpoints.isEmpty()) {
                 o.endpoints.add(URI.create("http://127.0.0.1:9324"));
+            }
+            if (o.maxBacklog < 0) {
+                throw new IllegalArgumentException("--max-backlog takes a number of messages (0: no bound)");
             }
             if (o.warmupRate < 0 || o.rate < 0) {
                 throw new IllegalArgumentException("--rate and --warmup-rate take messages per second (0: unpaced)");
@@ -176,6 +189,10 @@ public final class LoadGenerator {
     private final AtomicLong longestSendGap = new AtomicLong();
     private final AtomicLong longestReceiveGap = new AtomicLong();
     private final AtomicInteger consumersRunning = new AtomicInteger();
+    /** Messages acknowledged to a producer and not yet received once (for {@code --max-backlog}). */
+    private final AtomicLong unreceived = new AtomicLong();
+    /** Producers holding their next batch until the backlog is below {@code --max-backlog}. */
+    private final java.util.Queue<Runnable> held = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final ScheduledExecutorService pacer = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "load-pacer");
         t.setDaemon(true);
@@ -395,6 +412,11 @@ public final class LoadGenerator {
             }
             issued = slot; // latency counts from the intended time: no coordinated omission
         }
+        if (o.maxBacklog > 0 && unreceived.get() >= o.maxBacklog) {
+            held.add(() -> produce(producer, seq, endpoint, start));
+            releaseHeld(); // the consumers may have taken the backlog down since the check
+            return;
+        }
         List<SendMessageBatchRequestEntry> entries = new ArrayList<>(o.batch);
         for (int i = 0; i < o.batch; i++) {
             long id = id(producer, seq + i);
@@ -417,6 +439,7 @@ public final class LoadGenerator {
             } else {
                 long now = System.nanoTime();
                 r.successful().forEach(ok -> acknowledged.add(id(producer, seq + Integer.parseInt(ok.id().substring(1)))));
+                unreceived.addAndGet(r.successful().size());
                 noteGap(lastSendOk, longestSendGap, now);
                 if (measuring) {
                     sendLatency.recordValue((now - sentAt) / 1000);
@@ -446,6 +469,7 @@ public final class LoadGenerator {
                     noteGap(lastReceiveOk, longestReceiveGap, now);
                     List<Message> got = r.messages();
                     if (got.isEmpty()) {
+                        releaseHeld();
                         consume(endpoint);
                         return;
                     }
@@ -454,7 +478,9 @@ public final class LoadGenerator {
                     for (int i = 0; i < got.size(); i++) {
                         Message m = got.get(i);
                         String[] parts = m.body().split(":", 3);
-                        receivedCount.merge(Long.parseLong(parts[0]), 1, Integer::sum);
+                        if (receivedCount.merge(Long.parseLong(parts[0]), 1, Integer::sum) == 1) {
+                            unreceived.decrementAndGet();
+                        }
                         if (measuring) {
                             endToEnd.recordValue(Math.max(0, (now - Long.parseLong(parts[1])) / 1000));
                         }
@@ -464,6 +490,7 @@ public final class LoadGenerator {
                     if (measuring) {
                         receivedInWindow.addAndGet(got.size());
                     }
+                    releaseHeld();
                     client.deleteMessageBatch(b -> b.queueUrl(queueUrl).entries(deletes)).whenComplete((d, de) -> {
                         if (de != null) {
                             error(de); // the messages come back after their visibility timeout
@@ -471,6 +498,14 @@ public final class LoadGenerator {
                         consume(de == null ? endpoint : endpoint + 1);
                     });
                 });
+    }
+
+    /** Lets held producers go (on the pacer's thread) while the backlog is below {@code --max-backlog}. */
+    private void releaseHeld() {
+        Runnable next;
+        while (unreceived.get() < o.maxBacklog && (next = held.poll()) != null) {
+            pacer.execute(next);
+        }
     }
 
     private void error(Throwable e) {
@@ -561,7 +596,9 @@ public final class LoadGenerator {
         System.out.printf("load: %d s measured after %s, %d producers, %d consumers, batch %d, %d-byte"
                         + " bodies, rate %s, %d endpoint(s)%s%n", o.seconds, o.warmupSeconds + " s warm-up"
                         + (o.warmupRate > 0 ? " paced at " + o.warmupRate + " msg/s" : ""), o.producers, o.consumers,
-                o.batch, o.bodyBytes, o.rate > 0 ? o.rate + " msg/s" : "unpaced", o.endpoints.size(),
+                o.batch, o.bodyBytes, (o.rate > 0 ? o.rate + " msg/s" : "unpaced")
+                        + (o.maxBacklog > 0 ? ", closed loop at " + o.maxBacklog + " unreceived" : ""),
+                o.endpoints.size(),
                 o.fifoGroups > 0 ? ", FIFO, " + o.fifoGroups + " groups, reorder window " + o.reorderWindowMillis + " ms"
                         : "");
         System.out.printf("  sent          %,10.0f msg/s%n", r.sentPerSecond());
