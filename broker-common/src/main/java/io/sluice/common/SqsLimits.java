@@ -77,6 +77,10 @@ public final class SqsLimits {
     public static boolean hasOnlyAllowedCharacters(CharSequence text) {
         for (int i = 0; i < text.length(); ) {
             char c = text.charAt(i);
+            if (c >= 0x20 && c < 0xD800) { // the common case: allowed, and no surrogate to pair
+                i++;
+                continue;
+            }
             int cp;
             if (Character.isHighSurrogate(c)) {
                 if (i + 1 >= text.length() || !Character.isLowSurrogate(text.charAt(i + 1))) {

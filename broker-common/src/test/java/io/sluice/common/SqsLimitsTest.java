@@ -17,6 +17,16 @@ class SqsLimitsTest {
         assertFalse(SqsLimits.hasOnlyAllowedCharacters("lone low \uDE00 x"));
     }
 
+    /** Every single UTF-16 unit, against the XML 1.0 definition (a lone surrogate is never allowed). */
+    @Test
+    void everyCharAloneAgreesWithTheCodePointRule() {
+        for (int c = 0; c <= 0xFFFF; c++) {
+            boolean expected = !Character.isSurrogate((char) c) && SqsLimits.isAllowedCodePoint(c);
+            assertEquals(expected, SqsLimits.hasOnlyAllowedCharacters("a" + (char) c + "b"),
+                    "U+" + Integer.toHexString(c));
+        }
+    }
+
     @Test
     void fifoIds() {
         assertTrue(SqsLimits.isValidFifoId("group-1!~"));

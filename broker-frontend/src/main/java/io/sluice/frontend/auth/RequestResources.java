@@ -141,6 +141,8 @@ public record RequestResources(String queue, List<String> referenced) {
         }
     }
 
+    private static final java.util.regex.Pattern ACCOUNT_ID = java.util.regex.Pattern.compile("[0-9]{12}");
+
     /**
      * {@code /<account>/<name>[/]} → name, where the account is 12 digits (as in every queue URL); anything else → null
      * (e.g. a proxy's own path prefix, which must not be mistaken for a queue).
@@ -148,7 +150,7 @@ public record RequestResources(String queue, List<String> referenced) {
     public static String queueNameFromPath(String path) {
         String p = path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
         String[] parts = p.split("/", -1);
-        if (parts.length != 3 || !parts[0].isEmpty() || !parts[1].matches("[0-9]{12}") || parts[2].isEmpty()) {
+        if (parts.length != 3 || !parts[0].isEmpty() || !ACCOUNT_ID.matcher(parts[1]).matches() || parts[2].isEmpty()) {
             return null;
         }
         return parts[2];

@@ -17,12 +17,24 @@ final class SigV4Crypto {
     private SigV4Crypto() {
     }
 
-    static String sha256Hex(byte[] data) {
+    /** One SHA-256 and one HMAC-SHA256 engine per thread (event loops live long): no provider lookup per use. */
+    private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
         try {
-            return HEX.formatHex(MessageDigest.getInstance("SHA-256").digest(data));
+            return MessageDigest.getInstance("SHA-256");
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("SHA-256 is a required JDK algorithm", e);
         }
+    });
+    private static final ThreadLocal<Mac> HMAC_SHA256 = ThreadLocal.withInitial(() -> {
+        try {
+            return Mac.getInstance("HmacSHA256");
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 is a required JDK algorithm", e);
+        }
+    });
+
+    static String sha256Hex(byte[] data) {
+        return HEX.formatHex(SHA256.get().digest(data)); // digest() resets the engine
     }
 
     static String sha256Hex(String utf8) {
@@ -47,12 +59,12 @@ final class SigV4Crypto {
     }
 
     private static byte[] hmac(byte[] key, String data) {
+        Mac mac = HMAC_SHA256.get();
         try {
-            Mac mac = Mac.getInstance("HmacSHA256");
             mac.init(new SecretKeySpec(key, "HmacSHA256"));
-            return mac.doFinal(data.getBytes(StandardCharsets.UTF_8));
         } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("HmacSHA256 is a required JDK algorithm", e);
+            throw new IllegalStateException("an HMAC-SHA256 key of " + key.length + " bytes was refused", e);
         }
+        return mac.doFinal(data.getBytes(StandardCharsets.UTF_8)); // doFinal() resets the engine
     }
 }

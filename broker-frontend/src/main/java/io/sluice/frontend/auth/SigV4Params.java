@@ -35,6 +35,9 @@ record SigV4Params(String accessKeyId, String scopeDate, String region, String s
     static final DateTimeFormatter AMZ_DATE = DateTimeFormatter.ofPattern("uuuuMMdd'T'HHmmss'Z'", Locale.ROOT)
             .withZone(ZoneOffset.UTC).withResolverStyle(ResolverStyle.STRICT);
 
+    private static final java.util.regex.Pattern AMZ_DATE_SHAPE = java.util.regex.Pattern.compile("[0-9]{8}T[0-9]{6}Z");
+    private static final java.util.regex.Pattern SIGNATURE_SHAPE = java.util.regex.Pattern.compile("[0-9a-fA-F]{64}");
+    private static final java.util.regex.Pattern EXPIRES_SHAPE = java.util.regex.Pattern.compile("[0-9]{1,7}");
     private static final int MAX_AUTHORIZATION_LENGTH = 8192;
     private static final int MAX_SIGNED_HEADERS = 64;
     private static final long MAX_EXPIRES_SECONDS = 604_800;
@@ -143,7 +146,7 @@ record SigV4Params(String accessKeyId, String scopeDate, String region, String s
         }
         Instant requestTime;
         try {
-            if (!amzDate.matches("[0-9]{8}T[0-9]{6}Z")) {
+            if (!AMZ_DATE_SHAPE.matcher(amzDate).matches()) {
                 throw new DateTimeParseException("not yyyyMMdd'T'HHmmss'Z'", amzDate, 0);
             }
             requestTime = AMZ_DATE.parse(amzDate, Instant::from);
@@ -151,7 +154,7 @@ record SigV4Params(String accessKeyId, String scopeDate, String region, String s
             throw incomplete("Date must be in ISO-8601 'basic format' (yyyyMMdd'T'HHmmss'Z'). Got " + quote(amzDate)
                     + ".");
         }
-        if (!signature.matches("[0-9a-fA-F]{64}")) {
+        if (!SIGNATURE_SHAPE.matcher(signature).matches()) {
             throw incomplete("Signature must be 64 hexadecimal digits.");
         }
         return new SigV4Params(scope[0], scope[1], scope[2], scope[3], scope[4], parseSignedHeaders(signedHeaders),
@@ -178,7 +181,7 @@ record SigV4Params(String accessKeyId, String scopeDate, String region, String s
     }
 
     private static long parseExpires(String value) {
-        if (!value.matches("[0-9]{1,7}")) {
+        if (!EXPIRES_SHAPE.matcher(value).matches()) {
             throw incomplete("X-Amz-Expires must be a whole number of seconds, got " + quote(value) + ".");
         }
         long seconds = Long.parseLong(value);

@@ -20,13 +20,14 @@ import java.util.Objects;
  */
 public record SignedRequest(String method, String rawPath, String rawQuery, Map<String, List<String>> headers,
                             String bodySha256) {
+    private static final java.util.regex.Pattern SHA256_HEX = java.util.regex.Pattern.compile("[0-9a-f]{64}");
 
     public SignedRequest {
         Objects.requireNonNull(method, "method");
         rawPath = rawPath == null ? "" : rawPath;
         headers = normalize(Objects.requireNonNull(headers, "headers"));
         bodySha256 = Objects.requireNonNull(bodySha256, "bodySha256").toLowerCase(Locale.ROOT);
-        if (!bodySha256.matches("[0-9a-f]{64}")) {
+        if (!SHA256_HEX.matcher(bodySha256).matches()) {
             throw new IllegalArgumentException("bodySha256 must be 64 hex digits");
         }
     }

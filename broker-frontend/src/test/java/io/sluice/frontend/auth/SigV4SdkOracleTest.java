@@ -98,6 +98,31 @@ class SigV4SdkOracleTest {
                 "The security token included in the request is invalid.")), result.rejection());
     }
 
+    /**
+     * The verifier keeps derived signing keys (one per access key, day and region): a key whose secret was replaced
+     * must verify against the new secret at once, never against the one its cached key came from.
+     */
+    @Test
+    void aReplacedSecretIsUsedAtOnce() {
+        Case c = cases().findFirst().orElseThrow();
+        java.util.concurrent.atomic.AtomicReference<String> secret = new java.util.concurrent.atomic.AtomicReference<>(
+                SECRET);
+        SigV4Verifier verifier = new SigV4Verifier(id -> id.equals(KEY)
+                ? Optional.of(new Credentials(KEY, secret.get())) : Optional.empty(),
+                new ManualClock(SIGNING_TIME.toEpochMilli()), Optional.empty(), true);
+        SignedRequest signedWithOld = sign(c, KEY, SECRET);
+        assertTrue(verifier.verify(signedWithOld).isAuthenticated());
+        assertTrue(verifier.verify(signedWithOld).isAuthenticated()); // from the cached key
+
+        secret.set("rotated-" + SECRET);
+        assertEquals(new AuthResult.Rejected(SqsError.SIGNATURE_DOES_NOT_MATCH.failure()),
+                verifier.verify(signedWithOld));
+        assertEquals(new AuthResult.Authenticated(KEY), verifier.verify(sign(c, KEY, "rotated-" + SECRET)));
+        // another region on the same day has a key of its own
+        assertEquals(new AuthResult.Authenticated(KEY), verifier.verify(SdkSigning.sign(c.request(), c.body(), KEY,
+                "rotated-" + SECRET, "us-west-2", SIGNING_TIME, c.mode())));
+    }
+
     @Test
     void presignedRequestExpiresAfterXAmzExpires() {
         Case presigned = cases().filter(c -> c.mode() == SdkSigning.Mode.PRESIGNED).findFirst().orElseThrow();
