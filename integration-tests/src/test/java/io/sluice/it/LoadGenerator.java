@@ -65,7 +65,9 @@ public final class LoadGenerator {
          * yet received, so what is sent is what the consumers take (sent = received: a rate the server sustains) and
          * the backlog stays small, instead of unpaced producers filling the queue at about twice the rate the
          * consumers (two requests per batch of theirs, one per producer's) empty it. The time a batch is held is
-         * not send latency (it is counted from when the batch goes).
+         * not send latency (it is counted from when the batch goes); not with {@code rate}. Approximate: released
+         * producers may overshoot N by a batch each, and a send that failed at the client but was stored loosens
+         * the bound by its messages when they are received.
          */
         int maxBacklog;
         int partitions; // SluicePartitions on create; 0 = leave the default
@@ -101,7 +103,7 @@ public final class LoadGenerator {
          * {@code --warmup S}, {@code --seconds S}, {@code --producers N}, {@code --consumers N}, {@code --batch N},
          * {@code --body BYTES}, {@code --rate MSGS_PER_S}, {@code --warmup-rate MSGS_PER_S} (the warm-up paced at
          * that rate, then the measurement unpaced; not with {@code --rate}), {@code --max-backlog N} (closed loop:
-         * producers hold while N messages are sent and not yet received), {@code --partitions N}, {@code --drain S},
+         * producers hold while N messages are sent and not yet received; not with {@code --rate}), {@code --partitions N}, {@code --drain S},
          * {@code --visibility S} (the queue's VisibilityTimeout), {@code --queue NAME},
          * {@code --pid PID} (repeatable), {@code --pid-dir DIR} (every {@code *.pid} file in it), {@code --idle S}
          * (first measure the servers' idle CPU for S seconds), {@code --jfr DIR} (a JFR profile of every server process
@@ -151,6 +153,9 @@ public final class LoadGenerator {
             }
             if (o.maxBacklog < 0) {
                 throw new IllegalArgumentException("--max-backlog takes a number of messages (0: no bound)");
+            }
+            if (o.maxBacklog > 0 && o.rate > 0) { // a held batch would keep its slot: held time counted as latency
+                throw new IllegalArgumentException("--max-backlog is for unpaced runs, not with --rate");
             }
             if (o.warmupRate < 0 || o.rate < 0) {
                 throw new IllegalArgumentException("--rate and --warmup-rate take messages per second (0: unpaced)");

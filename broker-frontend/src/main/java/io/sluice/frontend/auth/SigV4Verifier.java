@@ -81,7 +81,11 @@ public final class SigV4Verifier {
                 .orElseThrow(() -> new SqsException(SqsError.INVALID_CLIENT_TOKEN_ID.failure()));
         List<String> payloadHashes = payloadHashes(request, params.presigned());
 
-        byte[] signingKey = signingKey(found, params);
+        String scope = found.accessKeyId() + "/" + params.scopeDate() + "/" + params.region();
+        DerivedKey cached = signingKeys.get(scope);
+        boolean fromCache = cached != null && cached.secret().equals(found.secretAccessKey());
+        byte[] signingKey = fromCache ? cached.key()
+                : SigV4Crypto.signingKey(found.secretAccessKey(), params.scopeDate(), params.region(), SERVICE);
         String canonicalQuery = query.canonical(params.presigned() ? SigV4Params.X_AMZ_SIGNATURE : null);
         byte[] provided = params.signature().getBytes(StandardCharsets.US_ASCII);
         boolean matched = false;
@@ -95,29 +99,21 @@ public final class SigV4Verifier {
         if (!matched) {
             throw new SqsException(SqsError.SIGNATURE_DOES_NOT_MATCH.failure());
         }
+        if (!fromCache) { // only a scope a request was signed for: a request that fails adds nothing
+            if (signingKeys.size() >= MAX_SIGNING_KEYS) {
+                signingKeys.clear(); // days, regions and keys in use are few; forget them all rather than track age
+            }
+            signingKeys.put(scope, new DerivedKey(found.secretAccessKey(), signingKey));
+        }
         return found.accessKeyId();
     }
 
-    /**
-     * The signing key of a credential scope, derived once a day per access key and region (four HMACs) as AWS' own
-     * signers do, and again whenever the access key's secret is not the one it was derived from.
-     */
-    private byte[] signingKey(Credentials found, SigV4Params params) {
-        String scope = found.accessKeyId() + "/" + params.scopeDate() + "/" + params.region();
-        DerivedKey cached = signingKeys.get(scope);
-        if (cached != null && cached.secret().equals(found.secretAccessKey())) {
-            return cached.key();
-        }
-        byte[] key = SigV4Crypto.signingKey(found.secretAccessKey(), params.scopeDate(), params.region(), SERVICE);
-        if (signingKeys.size() >= MAX_SIGNING_KEYS) {
-            signingKeys.clear(); // days, regions and keys in use are few; forget them all rather than track age
-        }
-        signingKeys.put(scope, new DerivedKey(found.secretAccessKey(), key));
-        return key;
-    }
-
     private static final int MAX_SIGNING_KEYS = 1024;
-    /** Derived signing keys by {@code accessKeyId/date/region}. */
+    /**
+     * Signing keys (four HMACs each) by {@code accessKeyId/date/region}, kept once a request signed with one verified,
+     * as AWS' own signers keep them, and derived again whenever the access key's secret is not the one a kept key
+     * came from.
+     */
     private final java.util.Map<String, DerivedKey> signingKeys = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** A signing key and the secret it was derived from; never printed. */

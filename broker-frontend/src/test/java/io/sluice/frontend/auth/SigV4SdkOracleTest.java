@@ -107,9 +107,9 @@ class SigV4SdkOracleTest {
         Case c = cases().findFirst().orElseThrow();
         java.util.concurrent.atomic.AtomicReference<String> secret = new java.util.concurrent.atomic.AtomicReference<>(
                 SECRET);
+        ManualClock clock = new ManualClock(SIGNING_TIME.toEpochMilli());
         SigV4Verifier verifier = new SigV4Verifier(id -> id.equals(KEY)
-                ? Optional.of(new Credentials(KEY, secret.get())) : Optional.empty(),
-                new ManualClock(SIGNING_TIME.toEpochMilli()), Optional.empty(), true);
+                ? Optional.of(new Credentials(KEY, secret.get())) : Optional.empty(), clock, Optional.empty(), true);
         SignedRequest signedWithOld = sign(c, KEY, SECRET);
         assertTrue(verifier.verify(signedWithOld).isAuthenticated());
         assertTrue(verifier.verify(signedWithOld).isAuthenticated()); // from the cached key
@@ -121,6 +121,10 @@ class SigV4SdkOracleTest {
         // another region on the same day has a key of its own
         assertEquals(new AuthResult.Authenticated(KEY), verifier.verify(SdkSigning.sign(c.request(), c.body(), KEY,
                 "rotated-" + SECRET, "us-west-2", SIGNING_TIME, c.mode())));
+        // and so does the next day
+        clock.advance(Duration.ofDays(1));
+        assertEquals(new AuthResult.Authenticated(KEY), verifier.verify(SdkSigning.sign(c.request(), c.body(), KEY,
+                "rotated-" + SECRET, "eu-west-1", SIGNING_TIME.plus(Duration.ofDays(1)), c.mode())));
     }
 
     @Test
