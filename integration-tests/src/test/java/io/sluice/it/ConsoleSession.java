@@ -24,7 +24,6 @@ import org.openqa.selenium.OutputType;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
-import org.openqa.selenium.support.ui.ExpectedConditions;
 import org.openqa.selenium.support.ui.WebDriverWait;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
@@ -133,11 +132,25 @@ final class ConsoleSession {
     /**
      * Clicks what {@code target} finds (a link or a form's submit button) and waits until the browser has left the
      * page: a click returns once the event is dispatched, and a form's navigation starts a task later, so reading
-     * the page straight after the click can still read the old one.
+     * the page straight after the click can still read the old one. The old page is gone when asking its root
+     * element anything fails as stale; Chrome sometimes reports that instead as an inspector error that the node
+     * "does not belong to the document" (the document was replaced under the call), which means the same.
      */
     static void follow(WebDriver driver, By target) {
         WebElement page = driver.findElement(By.tagName("html"));
         driver.findElement(target).click();
-        new WebDriverWait(driver, Duration.ofSeconds(60)).until(ExpectedConditions.stalenessOf(page));
+        new WebDriverWait(driver, Duration.ofSeconds(60)).until(d -> {
+            try {
+                page.isEnabled();
+                return false;
+            } catch (org.openqa.selenium.StaleElementReferenceException gone) {
+                return true;
+            } catch (org.openqa.selenium.WebDriverException e) {
+                if (String.valueOf(e.getMessage()).contains("does not belong to the document")) {
+                    return true;
+                }
+                throw e;
+            }
+        });
     }
 }
