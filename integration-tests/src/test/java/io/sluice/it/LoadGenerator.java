@@ -103,7 +103,8 @@ public final class LoadGenerator {
          * {@code --warmup S}, {@code --seconds S}, {@code --producers N}, {@code --consumers N}, {@code --batch N},
          * {@code --body BYTES}, {@code --rate MSGS_PER_S}, {@code --warmup-rate MSGS_PER_S} (the warm-up paced at
          * that rate, then the measurement unpaced; not with {@code --rate}), {@code --max-backlog N} (closed loop:
-         * producers hold while N messages are sent and not yet received; not with {@code --rate}), {@code --partitions N}, {@code --drain S},
+         * producers hold while N messages are sent and not yet received; not with {@code --rate}),
+         * {@code --partitions N}, {@code --drain S},
          * {@code --visibility S} (the queue's VisibilityTimeout), {@code --queue NAME},
          * {@code --pid PID} (repeatable), {@code --pid-dir DIR} (every {@code *.pid} file in it), {@code --idle S}
          * (first measure the servers' idle CPU for S seconds), {@code --jfr DIR} (a JFR profile of every server process
