@@ -100,7 +100,7 @@ public final class BackendNode implements AutoCloseable {
         backend.addEffectListener(handOffs);
         handOffs.start().bindMetrics(registry);
         // the message move tasks of the dead-letter queues' partitions it leads, with the same client
-        moveTasks = new MoveTaskDriver(catalog::image, handOffPartitions, backend::moveTasksToDrive,
+        moveTasks = new MoveTaskDriver(catalog::image, catalog::refresh, handOffPartitions, backend::moveTasksToDrive,
                 backend::isPrimaryOf);
         moveTasks.start().bindMetrics(registry);
         registry.gauge("sluice.clock.offset.seconds", backend.clock(), c -> c.offsetMillis() / 1000.0);

@@ -169,8 +169,8 @@ public final class DevServer implements AutoCloseable {
                     System::nanoTime);
             local.addListener(handOffs);
             handOffs.start();
-            moveTaskDriver = new MoveTaskDriver(catalog::image, local, () -> local.moveTasksToDrive().join(),
-                    p -> true).start(); // the primary of every partition
+            moveTaskDriver = new MoveTaskDriver(catalog::image, catalog::refresh, local,
+                    () -> local.moveTasksToDrive().join(), p -> true).start(); // the primary of every partition
         }
         MoveTasks moveTasks = new MoveTasks(services);
 

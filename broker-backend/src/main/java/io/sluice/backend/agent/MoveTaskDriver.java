@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -42,7 +43,9 @@ import org.slf4j.LoggerFactory;
  *       paced by scheduling the next batch, never by sleeping.</li>
  *   <li>A destination that refuses a copy (gone, full) fails the task: the moved part of the batch is removed, the
  *       rest becomes visible again in the dead-letter queue. A step that cannot reach a shard fails nothing: the
- *       batch stays leased and the next scan retries it.</li>
+ *       batch stays leased and the next scan retries it. A destination this process's cached catalog does not list
+ *       is looked up again at the metadata group before a batch is leased: a queue created just before the task
+ *       (its creation not yet in this process's cache) is found, not refused.</li>
  *   <li>FIFO copies of one destination partition are sent one after another, in the order leased, so a group keeps
  *       its order.</li>
  * </ul>
@@ -53,6 +56,7 @@ public final class MoveTaskDriver implements AutoCloseable {
     private static final int BATCH = 10;
 
     private final Supplier<ClusterImage> catalog;
+    private final Supplier<ClusterImage> refreshCatalog;
     private final PartitionService partitions;
     private final Supplier<List<MoveTask.Located>> toDrive;
     private final java.util.function.Predicate<PartitionId> primaryOf;
@@ -66,14 +70,18 @@ public final class MoveTaskDriver implements AutoCloseable {
     private final AtomicLong moved = new AtomicLong();
 
     /**
-     * @param catalog    the cached catalog: destinations by ARN, the source queue's partition count
-     * @param partitions the data plane: the task's commands to its own partition, copies to their destinations
-     * @param toDrive    the move tasks with work to do in the partitions this process is the primary of now
-     * @param primaryOf  whether this process is a partition's primary now (checked before each batch)
+     * @param catalog        the cached catalog: destinations by ARN, the source queue's partition count
+     * @param refreshCatalog brings the cached catalog up to the metadata group's now and returns it (blocking; called
+     *                       on the driver's own thread when a task's destination is not in the cache)
+     * @param partitions     the data plane: the task's commands to its own partition, copies to their destinations
+     * @param toDrive        the move tasks with work to do in the partitions this process is the primary of now
+     * @param primaryOf      whether this process is a partition's primary now (checked before each batch)
      */
-    public MoveTaskDriver(Supplier<ClusterImage> catalog, PartitionService partitions,
-                          Supplier<List<MoveTask.Located>> toDrive, java.util.function.Predicate<PartitionId> primaryOf) {
+    public MoveTaskDriver(Supplier<ClusterImage> catalog, Supplier<ClusterImage> refreshCatalog,
+                          PartitionService partitions, Supplier<List<MoveTask.Located>> toDrive,
+                          java.util.function.Predicate<PartitionId> primaryOf) {
         this.catalog = catalog;
+        this.refreshCatalog = refreshCatalog;
         this.partitions = partitions;
         this.toDrive = toDrive;
         this.primaryOf = primaryOf;
@@ -129,6 +137,10 @@ public final class MoveTaskDriver implements AutoCloseable {
             driving.remove(key);
             return;
         }
+        if (!destinationKnown(task)) { // the metadata group did not answer: the next scan tries again
+            driving.remove(key);
+            return;
+        }
         double rate = ratePerPartition(task, partition);
         int batch = rate <= 0 ? BATCH : (int) Math.max(1, Math.min(BATCH, Math.floor(rate)));
         CompletableFuture<Integer> done;
@@ -154,6 +166,30 @@ public final class MoveTaskDriver implements AutoCloseable {
                 driving.remove(key);
             }
         });
+    }
+
+    /**
+     * Whether the cached catalog can be trusted with the task's destination: it lists the queue, or a fresh copy from
+     * the metadata group was fetched (which may still not list it: then the queue does not exist, and the batch's
+     * copies are refused). A task without a destination of its own sends each message back to its source queue, which
+     * existed before the message was dead-lettered. False when the group could not be asked.
+     */
+    private boolean destinationKnown(MoveTask task) {
+        if (task.destinationArn() == null) {
+            return true;
+        }
+        Optional<String> name = QueueArn.parse(task.destinationArn()).map(QueueArn::queueName);
+        if (name.isEmpty() || catalog.get().queues().containsKey(name.get())) {
+            return true;
+        }
+        try {
+            refreshCatalog.get();
+            return true;
+        } catch (RuntimeException e) {
+            LOG.info("move task {}: its destination is not in the cached catalog and the metadata group did not"
+                    + " answer; retried on the next scan: {}", task.taskId(), e.toString());
+            return false;
+        }
     }
 
     /** This partition's share of the task's rate (messages per second), or 0 for no limit. */

@@ -11,8 +11,6 @@ import io.sluice.common.SystemClock;
 import io.sluice.common.validation.QueueAttributesValidator;
 import io.sluice.metadata.raft.CachedCatalog;
 import io.sluice.metadata.raft.MetadataClient;
-import io.sluice.metadata.raft.MetadataPeers;
-import io.sluice.metadata.raft.MetadataServer;
 import io.sluice.partition.NewMessage;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionConfig;
@@ -21,7 +19,6 @@ import io.sluice.partition.PartitionOutcome;
 import io.sluice.partition.PartitionService;
 import io.sluice.partition.QueueCounts;
 import io.sluice.partition.StoredMessage;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -42,7 +39,7 @@ import org.junit.jupiter.api.io.TempDir;
 class DeadLetterHandOffsTest {
     @TempDir
     Path dir;
-    MetadataServer metadata;
+    OneMemberMetadata metadata;
     MetadataClient client;
     CachedCatalog catalog;
     ShardStore store;
@@ -115,14 +112,8 @@ class DeadLetterHandOffsTest {
 
     @BeforeEach
     void start() throws Exception {
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
-        MetadataPeers peers = new MetadataPeers(Map.of("meta-1", "127.0.0.1:" + port));
-        metadata = new MetadataServer("meta-1", peers, dir.resolve("metadata"), SystemClock.INSTANCE, 1, 30_000, 1_000);
-        metadata.start();
-        client = new MetadataClient(peers);
+        metadata = OneMemberMetadata.start(dir.resolve("metadata"));
+        client = metadata.client();
         catalog = new CachedCatalog(client, 100);
         store = ShardStore.open(dir.resolve("shard"), ShardStore.Durability.SYNC_WAL);
         shard = new LocalShard(store, SystemClock.INSTANCE);
@@ -139,7 +130,6 @@ class DeadLetterHandOffsTest {
         shard.close();
         store.close();
         catalog.close();
-        client.close();
         metadata.close();
     }
 

@@ -1,0 +1,117 @@
+package io.sluice.backend.agent;
+
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import io.sluice.backend.local.LocalShard;
+import io.sluice.backend.storage.ShardStore;
+import io.sluice.catalog.QueueMetadata;
+import io.sluice.common.SystemClock;
+import io.sluice.common.validation.QueueAttributesValidator;
+import io.sluice.metadata.raft.CachedCatalog;
+import io.sluice.metadata.raft.MetadataClient;
+import io.sluice.partition.MoveTask;
+import io.sluice.partition.NewMessage;
+import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionConfig;
+import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A shard leader's move-task driver on real parts (a one-member metadata group, a shard on RocksDB) whose cached
+ * catalog lags: the task's destination was created after the cache's last refresh (in a cluster, created through a
+ * frontend a moment before StartMessageMoveTask, while the dead-letter queue's primary refreshes its copy once a
+ * second). The driver asks the metadata group before it leases a batch, so the task completes instead of failing
+ * with NonExistentQueue; a destination that really does not exist still fails it.
+ */
+class MoveTaskDriverTest {
+    private static final long AN_HOUR_MILLIS = 3_600_000;
+
+    @TempDir
+    Path dir;
+    OneMemberMetadata metadata;
+    MetadataClient client;
+    /** The catalog queues are created through (a frontend's, say). */
+    CachedCatalog writer;
+    /** The driver's: refreshed only when asked, so it lags behind {@link #writer}. */
+    CachedCatalog lagging;
+    ShardStore store;
+    LocalShard shard;
+    PartitionId dlq;
+
+    @BeforeEach
+    void start() throws Exception {
+        metadata = OneMemberMetadata.start(dir.resolve("metadata"));
+        client = metadata.client();
+        writer = new CachedCatalog(client, 100);
+        lagging = new CachedCatalog(client, AN_HOUR_MILLIS, false);
+        store = ShardStore.open(dir.resolve("shard"), ShardStore.Durability.SYNC_WAL);
+        shard = new LocalShard(store, SystemClock.INSTANCE);
+        dlq = new PartitionId(create("dlq").queueId(), 0);
+        for (int i = 0; i < 3; i++) {
+            shard.submit(dlq, new PartitionCommand.Send(List.of(NewMessage.of("m-" + i, "body-" + i)))).join();
+        }
+        lagging.refresh(); // knows the dead-letter queue; the destination comes after
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        shard.close();
+        store.close();
+        lagging.close();
+        writer.close();
+        metadata.close();
+    }
+
+    private QueueMetadata create(String name) {
+        var validated = QueueAttributesValidator.forCreate(name, Map.of()).orElseThrow();
+        QueueMetadata q = writer.create(name, false, validated.toStringMap(), Map.of(), 1,
+                System.currentTimeMillis()).queue();
+        shard.createPartition(new PartitionId(q.queueId(), 0), PartitionConfig.forQueue(q, validated, 1000)).join();
+        return q;
+    }
+
+    private MoveTask moveTo(String destinationName) {
+        String arn = "arn:aws:sqs:us-east-1:000000000000:" + destinationName;
+        var started = shard.submit(dlq, new PartitionCommand.StartMoveTask("task-1", arn, 0,
+                System.currentTimeMillis())).join();
+        assertFalse(started.response() instanceof PartitionResponse.Rejected, "started: " + started.response());
+        try (MoveTaskDriver driver = new MoveTaskDriver(lagging::image, lagging::refresh, shard,
+                () -> shard.moveTasksToDrive().join(), p -> true).start()) {
+            return await().atMost(Duration.ofSeconds(60)).until(() -> shard.moveTasks(dlq).join().get(0),
+                    t -> t.status() != MoveTask.Status.RUNNING && t.leased().isEmpty());
+        }
+    }
+
+    @Test
+    void aDestinationCreatedAfterTheCachedCatalogIsFound() {
+        QueueMetadata destination = create("fresh");
+        assertFalse(lagging.image().queues().containsKey("fresh"), "the driver's catalog lags (the test's premise)");
+
+        MoveTask done = moveTo("fresh");
+
+        assertEquals(MoveTask.Status.COMPLETED, done.status(), "failure: " + done.failureReason());
+        assertEquals(3, done.moved());
+        assertEquals(3, shard.counts(new PartitionId(destination.queueId(), 0)).join().visible());
+        assertEquals(0, shard.counts(dlq).join().visible());
+    }
+
+    @Test
+    void aDestinationThatDoesNotExistStillFailsTheTask() {
+        MoveTask done = moveTo("nowhere");
+
+        assertEquals(MoveTask.Status.FAILED, done.status());
+        assertEquals("AWS.SimpleQueueService.NonExistentQueue", done.failureReason());
+        assertEquals(0, done.moved());
+        assertEquals(3, shard.counts(dlq).join().visible(), "the messages stay in the dead-letter queue");
+    }
+}
