@@ -5,14 +5,24 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import software.amazon.awssdk.services.sqs.SqsClient;
 
-/** One {@code sluice dev} process per test class, with an SDK client for it. */
+/**
+ * One server per test class, with an SDK client for it: a {@code sluice dev} process, or with
+ * {@code -Dsluice.server=split} or {@code combined} (scripts/client-suite.sh) a cluster of that topology, so the same
+ * client suites (the SDK's, boto3's and the CLI's) run on both topologies as well as on {@code sluice dev}.
+ */
 abstract class SharedServer {
-    static SluiceProcess server;
+    static SqsServer server;
     static SqsClient sqs;
 
     @BeforeAll
     static void startServer() throws Exception {
-        server = SluiceProcess.start("it");
+        String kind = System.getProperty("sluice.server", "dev").trim();
+        server = switch (kind.isEmpty() ? "dev" : kind) {
+            case "dev" -> SluiceProcess.start("it");
+            case "split" -> ClusterServer.start(LocalCluster.Topology.SPLIT, "clients");
+            case "combined" -> ClusterServer.start(LocalCluster.Topology.COMBINED, "clients");
+            default -> throw new IllegalArgumentException("sluice.server: dev, split or combined, not " + kind);
+        };
         sqs = SqsClients.client(server.endpoint());
     }
 

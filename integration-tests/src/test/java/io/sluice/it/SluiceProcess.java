@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
  * A real {@code sluice dev} process started from the launcher jar on free loopback ports. Stop it gracefully
  * (SIGTERM) or kill it (SIGKILL) by its PID; restart it on the same data folder.
  */
-public final class SluiceProcess implements AutoCloseable {
+public final class SluiceProcess implements AutoCloseable, SqsServer {
     public static final String ACCESS_KEY = "it-key";
     public static final String SECRET_KEY = "it-secret";
 

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The client suites on the clusters (CI runs them against `sluice dev`): every test class built on SharedServer (the
+# AWS SDK's scenarios, boto3's and the aws CLI's over the Query protocol, malformed input, auth, FIFO and dead letters,
+# partitioned queues, producer order, redelivery backoff, the worker library) against a split cluster (3 metadata
+# members, 3 backends, R = 3, one frontend), then against three combined nodes; one cluster per test class, its
+# clients at one frontend or node. boto3 and the aws CLI must be installed (.ci/run installs them): missing, they fail.
+# Usage: scripts/client-suite.sh [split|combined|split,combined]   (default split,combined)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mvn -B -ntp -q -DskipTests install
+classes=$(grep -l 'extends SharedServer' integration-tests/src/test/java/io/sluice/it/*IT.java \
+  | xargs -n1 basename | sed 's/\.java$//' | paste -sd, -)
+for server in $(echo "${1:-split,combined}" | tr , ' '); do
+  echo "=== the client suites on the $server topology: $classes"
+  SLUICE_REQUIRE_TOOLS=1 mvn -B -ntp verify -pl integration-tests -Dsluice.server="$server" -Dtest=NoSuchTest \
+    -Dsurefire.failIfNoSpecifiedTests=false -Dit.test="$classes" -Dfailsafe.failIfNoSpecifiedTests=false
+done
