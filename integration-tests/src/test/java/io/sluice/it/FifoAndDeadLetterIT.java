@@ -111,9 +111,8 @@ class FifoAndDeadLetterIT extends SharedServer {
 
         String handle = sqs.startMessageMoveTask(b -> b.sourceArn(dlqArn)).taskHandle();
         assertNotNull(handle);
-        await().atMost(Duration.ofSeconds(120)).until(() -> "COMPLETED".equals(
-                sqs.listMessageMoveTasks(b -> b.sourceArn(dlqArn)).results().get(0).status()));
-        ListMessageMoveTasksResultEntry done = sqs.listMessageMoveTasks(b -> b.sourceArn(dlqArn)).results().get(0);
+        ListMessageMoveTasksResultEntry done = await().atMost(Duration.ofSeconds(120)).until(() ->
+                sqs.listMessageMoveTasks(b -> b.sourceArn(dlqArn)).results().get(0), t -> "COMPLETED".equals(t.status()));
         assertEquals(1L, done.approximateNumberOfMessagesMoved());
         Message back = sqs.receiveMessage(b -> b.queueUrl(source).waitTimeSeconds(5)).messages().get(0);
         assertEquals(id, back.messageId(), "redriven to its source with its id");

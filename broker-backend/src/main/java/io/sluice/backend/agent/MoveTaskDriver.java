@@ -17,7 +17,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -44,8 +43,8 @@ import org.slf4j.LoggerFactory;
  *   <li>A destination that refuses a copy (gone, full) fails the task: the moved part of the batch is removed, the
  *       rest becomes visible again in the dead-letter queue. A step that cannot reach a shard fails nothing: the
  *       batch stays leased and the next scan retries it. A destination this process's cached catalog does not list
- *       is looked up again at the metadata group before a batch is leased: a queue created just before the task
- *       (its creation not yet in this process's cache) is found, not refused.</li>
+ *       is looked up again at the metadata group before it counts as refused: a queue created just before the task
+ *       (its creation not yet in this process's cache) is found.</li>
  *   <li>FIFO copies of one destination partition are sent one after another, in the order leased, so a group keeps
  *       its order.</li>
  * </ul>
@@ -137,10 +136,6 @@ public final class MoveTaskDriver implements AutoCloseable {
             driving.remove(key);
             return;
         }
-        if (!destinationKnown(task)) { // the metadata group did not answer: the next scan tries again
-            driving.remove(key);
-            return;
-        }
         double rate = ratePerPartition(task, partition);
         int batch = rate <= 0 ? BATCH : (int) Math.max(1, Math.min(BATCH, Math.floor(rate)));
         CompletableFuture<Integer> done;
@@ -168,30 +163,6 @@ public final class MoveTaskDriver implements AutoCloseable {
         });
     }
 
-    /**
-     * Whether the cached catalog can be trusted with the task's destination: it lists the queue, or a fresh copy from
-     * the metadata group was fetched (which may still not list it: then the queue does not exist, and the batch's
-     * copies are refused). A task without a destination of its own sends each message back to its source queue, which
-     * existed before the message was dead-lettered. False when the group could not be asked.
-     */
-    private boolean destinationKnown(MoveTask task) {
-        if (task.destinationArn() == null) {
-            return true;
-        }
-        Optional<String> name = QueueArn.parse(task.destinationArn()).map(QueueArn::queueName);
-        if (name.isEmpty() || catalog.get().queues().containsKey(name.get())) {
-            return true;
-        }
-        try {
-            refreshCatalog.get();
-            return true;
-        } catch (RuntimeException e) {
-            LOG.info("move task {}: its destination is not in the cached catalog and the metadata group did not"
-                    + " answer; retried on the next scan: {}", task.taskId(), e.toString());
-            return false;
-        }
-    }
-
     /** This partition's share of the task's rate (messages per second), or 0 for no limit. */
     private double ratePerPartition(MoveTask task, PartitionId partition) {
         if (task.ratePerSecond() <= 0) {
@@ -211,15 +182,31 @@ public final class MoveTaskDriver implements AutoCloseable {
         if (!(leased.response() instanceof PartitionResponse.Received received) || received.deliveries().isEmpty()) {
             return CompletableFuture.completedFuture(null); // completed, cancelled, refused: nothing to drive
         }
-        ClusterImage image = catalog.get();
+        ClusterImage cached = catalog.get();
+        if (leased.delivered().stream().allMatch(d -> destinationOf(task, d, cached) != null)) {
+            return copyBatch(from, task, leased, received, cached);
+        }
+        // a destination the cached catalog does not list may have been created since its last refresh (a queue made
+        // through a frontend a moment ago): ask the metadata group, on this driver's thread (it blocks), before a
+        // missing destination counts as a refusal; if the group does not answer, the step fails and is retried
+        return CompletableFuture.supplyAsync(refreshCatalog, scheduler)
+                .thenCompose(fresh -> copyBatch(from, task, leased, received, fresh));
+    }
+
+    /** The queue a leased message is copied to: the task's destination, or the queue it was dead-lettered from. */
+    private static QueueMetadata destinationOf(MoveTask task, DeliveredMessage d, ClusterImage image) {
+        String arn = task.destinationArn() != null ? task.destinationArn() : d.message().deadLetterSourceArn();
+        return arn == null ? null : QueueArn.parse(arn).map(a -> image.queues().get(a.queueName())).orElse(null);
+    }
+
+    private CompletableFuture<Integer> copyBatch(PartitionId from, MoveTask task, PartitionOutcome leased,
+                                                 PartitionResponse.Received received, ClusterImage image) {
         // copies grouped by destination partition, each group in lease order
         Map<PartitionId, List<DeliveredMessage>> byDestination = new LinkedHashMap<>();
         Map<PartitionId, QueueMetadata> destinations = new LinkedHashMap<>();
         String refused = null;
         for (DeliveredMessage d : leased.delivered()) {
-            String arn = task.destinationArn() != null ? task.destinationArn() : d.message().deadLetterSourceArn();
-            QueueMetadata dest = arn == null ? null
-                    : QueueArn.parse(arn).map(a -> image.queues().get(a.queueName())).orElse(null);
+            QueueMetadata dest = destinationOf(task, d, image);
             if (dest == null) {
                 refused = SqsError.QUEUE_DOES_NOT_EXIST.queryCode();
                 continue;
@@ -248,6 +235,10 @@ public final class MoveTaskDriver implements AutoCloseable {
                 failure = failure != null ? failure : copied.refusal();
             }
             List<Long> batch = received.deliveries().stream().map(PartitionResponse.Delivery::seq).toList();
+            if (failure != null) {
+                LOG.info("move task {} on {}: a copy was refused ({}): the task fails after {} of this batch's {}",
+                        task.taskId(), from, failure, movedSeqs.size(), batch.size());
+            }
             return partitions.submit(from, new PartitionCommand.FinishMoveBatch(task.taskId(), batch, movedSeqs,
                             failure))
                     .thenApply(o -> {

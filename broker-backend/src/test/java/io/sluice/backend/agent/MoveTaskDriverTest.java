@@ -30,8 +30,9 @@ import org.junit.jupiter.api.io.TempDir;
  * A shard leader's move-task driver on real parts (a one-member metadata group, a shard on RocksDB) whose cached
  * catalog lags: the task's destination was created after the cache's last refresh (in a cluster, created through a
  * frontend a moment before StartMessageMoveTask, while the dead-letter queue's primary refreshes its copy once a
- * second). The driver asks the metadata group before it leases a batch, so the task completes instead of failing
- * with NonExistentQueue; a destination that really does not exist still fails it.
+ * second), or a redrive's source queue was. The driver asks the metadata group before a missing destination counts
+ * as refused, so the task completes instead of failing with NonExistentQueue; a destination that really does not
+ * exist still fails it.
  */
 class MoveTaskDriverTest {
     private static final long AN_HOUR_MILLIS = 3_600_000;
@@ -80,15 +81,25 @@ class MoveTaskDriverTest {
         return q;
     }
 
+    private static String arn(String queueName) {
+        return "arn:aws:sqs:us-east-1:000000000000:" + queueName;
+    }
+
     private MoveTask moveTo(String destinationName) {
-        String arn = "arn:aws:sqs:us-east-1:000000000000:" + destinationName;
-        var started = shard.submit(dlq, new PartitionCommand.StartMoveTask("task-1", arn, 0,
+        return move(dlq, arn(destinationName));
+    }
+
+    /** Starts a task on {@code from} (to {@code destinationArn}, or null: back to each message's source) and drives it. */
+    private MoveTask move(PartitionId from, String destinationArn) {
+        var started = shard.submit(from, new PartitionCommand.StartMoveTask("task-1", destinationArn, 0,
                 System.currentTimeMillis())).join();
         assertFalse(started.response() instanceof PartitionResponse.Rejected, "started: " + started.response());
         try (MoveTaskDriver driver = new MoveTaskDriver(lagging::image, lagging::refresh, shard,
                 () -> shard.moveTasksToDrive().join(), p -> true).start()) {
-            return await().atMost(Duration.ofSeconds(60)).until(() -> shard.moveTasks(dlq).join().get(0),
+            MoveTask ended = await().atMost(Duration.ofSeconds(60)).until(() -> shard.moveTasks(from).join().get(0),
                     t -> t.status() != MoveTask.Status.RUNNING && t.leased().isEmpty());
+            assertEquals(ended.moved(), driver.moved(), "the driver's own count (its metric)");
+            return ended;
         }
     }
 
@@ -103,6 +114,25 @@ class MoveTaskDriverTest {
         assertEquals(3, done.moved());
         assertEquals(3, shard.counts(new PartitionId(destination.queueId(), 0)).join().visible());
         assertEquals(0, shard.counts(dlq).join().visible());
+    }
+
+    @Test
+    void aRedriveToASourceQueueCreatedAfterTheCachedCatalogIsFound() {
+        PartitionId deadLetters = new PartitionId(create("dlq-2").queueId(), 0);
+        lagging.refresh(); // knows this dead-letter queue, not the source created next
+        QueueMetadata source = create("late-source");
+        long now = System.currentTimeMillis();
+        for (int i = 0; i < 3; i++) { // as a hand-off stores them: the queue they were dead-lettered from
+            shard.submit(deadLetters, new PartitionCommand.Send(List.of(new NewMessage("d-" + i, "dead-" + i, Map.of(),
+                    Map.of(), -1, null, null, null, new NewMessage.Provenance(now, 3, now, arn("late-source")))))).join();
+        }
+        assertFalse(lagging.image().queues().containsKey("late-source"), "the driver's catalog lags (the premise)");
+
+        MoveTask done = move(deadLetters, null);
+
+        assertEquals(MoveTask.Status.COMPLETED, done.status(), "failure: " + done.failureReason());
+        assertEquals(3, done.moved());
+        assertEquals(3, shard.counts(new PartitionId(source.queueId(), 0)).join().visible());
     }
 
     @Test
