@@ -30,9 +30,12 @@ abstract class SharedServer {
     static void stopServer() throws Exception {
         if (sqs != null) {
             sqs.close();
+            sqs = null;
         }
         if (server != null) {
-            server.stop();
+            SqsServer stopping = server;
+            server = null;
+            stopping.stop();
         }
     }
 

@@ -64,6 +64,16 @@ public final class MoveTaskDriver implements AutoCloseable {
         t.setDaemon(true);
         return t;
     });
+    /**
+     * Catalog lookups for destinations the cache lacks: they block (a metadata read, retried for seconds while the
+     * group has no leader), so they wait here, one after another, not on {@link #scheduler}, which keeps driving the
+     * tasks whose destinations are known.
+     */
+    private final java.util.concurrent.ExecutorService catalogLookups = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "sluice-move-tasks-catalog");
+        t.setDaemon(true);
+        return t;
+    });
     /** Tasks (partition and id) with a step running or scheduled here. */
     private final Set<String> driving = ConcurrentHashMap.newKeySet();
     private final AtomicLong moved = new AtomicLong();
@@ -71,7 +81,7 @@ public final class MoveTaskDriver implements AutoCloseable {
     /**
      * @param catalog        the cached catalog: destinations by ARN, the source queue's partition count
      * @param refreshCatalog brings the cached catalog up to the metadata group's now and returns it (blocking; called
-     *                       on the driver's own thread when a task's destination is not in the cache)
+     *                       on a thread of the driver's own when a leased message's destination is not in the cache)
      * @param partitions     the data plane: the task's commands to its own partition, copies to their destinations
      * @param toDrive        the move tasks with work to do in the partitions this process is the primary of now
      * @param primaryOf      whether this process is a partition's primary now (checked before each batch)
@@ -183,19 +193,26 @@ public final class MoveTaskDriver implements AutoCloseable {
             return CompletableFuture.completedFuture(null); // completed, cancelled, refused: nothing to drive
         }
         ClusterImage cached = catalog.get();
-        if (leased.delivered().stream().allMatch(d -> destinationOf(task, d, cached) != null)) {
+        boolean lookUp = leased.delivered().stream()
+                .anyMatch(d -> destinationArn(task, d) != null && destinationOf(task, d, cached) == null);
+        if (!lookUp) {
             return copyBatch(from, task, leased, received, cached);
         }
         // a destination the cached catalog does not list may have been created since its last refresh (a queue made
-        // through a frontend a moment ago): ask the metadata group, on this driver's thread (it blocks), before a
-        // missing destination counts as a refusal; if the group does not answer, the step fails and is retried
-        return CompletableFuture.supplyAsync(refreshCatalog, scheduler)
+        // through a frontend a moment ago): ask the metadata group before a missing destination counts as a refusal;
+        // if the group does not answer, the step fails and the next scan retries the batch
+        return CompletableFuture.supplyAsync(refreshCatalog, catalogLookups)
                 .thenCompose(fresh -> copyBatch(from, task, leased, received, fresh));
     }
 
-    /** The queue a leased message is copied to: the task's destination, or the queue it was dead-lettered from. */
+    /** The ARN a leased message is copied to: the task's destination, or the queue it was dead-lettered from. */
+    private static String destinationArn(MoveTask task, DeliveredMessage d) {
+        return task.destinationArn() != null ? task.destinationArn() : d.message().deadLetterSourceArn();
+    }
+
+    /** The queue of {@code destinationArn(task, d)} in {@code image}, or null. */
     private static QueueMetadata destinationOf(MoveTask task, DeliveredMessage d, ClusterImage image) {
-        String arn = task.destinationArn() != null ? task.destinationArn() : d.message().deadLetterSourceArn();
+        String arn = destinationArn(task, d);
         return arn == null ? null : QueueArn.parse(arn).map(a -> image.queues().get(a.queueName())).orElse(null);
     }
 
@@ -299,5 +316,6 @@ public final class MoveTaskDriver implements AutoCloseable {
     @Override
     public void close() {
         scheduler.shutdownNow();
+        catalogLookups.shutdownNow();
     }
 }

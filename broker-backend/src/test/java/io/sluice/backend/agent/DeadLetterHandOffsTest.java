@@ -127,10 +127,11 @@ class DeadLetterHandOffsTest {
 
     @AfterEach
     void stop() throws Exception {
-        shard.close();
-        store.close();
-        catalog.close();
-        metadata.close();
+        for (AutoCloseable c : new AutoCloseable[] {shard, store, catalog, metadata}) {
+            if (c != null) { // a start that failed part of the way
+                c.close();
+            }
+        }
     }
 
     private QueueMetadata create(String name, Map<String, String> attributes) {

@@ -66,11 +66,11 @@ class MoveTaskDriverTest {
 
     @AfterEach
     void stop() throws Exception {
-        shard.close();
-        store.close();
-        lagging.close();
-        writer.close();
-        metadata.close();
+        for (AutoCloseable c : new AutoCloseable[] {shard, store, lagging, writer, metadata}) {
+            if (c != null) { // a start that failed part of the way
+                c.close();
+            }
+        }
     }
 
     private QueueMetadata create(String name) {

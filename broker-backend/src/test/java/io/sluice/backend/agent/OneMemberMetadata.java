@@ -18,8 +18,17 @@ record OneMemberMetadata(MetadataServer server, MetadataClient client) implement
         }
         MetadataPeers peers = new MetadataPeers(Map.of("meta-1", "127.0.0.1:" + port));
         MetadataServer server = new MetadataServer("meta-1", peers, dir, SystemClock.INSTANCE, 1, 30_000, 1_000);
-        server.start();
-        return new OneMemberMetadata(server, new MetadataClient(peers));
+        try {
+            server.start();
+            return new OneMemberMetadata(server, new MetadataClient(peers));
+        } catch (IOException | RuntimeException e) {
+            try {
+                server.close();
+            } catch (Exception closing) {
+                e.addSuppressed(closing);
+            }
+            throw e;
+        }
     }
 
     @Override
