@@ -43,9 +43,11 @@ public final class PartitionEngine {
 
     /**
      * A partition as stored: its configuration, whether it was retired (its queue deleted) and how many of its
-     * messages wait in the cold tail (a retired partition's are still to be handed off).
+     * messages wait in the cold tail (a retired partition's are still to be handed off), and the leader time of the
+     * last command applied to it ({@code lastNowMillis}: its engine time, which never goes back).
      */
-    public record Stored(PartitionId id, PartitionConfig config, boolean retired, long coldMessages) {
+    public record Stored(PartitionId id, PartitionConfig config, boolean retired, long coldMessages,
+                         long lastNowMillis) {
     }
 
     /**
@@ -75,7 +77,8 @@ public final class PartitionEngine {
             return Optional.empty();
         }
         RecordCodec.Meta meta = RecordCodec.decodeMeta(metaBytes);
-        return Optional.of(new Stored(id, PayloadCodec.decodeConfig(configBytes), meta.retired(), meta.coldCount()));
+        return Optional.of(new Stored(id, PayloadCodec.decodeConfig(configBytes), meta.retired(), meta.coldCount(),
+                meta.lastNowMillis()));
     }
 
     /**

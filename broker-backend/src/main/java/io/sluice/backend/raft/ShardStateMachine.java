@@ -165,6 +165,24 @@ public final class ShardStateMachine extends BaseStateMachine {
         store = ShardStore.open(storeDir, ShardStore.Durability.NO_WAL);
         partitions = new ShardPartitions(store, String.valueOf(getGroupId()));
         partitions.applyFault(applyFault);
+        seedLastStamp();
+    }
+
+    /**
+     * The last stamp as the store has it (the latest engine time of its partitions), read when the store opens: after
+     * a clean stop every replayed entry is skipped, and after a snapshot none is replayed at all, so without this the
+     * first stamp before a reference time arrives would be the raw wall clock, which may be far ahead (engine time
+     * never goes back: acknowledged messages would expire early and in-flight ones reappear).
+     */
+    private void seedLastStamp() {
+        long latest = Long.MIN_VALUE;
+        for (PartitionEngine.Stored s : partitions.storedPartitions()) {
+            latest = Math.max(latest, s.lastNowMillis());
+        }
+        if (latest > lastStampMillis) {
+            lastStampNanos = clock.monotonicNanos();
+            lastStampMillis = latest;
+        }
     }
 
     @Override
@@ -285,11 +303,15 @@ public final class ShardStateMachine extends BaseStateMachine {
         TermIndex termIndex = TermIndex.valueOf(entry);
         ByteString data = entry.getStateMachineLogEntry().getLogData();
         synchronized (this) {
+            long leaderTime = data.substring(0, 8).asReadOnlyByteBuffer().getLong();
             if (termIndex.getIndex() <= store.appliedIndex()) {
+                if (leaderTime > lastStampMillis) { // in the store already, but its time still bounds the next stamp
+                    lastStampNanos = clock.monotonicNanos();
+                    lastStampMillis = leaderTime;
+                }
                 updateLastAppliedTermIndex(termIndex);
                 return CompletableFuture.completedFuture(Message.EMPTY);
             }
-            long leaderTime = data.substring(0, 8).asReadOnlyByteBuffer().getLong();
             lastStampNanos = clock.monotonicNanos();
             lastStampMillis = leaderTime;
             @SuppressWarnings("unchecked")

@@ -214,6 +214,33 @@ class ShardGroupIT {
     }
 
     /**
+     * A clean stop, then a restart with every clock a day ahead and no reference yet: the first stamps are bound to the
+     * last stamp the store holds (its entries are skipped on replay, or purged behind a snapshot), not the raw wall
+     * clock, so a lease taken before the stop still holds.
+     */
+    @Test
+    void aGroupRestartedWithItsClocksADayAheadKeepsItsLeases() throws Exception {
+        io.sluice.common.ManualClock wall = new io.sluice.common.ManualClock(1_700_000_000_000L);
+        java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong();
+        leaderClocks = id -> new LeaderClock(wall, nanos::get, 1_000);
+        startGroup();
+        List<PartitionOutcome> first = submit(client(40), List.of(
+                at(P, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS)),
+                at(P, new PartitionCommand.Send(List.of(NewMessage.of("m1", "one")))),
+                at(P, new PartitionCommand.Receive(1, 30, null))));
+        assertEquals(1, first.get(2).delivered().size());
+        for (RaftServer server : servers.values()) {
+            server.close();
+        }
+        wall.advance(Duration.ofDays(1));
+        for (String id : List.copyOf(servers.keySet())) {
+            start(id); // fresh clocks: no reference, no stamp in memory
+        }
+        assertEquals(0, submit(client(40), List.of(at(P, new PartitionCommand.Receive(10, 30, null)))).get(0)
+                .delivered().size(), "the stamp is bound to the store's last one: the lease holds");
+    }
+
+    /**
      * A command that throws while applied (a bug: the engine answers domain errors as values) is answered InternalError
      * on every replica alike, the rest of its entry applies, and the group goes on; a storage failure stops the
      * process instead (recorded here rather than halting the test's JVM).
