@@ -95,8 +95,8 @@ public final class BackendNode implements AutoCloseable {
         // the dead-letter hand-offs of the shards it leads: copies go to the dead-letter queue's shard, wherever
         // that is (no arrival watches: this client only writes)
         handOffPartitions = new ShardedPartitionService(new CatalogRouter(catalog::image), transport, backend, false);
-        handOffs = new DeadLetterHandOffs(catalog::image, handOffPartitions, backend::pendingDeadLetters,
-                System::nanoTime);
+        handOffs = new DeadLetterHandOffs(catalog::image, catalog::refresh, handOffPartitions,
+                backend::pendingDeadLetters, System::nanoTime);
         backend.addEffectListener(handOffs);
         handOffs.start().bindMetrics(registry);
         // the message move tasks of the dead-letter queues' partitions it leads, with the same client

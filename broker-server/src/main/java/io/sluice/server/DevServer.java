@@ -165,8 +165,8 @@ public final class DevServer implements AutoCloseable {
         partitions.addListener(longPolls);
         if (shard != null) { // this process is the primary of every partition (in a cluster, each shard's leader)
             LocalShard local = shard;
-            handOffs = new DeadLetterHandOffs(catalog::image, local, () -> local.pendingDeadLetters().join(),
-                    System::nanoTime);
+            handOffs = new DeadLetterHandOffs(catalog::image, catalog::refresh, local,
+                    () -> local.pendingDeadLetters().join(), System::nanoTime);
             local.addListener(handOffs);
             handOffs.start();
             moveTaskDriver = new MoveTaskDriver(catalog::image, catalog::refresh, local,

@@ -23,6 +23,13 @@ import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
  *   drain ENDPOINT QUEUE SECONDS            receive and delete (batches of 10, 8 threads, 1 s polls); prints msg/s
  *   count ENDPOINT QUEUE                    visible + in flight + delayed, as the queue's attributes say
  *   heap  ADMIN_ENDPOINT PID                heap in use after full GCs (jcmd GC.run, then the JVM gauge)
+ *   poison ENDPOINT ADMIN_ENDPOINTS QUEUE SECONDS BODY_BYTES
+ *                                           a poison flood: 4 producers send at full rate into QUEUE (maxReceiveCount 1,
+ *                                           dead-letter queue QUEUE-dlq), 8 consumers receive and never delete; prints
+ *                                           a line every 10 s (send and dead-letter rates, pending hand-offs), then the
+ *                                           totals once the source is drained, counted back (exit 1 on a mismatch);
+ *                                           ADMIN_ENDPOINTS: every node's, comma-separated (pending hand-offs are
+ *                                           exported by each partition's primary)
  * </pre>
  *
  * Credentials: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, default the dev server's.
@@ -37,6 +44,8 @@ public final class BacklogBench {
             case "drain" -> drain(URI.create(args[1]), args[2], Integer.parseInt(args[3]));
             case "count" -> System.out.println(count(client(URI.create(args[1])), args[2]));
             case "heap" -> System.out.println(heapAfterGc(URI.create(args[1]), args[2]));
+            case "poison" -> poison(URI.create(args[1]), List.of(args[2].split(",")), args[3],
+                    Integer.parseInt(args[4]), Integer.parseInt(args[5]));
             default -> throw new IllegalArgumentException("unknown step " + args[0]);
         }
     }
@@ -149,5 +158,107 @@ public final class BacklogBench {
             }
         }
         return (long) PromScrape.of(admin).sum("jvm_memory_used_bytes", "area", "heap");
+    }
+
+    private static void poison(URI endpoint, List<String> admins, String queue, int seconds, int bodyBytes)
+            throws Exception {
+        SqsClient sqs = client(endpoint);
+        String dlq = queue + "-dlq";
+        sqs.createQueue(b -> b.queueName(dlq));
+        String url = sqs.createQueue(b -> b.queueName(queue).attributesWithStrings(Map.of("RedrivePolicy",
+                "{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:000000000000:" + dlq + "\",\"maxReceiveCount\":\"1\"}",
+                "VisibilityTimeout", "0"))).queueUrl();
+        String dlqUrl = sqs.getQueueUrl(b -> b.queueName(dlq)).queueUrl();
+        AtomicLong sent = new AtomicLong();
+        java.util.concurrent.atomic.AtomicBoolean producing = new java.util.concurrent.atomic.AtomicBoolean(true);
+        java.util.concurrent.atomic.AtomicBoolean consuming = new java.util.concurrent.atomic.AtomicBoolean(true);
+        ExecutorService pool = Executors.newFixedThreadPool(12);
+        List<Future<?>> producers = new ArrayList<>();
+        List<Future<?>> consumers = new ArrayList<>();
+        String body = randomBody(bodyBytes);
+        for (int t = 0; t < 4; t++) {
+            producers.add(pool.submit(() -> {
+                while (producing.get()) {
+                    List<SendMessageBatchRequestEntry> entries = new ArrayList<>();
+                    for (int i = 0; i < 10; i++) {
+                        entries.add(SendMessageBatchRequestEntry.builder().id("e" + i).messageBody(body).build());
+                    }
+                    var reply = sqs.sendMessageBatch(b -> b.queueUrl(url).entries(entries));
+                    sent.addAndGet(reply.successful().size());
+                }
+                return null;
+            }));
+        }
+        for (int t = 0; t < 8; t++) {
+            consumers.add(pool.submit(() -> {
+                while (consuming.get()) { // never deletes: every message is received once, then dead-lettered
+                    sqs.receiveMessage(b -> b.queueUrl(url).maxNumberOfMessages(10).waitTimeSeconds(1)
+                            .visibilityTimeout(0));
+                }
+                return null;
+            }));
+        }
+        long started = System.nanoTime();
+        long lastSent = 0;
+        long lastDead = 0;
+        double maxPending = 0;
+        long lastAt = started;
+        while (System.nanoTime() - started < TimeUnit.SECONDS.toNanos(seconds)) {
+            Thread.sleep(10_000);
+            long now = System.nanoTime();
+            long s = sent.get();
+            long dead = visible(sqs, dlqUrl);
+            double pending = pending(admins, queue);
+            maxPending = Math.max(maxPending, pending);
+            double interval = (now - lastAt) / 1e9;
+            System.out.printf("t=%3.0fs sent %.0f msg/s, dead-lettered %.0f msg/s (%.2f of sent), pending hand-offs %.0f%n",
+                    (now - started) / 1e9, (s - lastSent) / interval, (dead - lastDead) / interval,
+                    s == lastSent ? 0.0 : (double) (dead - lastDead) / (s - lastSent), pending);
+            lastSent = s;
+            lastDead = dead;
+            lastAt = now;
+        }
+        producing.set(false);
+        for (Future<?> f : producers) {
+            f.get();
+        }
+        long total = sent.get();
+        long dead = visible(sqs, dlqUrl);
+        double elapsed = (System.nanoTime() - started) / 1e9;
+        System.out.printf("over %.0f s: sent %d (%.0f msg/s), dead-lettered %d (%.0f msg/s, %.2f of sent), most pending"
+                + " hand-offs seen %.0f%n", elapsed, total, total / elapsed, dead, dead / elapsed, (double) dead / total,
+                maxPending);
+        long drainEnd = System.nanoTime() + TimeUnit.SECONDS.toNanos(300);
+        while (System.nanoTime() < drainEnd && (count(sqs, queue) > 0
+                || pending(admins, queue) > 0)) {
+            Thread.sleep(1_000);
+        }
+        consuming.set(false);
+        for (Future<?> f : consumers) {
+            f.get();
+        }
+        pool.shutdown();
+        long left = count(sqs, queue);
+        long inDlq = count(sqs, dlq);
+        System.out.printf("counted back: %d sent, %d in %s, %d left in %s%n", total, inDlq, dlq, left, queue);
+        if (inDlq + left != total) {
+            System.out.println("COUNT MISMATCH");
+            System.exit(1);
+        }
+    }
+
+    /** Pending hand-offs of a queue, over every node's metrics. */
+    private static double pending(List<String> admins, String queue) throws Exception {
+        double sum = 0;
+        for (String admin : admins) {
+            sum += PromScrape.of(URI.create(admin)).sum("sluice_queue_dead_letter_pending", "queue", queue);
+        }
+        return sum;
+    }
+
+    private static long visible(SqsClient sqs, String url) {
+        return Long.parseLong(sqs.getQueueAttributes(b -> b.queueUrl(url).attributeNames(
+                QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES)).attributes()
+                .get(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES));
     }
 }

@@ -54,6 +54,12 @@ public final class PartitionQueueState {
     static final int DEFAULT_HOT_LIMIT = 4096;
     /** Cold messages paged back into the index at a time. */
     static final int PAGE = 1024;
+    /**
+     * How many dead-letter hand-offs a partition holds pending (in memory, until its dead-letter queue has the copies)
+     * before it stops making more: a message that would need one then stays where it is, neither delivered nor handed
+     * off, until hand-offs drain. The same on every replica.
+     */
+    static final int DEFAULT_MAX_PENDING_HAND_OFFS = 4096;
 
     final PartitionId id;
     final PartitionKeys keys;
@@ -68,6 +74,8 @@ public final class PartitionQueueState {
     /** See {@link #DEFAULT_HOT_LIMIT} and {@link #PAGE}; tests lower them to page often, a few at a time. */
     int hotLimit = DEFAULT_HOT_LIMIT;
     int page = PAGE;
+    /** See {@link #DEFAULT_MAX_PENDING_HAND_OFFS}; tests lower it. */
+    int maxPendingHandOffs = DEFAULT_MAX_PENDING_HAND_OFFS;
     final PartitionTotals.Counter totals = new PartitionTotals.Counter();
     private final ExpiringRegistry<DedupWindow.Entry> dedup = DedupWindow.create();
     final ExpiringRegistry<ReceiveAttempts.Attempt> attempts = ReceiveAttempts.create();
@@ -597,7 +605,7 @@ public final class PartitionQueueState {
                     pageIn(config.fifo() ? 1 : Math.max(1, Math.min(page, limit - expired)));
                     continue;
                 }
-                if (oldest == null || !isExpired(oldest, now)) {
+                if (oldest == null || !isExpired(oldest, now) || expiryHandsOff() && !mayHandOff(0)) {
                     break;
                 }
                 expireOne(oldest);
@@ -605,7 +613,8 @@ public final class PartitionQueueState {
             }
         } else if (!cold.isEmpty()) {
             // a deleted queue's cold messages are handed off a page per sweep (all at once could be millions)
-            for (RecordCodec.DecodedState d : cold.take(Math.min(limit, page), mutations)) {
+            int room = Math.max(0, maxPendingHandOffs - index.deadLetterPending().size());
+            for (RecordCodec.DecodedState d : cold.take(Math.min(Math.min(limit, page), room), mutations)) {
                 index.add(d.entry(), null);
                 deadLetter(d.entry(), DeadLetterReason.SOURCE_QUEUE_DELETED);
                 expired++;
@@ -636,9 +645,10 @@ public final class PartitionQueueState {
     public boolean needsSweep(long now) {
         MessageEntry oldest = index.oldestByRetention();
         MessageEntry pending = index.oldestPending();
-        return (!retired && oldest != null && isExpired(oldest, now))
-                || (!retired && cold.oldestExpired(now, config.retentionSeconds() * 1000L))
-                || (retired && !cold.isEmpty()) // a deleted queue's cold messages still to hand off
+        boolean mayExpire = !retired && (!expiryHandsOff() || mayHandOff(0)); // at the bound: once hand-offs drain
+        return (mayExpire && oldest != null && isExpired(oldest, now))
+                || (mayExpire && cold.oldestExpired(now, config.retentionSeconds() * 1000L))
+                || (retired && !cold.isEmpty() && mayHandOff(0)) // a deleted queue's cold messages still to hand off
                 || (pending != null && isHandOffExpired(pending, now))
                 || dedup.hasExpired(now) || attempts.hasExpired(now) || marks.hasExpired(now);
     }
@@ -672,8 +682,21 @@ public final class PartitionQueueState {
         return now - e.retentionBaseMillis >= config.retentionSeconds() * 1000L;
     }
 
+    /** Whether a message past retention is handed off to the dead-letter queue rather than dropped. */
+    boolean expiryHandsOff() {
+        return config.deadLetterOnExpiry() && config.hasDeadLetterQueue();
+    }
+
+    /**
+     * Whether one more dead-letter hand-off may be made, given {@code planned} more that the current command is about
+     * to make: fewer than {@link #maxPendingHandOffs} pending.
+     */
+    boolean mayHandOff(int planned) {
+        return index.deadLetterPending().size() + planned < maxPendingHandOffs;
+    }
+
     void expireOne(MessageEntry e) {
-        if (config.deadLetterOnExpiry() && config.hasDeadLetterQueue()) {
+        if (expiryHandsOff()) {
             deadLetter(e, DeadLetterReason.RETENTION_EXPIRED);
         } else {
             index.remove(e);
@@ -859,8 +882,18 @@ public final class PartitionQueueState {
 
     /** Hand-offs not yet acknowledged, oldest first: a new primary re-executes these. */
     public List<Effect.DeadLetter> pendingDeadLetters() {
-        List<Effect.DeadLetter> out = new ArrayList<>();
-        index.deadLetterPending().values().forEach(e -> out.add(deadLetterEffect(e)));
+        return pendingDeadLetters(Integer.MAX_VALUE);
+    }
+
+    /** The {@code max} oldest hand-offs not yet acknowledged, in seq order. */
+    public List<Effect.DeadLetter> pendingDeadLetters(int max) {
+        List<Effect.DeadLetter> out = new ArrayList<>(Math.min(max, index.deadLetterPending().size()));
+        for (MessageEntry e : index.deadLetterPending().values()) {
+            if (out.size() >= max) {
+                break;
+            }
+            out.add(deadLetterEffect(e));
+        }
         return out;
     }
 

@@ -43,40 +43,39 @@ final class ReceiveCommands {
         }
         int capacity = Math.min(max, room);
 
-        List<MessageEntry> chosen = new ArrayList<>(capacity);
-        List<MessageEntry> expired = new ArrayList<>();
-        List<MessageEntry> exhausted = new ArrayList<>();
-        choose(capacity, now, chosen, expired, exhausted);
-        for (MessageEntry e : expired) {
+        Choice choice = new Choice(capacity, true);
+        choose(choice, now);
+        for (MessageEntry e : choice.expired) {
             s.expireOne(e);
         }
-        for (MessageEntry e : exhausted) {
+        for (MessageEntry e : choice.exhausted) {
             s.deadLetter(e, DeadLetterReason.MAX_RECEIVES_EXCEEDED);
         }
-        List<Delivery> deliveries = lease(chosen, now, visibilitySeconds, true, true);
+        List<Delivery> deliveries = lease(choice.chosen, now, visibilitySeconds, true, true);
         if (attemptId != null && !deliveries.isEmpty()) {
-            rememberAttempt(attemptId, chosen, now);
+            rememberAttempt(attemptId, choice.chosen, now);
         }
         return new Received(deliveries);
     }
 
     /**
      * Picks up to {@code capacity} visible messages in delivery order (FIFO: a ready group's visible run, a group at a
-     * time), sorting out those past retention ({@code expired}) and, when {@code exhausted} is given, those whose
-     * receive would exceed the redrive policy's maxReceiveCount.
+     * time), sorting out those past retention ({@code expired}) and, for a consumer's receive, those whose receive
+     * would exceed the redrive policy's maxReceiveCount ({@code exhausted}). One that would need a dead-letter hand-off
+     * while the partition holds {@link PartitionQueueState#maxPendingHandOffs} already is left where it is
+     * ({@code held}): neither delivered nor handed off until hand-offs drain (FIFO: nor is the rest of its group).
      */
-    private void choose(int capacity, long now, List<MessageEntry> chosen, List<MessageEntry> expired,
-                        List<MessageEntry> exhausted) {
+    private void choose(Choice c, long now) {
         if (s.config.fifo()) {
             // ready groups oldest head first: the index's merged with the groups cold entirely (paged in when reached)
             long last = 0;
-            while (!done(capacity, chosen, expired, exhausted)) {
+            while (!c.done()) {
                 java.util.Map.Entry<Long, FifoGroup> hot = s.index.readyAfter(last);
                 FifoColdGroups.Head coldHead = s.coldGroups.headAfter(last);
                 FifoGroup g;
                 if (coldHead != null && (hot == null || coldHead.seq() < hot.getKey())) {
                     last = coldHead.seq();
-                    g = s.pageInGroup(coldHead.groupId(), coldHead.seq(), capacity - chosen.size());
+                    g = s.pageInGroup(coldHead.groupId(), coldHead.seq(), c.capacity - c.chosen.size());
                 } else if (hot != null) {
                     last = hot.getKey();
                     g = hot.getValue();
@@ -84,14 +83,14 @@ final class ReceiveCommands {
                     break;
                 }
                 if (g != null) {
-                    chooseFromGroup(g, capacity, now, chosen, expired, exhausted);
+                    chooseFromGroup(g, c, now);
                 }
             }
         } else {
             // in delivery order over the index and the cold tail together: the cold messages that come before the
             // next indexed one are paged in first, so where a message waits never changes which one is chosen
             MessageEntry last = null;
-            while (!done(capacity, chosen, expired, exhausted)) {
+            while (!c.done()) {
                 MessageEntry next = s.index.nextVisibleAfter(last);
                 if (next == null ? !s.cold.isEmpty() : s.cold.headBefore(next)) {
                     s.pageIn();
@@ -100,24 +99,50 @@ final class ReceiveCommands {
                 if (next == null) {
                     break;
                 }
-                classifyCandidate(next, now, chosen, expired, exhausted);
+                classifyCandidate(next, now, c);
                 last = next;
             }
         }
     }
 
     /**
-     * Messages past retention or past maxReceiveCount that one receive deals with at most: what it meets beyond that is
-     * left to the next receive or sweep, so a backlog that expired all at once (retention lowered) is never brought
-     * into memory in one command. The same count on every replica and for any placement (it counts in delivery order).
+     * Messages past retention or past maxReceiveCount that one receive deals with (or, hand-offs being at their bound,
+     * leaves where they are) at most: what it meets beyond that is left to the next receive or sweep, so a backlog that
+     * expired all at once (retention lowered) is never brought into memory in one command. The same count on every
+     * replica and for any placement (it counts in delivery order).
      */
     static final int MAX_SET_ASIDE = 1000;
 
-    /** Whether a choice is complete: {@code capacity} chosen, or {@link #MAX_SET_ASIDE} set aside on the way. */
-    private static boolean done(int capacity, List<MessageEntry> chosen, List<MessageEntry> expired,
-                                List<MessageEntry> exhausted) {
-        return chosen.size() >= capacity
-                || expired.size() + (exhausted == null ? 0 : exhausted.size()) >= MAX_SET_ASIDE;
+    /** What one choice picked and set aside. */
+    private static final class Choice {
+        final int capacity;
+        final List<MessageEntry> chosen;
+        final List<MessageEntry> expired = new ArrayList<>();
+        /** Null for a move task's lease: it counts no receive, so nothing is exhausted by it. */
+        final List<MessageEntry> exhausted;
+        /** Messages left where they are: they need a hand-off and hand-offs are at their bound. */
+        int held;
+
+        Choice(int capacity, boolean countsReceive) {
+            this.capacity = capacity;
+            this.chosen = new ArrayList<>(capacity);
+            this.exhausted = countsReceive ? new ArrayList<>() : null;
+        }
+
+        /** Complete: {@code capacity} chosen, or {@link #MAX_SET_ASIDE} set aside on the way. */
+        boolean done() {
+            return chosen.size() >= capacity || capped();
+        }
+
+        /** Whether the choice stopped at {@link #MAX_SET_ASIDE}. */
+        boolean capped() {
+            return expired.size() + (exhausted == null ? 0 : exhausted.size()) + held >= MAX_SET_ASIDE;
+        }
+
+        /** Hand-offs this choice makes when it is carried out. */
+        int handOffs(boolean expiryHandsOff) {
+            return (exhausted == null ? 0 : exhausted.size()) + (expiryHandsOff ? expired.size() : 0);
+        }
     }
 
     /**
@@ -125,8 +150,7 @@ final class ReceiveCommands {
      * group's messages in memory and it has cold ones, they are paged in (as many as there is room for) and the run
      * goes on, so where a message waits never changes what is chosen.
      */
-    private void chooseFromGroup(FifoGroup g, int capacity, long now, List<MessageEntry> chosen,
-                                 List<MessageEntry> expired, List<MessageEntry> exhausted) {
+    private void chooseFromGroup(FifoGroup g, Choice c, long now) {
         int seen = 0;
         while (true) {
             int skip = seen;
@@ -135,17 +159,19 @@ final class ReceiveCommands {
                     skip--;
                     continue;
                 }
-                if (done(capacity, chosen, expired, exhausted) || e.visibleAtMillis > now) {
+                if (c.done() || e.visibleAtMillis > now) {
                     return;
                 }
-                classifyCandidate(e, now, chosen, expired, exhausted);
+                if (!classifyCandidate(e, now, c)) {
+                    return; // held: nothing after it in its group may go before it
+                }
                 seen++;
             }
-            if (!g.hasCold || done(capacity, chosen, expired, exhausted)) {
+            if (!g.hasCold || c.done()) {
                 return;
             }
             int before = g.messages.size();
-            s.pageInGroup(g.id, g.messages.peekLast().seq + 1, capacity - chosen.size());
+            s.pageInGroup(g.id, g.messages.peekLast().seq + 1, c.capacity - c.chosen.size());
             if (g.messages.size() == before) {
                 return;
             }
@@ -158,13 +184,12 @@ final class ReceiveCommands {
      * limit. Messages past retention are expired on the way, as a receive would.
      */
     MoveLease leaseForMove(int max, int leaseSeconds, long now) {
-        List<MessageEntry> chosen = new ArrayList<>(max);
-        List<MessageEntry> expired = new ArrayList<>();
-        choose(max, now, chosen, expired, null);
-        for (MessageEntry e : expired) {
+        Choice choice = new Choice(max, false);
+        choose(choice, now);
+        for (MessageEntry e : choice.expired) {
             s.expireOne(e);
         }
-        return new MoveLease(lease(chosen, now, leaseSeconds, false, false), done(max, List.of(), expired, null));
+        return new MoveLease(lease(choice.chosen, now, leaseSeconds, false, false), choice.capped());
     }
 
     /**
@@ -263,15 +288,28 @@ final class ReceiveCommands {
         return deliveries;
     }
 
-    private void classifyCandidate(MessageEntry e, long now, List<MessageEntry> chosen, List<MessageEntry> expired,
-                                   List<MessageEntry> exhausted) {
-        if (s.isExpired(e, now)) {
-            expired.add(e);
-        } else if (exhausted != null && s.config.hasDeadLetterQueue() && e.receiveCount + 1 > s.config.maxReceiveCount()) {
-            exhausted.add(e);
-        } else {
-            chosen.add(e);
+    /**
+     * Sorts a visible message into the choice.
+     *
+     * @return false when it is held: it would need a dead-letter hand-off and the partition holds as many pending as it
+     *         may ({@link PartitionQueueState#mayHandOff})
+     */
+    private boolean classifyCandidate(MessageEntry e, long now, Choice c) {
+        boolean expired = s.isExpired(e, now);
+        boolean exhausted = !expired && c.exhausted != null && s.config.hasDeadLetterQueue()
+                && e.receiveCount + 1 > s.config.maxReceiveCount();
+        if ((exhausted || expired && s.expiryHandsOff()) && !s.mayHandOff(c.handOffs(s.expiryHandsOff()))) {
+            c.held++;
+            return false;
         }
+        if (expired) {
+            c.expired.add(e);
+        } else if (exhausted) {
+            c.exhausted.add(e);
+        } else {
+            c.chosen.add(e);
+        }
+        return true;
     }
 
     private Delivery delivery(MessageEntry e) {

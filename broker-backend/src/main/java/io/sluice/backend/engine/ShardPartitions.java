@@ -230,10 +230,16 @@ public final class ShardPartitions {
         return PartitionEngine.stored(store, id);
     }
 
-    /** Dead-letter hand-offs not yet acknowledged, of every partition opened here. */
+    /**
+     * Hand-offs a partition lists at most when asked for its pending ones: the oldest, which a driver moves next (it
+     * asks again once they are moved), not all a partition may hold.
+     */
+    static final int PENDING_LISTED_PER_PARTITION = 1000;
+
+    /** Dead-letter hand-offs not yet acknowledged, of every partition opened here: each one's oldest, in seq order. */
     public List<Effect.DeadLetter> pendingDeadLetters() {
         List<Effect.DeadLetter> pending = new ArrayList<>();
-        engines.values().forEach(e -> pending.addAll(e.state().pendingDeadLetters()));
+        engines.values().forEach(e -> pending.addAll(e.state().pendingDeadLetters(PENDING_LISTED_PER_PARTITION)));
         return pending;
     }
 

@@ -55,6 +55,9 @@ class DeadLetterHandOffsTest {
         final PartitionId deadLetterPartition;
         volatile boolean unreadable;
         volatile boolean deadLetterQueueDown;
+        /** Sends to the dead-letter queue's partition, and the messages they carried. */
+        final java.util.concurrent.atomic.AtomicInteger copySends = new java.util.concurrent.atomic.AtomicInteger();
+        final java.util.concurrent.atomic.AtomicInteger copies = new java.util.concurrent.atomic.AtomicInteger();
 
         Flaky(LocalShard shard, PartitionId deadLetterPartition) {
             this.shard = shard;
@@ -70,6 +73,10 @@ class DeadLetterHandOffsTest {
         public CompletableFuture<PartitionOutcome> submit(PartitionId p, PartitionCommand c) {
             if (deadLetterQueueDown && p.equals(deadLetterPartition)) {
                 return CompletableFuture.failedFuture(new java.io.IOException("its shard has no leader"));
+            }
+            if (p.equals(deadLetterPartition) && c instanceof PartitionCommand.Send send) {
+                copySends.incrementAndGet();
+                copies.addAndGet(send.messages().size());
             }
             return shard.submit(p, c);
         }
@@ -150,8 +157,8 @@ class DeadLetterHandOffsTest {
     }
 
     private DeadLetterHandOffs driver() {
-        return new DeadLetterHandOffs(catalog::image, partitions, () -> shard.pendingDeadLetters().join(),
-                System::nanoTime);
+        return new DeadLetterHandOffs(catalog::image, catalog::refresh, partitions,
+                () -> shard.pendingDeadLetters().join(), System::nanoTime);
     }
 
     @Test
@@ -180,7 +187,7 @@ class DeadLetterHandOffsTest {
     void anUnreachableDeadLetterQueueKeepsItPendingWithGrowingDelaysThenOneCopy() throws Exception {
         partitions.deadLetterQueueDown = true;
         java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong();
-        try (DeadLetterHandOffs driver = new DeadLetterHandOffs(catalog::image, partitions,
+        try (DeadLetterHandOffs driver = new DeadLetterHandOffs(catalog::image, catalog::refresh, partitions,
                 () -> shard.pendingDeadLetters().join(), nanos::get)) {
             handOff("a");
             handOff("b");
@@ -202,6 +209,72 @@ class DeadLetterHandOffsTest {
             await().atMost(Duration.ofSeconds(60)).until(() -> shard.counts(src).join().deadLetterPending() == 0);
             assertEquals(2, shard.counts(dead).join().visible(), "one copy of each");
             assertEquals(2, driver.moved());
+        }
+    }
+
+    /**
+     * A poison flood moves in batches (a few sends for hundreds of hand-offs, not one each), and a FIFO group's
+     * exhausted messages reach the dead-letter queue in their order.
+     */
+    @Test
+    void manyHandOffsMoveInBatchesAndAFifoGroupKeepsItsOrder() throws Exception {
+        QueueMetadata fifoDlq = create("dlq.fifo", Map.of("FifoQueue", "true"));
+        QueueMetadata fifoSource = create("src.fifo", Map.of("FifoQueue", "true", "RedrivePolicy",
+                "{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:000000000000:dlq.fifo\",\"maxReceiveCount\":\"1\"}"));
+        PartitionId from = new PartitionId(fifoSource.queueId(), 0);
+        PartitionId to = new PartitionId(fifoDlq.queueId(), 0);
+        partitions = new Flaky(shard, to);
+        int n = 250;
+        for (int i = 0; i < n; i += 10) {
+            List<NewMessage> batch = new java.util.ArrayList<>();
+            for (int j = i; j < i + 10; j++) {
+                batch.add(NewMessage.fifo("m-" + j, "body-" + j, "g", "d-" + j));
+            }
+            shard.submit(from, new PartitionCommand.Send(batch)).join();
+        }
+        // each receive hands off what it leased before (maxReceiveCount 1) and leases the group's next ten
+        for (int i = 0; i < 200 && shard.counts(from).join().deadLetterPending() < n; i++) {
+            shard.submit(from, new PartitionCommand.Receive(10, 0, null)).join();
+        }
+        assertEquals(n, shard.counts(from).join().deadLetterPending());
+
+        try (DeadLetterHandOffs driver = driver().start()) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> shard.counts(from).join().deadLetterPending() == 0);
+            assertEquals(n, driver.moved());
+        }
+        assertEquals(n, partitions.copies.get(), "one copy each");
+        assertTrue(partitions.copySends.get() <= 2 * ((n + DeadLetterHandOffs.BATCH - 1) / DeadLetterHandOffs.BATCH),
+                "batched: " + partitions.copySends.get() + " sends for " + n + " hand-offs");
+        List<String> order = new java.util.ArrayList<>();
+        while (order.size() < n) {
+            PartitionOutcome got = shard.submit(to, new PartitionCommand.Receive(10, 30, null)).join();
+            assertTrue(!got.delivered().isEmpty(), "the group goes on after " + order.size());
+            got.delivered().forEach(d -> order.add(d.message().body()));
+            shard.submit(to, new PartitionCommand.Delete(got.delivered().stream()
+                    .map(d -> d.delivery().receiptHandle()).toList())).join();
+        }
+        for (int i = 0; i < n; i++) {
+            assertEquals("body-" + i, order.get(i), "the group's order in the dead-letter queue");
+        }
+    }
+
+    /**
+     * The dead-letter queue deleted a moment ago, still in the driver's cached catalog (which lags a deletion): the
+     * copy lands in a partition not yet retired, but the hand-off is not acknowledged, so the message stays pending at
+     * its source instead of going nowhere.
+     */
+    @Test
+    void copiesIntoADeadLetterQueueDeletedMeanwhileAreNotAcknowledged() throws Exception {
+        handOff("late");
+        io.sluice.metadata.image.ClusterImage stale = catalog.image();
+        catalog.delete("dlq", System.currentTimeMillis());
+        try (DeadLetterHandOffs driver = new DeadLetterHandOffs(() -> stale, catalog::refresh, partitions,
+                () -> shard.pendingDeadLetters().join(), System::nanoTime)) {
+            driver.scan();
+            await().atMost(Duration.ofSeconds(30)).until(() -> driver.failedAttempts() >= 1);
+            assertEquals(1, partitions.copies.get(), "copied into the partition the cached catalog still lists");
+            assertEquals(0, driver.moved());
+            assertEquals(1, shard.counts(src).join().deadLetterPending(), "not acknowledged: still pending");
         }
     }
 }

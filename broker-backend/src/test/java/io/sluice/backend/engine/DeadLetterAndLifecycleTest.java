@@ -59,6 +59,41 @@ class DeadLetterAndLifecycleTest {
         }
     }
 
+    /**
+     * Pending hand-offs are bounded: at the bound, a message that would need one stays where it is (neither delivered
+     * nor handed off), the receive goes on past it, and it is handed off once acknowledgements make room.
+     */
+    @Test
+    void atTheBoundOfPendingHandOffsExhaustedMessagesWaitWhereTheyAre() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS.withMaxReceiveCount(1))) {
+            q.engine.state().maxPendingHandOffs = 3;
+            for (int i = 0; i < 8; i++) {
+                q.send("poison-" + i);
+            }
+            assertEquals(8, q.receive(10, 0).size());
+            q.send("fine");
+            assertEquals(List.of("fine"), q.bodies(q.receive(10, 30)), "delivered past the held ones");
+            assertEquals(3, q.counts().deadLetterPending(), "no more than the bound pending");
+            assertEquals(5, q.counts().visible(), "the others wait where they are");
+            assertEquals(3, q.deadLetterEffects().size());
+
+            assertTrue(q.receive(10, 30).isEmpty(), "held messages are not delivered");
+            assertEquals(3, q.counts().deadLetterPending());
+            var expireSweep = q.apply(new PartitionCommand.Expire(100));
+            assertEquals(new PartitionResponse.Count(0), expireSweep.response());
+
+            List<Long> first = q.deadLetterEffects().stream().map(Effect.DeadLetter::seq).toList();
+            q.apply(new PartitionCommand.AcknowledgeDeadLetters(first.subList(0, 2)));
+            assertTrue(q.receive(10, 30).isEmpty());
+            assertEquals(3, q.counts().deadLetterPending(), "two more handed off as two were acknowledged");
+            assertEquals(3, q.counts().visible());
+            String live = q.engine.state().describe();
+            q.reopen();
+            q.engine.state().maxPendingHandOffs = 3;
+            assertEquals(live, q.engine.state().describe(), "stored as it is in memory");
+        }
+    }
+
     /** The redrive policy removed while hand-offs are pending: they return to the queue (FIFO: their group's tail). */
     @Test
     void removingTheRedrivePolicyReturnsPendingHandOffsToTheQueue() {
