@@ -8,6 +8,12 @@
 #   after the 5-minute deduplication window has passed (its entries are held in memory by design while it lasts),
 #   so a FIFO run takes ~11 minutes more; a fill faster than the heap holds 5 minutes of entries for needs
 #   BENCH_XMX (default 256m), e.g. BENCH_XMX=1g.
+#   BENCH_KIND (standard queues; issue 41) is the kind of backlog:
+#     fresh       sent and waiting (the default)
+#     delayed     sent with DelaySeconds=BENCH_DELAY (default 60); measured once due
+#     lapsed      sent, then received with a 30 s visibility timeout and never deleted; measured once the leases lapsed
+#     deadletter  dead letters: sent to backlog-src (maxReceiveCount 1, redrive to the backlog queue) and received
+#                 until every one is in the dead-letter queue; prints the dead-letter rate
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/load-common.sh
@@ -43,6 +49,9 @@ await_serving() { # until a queue's count can be read (bounded: 120 s)
 start
 for _ in $(seq 1 600); do curl -sf "$admin/health" >/dev/null && break; sleep 0.2; done
 q=${BENCH_FIFO:+.fifo}
+kind=${BENCH_KIND:-fresh}
+case "$kind" in fresh|delayed|lapsed|deadletter) ;; *) echo "BENCH_KIND: fresh, delayed, lapsed or deadletter" >&2; exit 2 ;; esac
+if [ -n "$q" ] && [ "$kind" != fresh ]; then echo "BENCH_KIND other than fresh is for standard queues" >&2; exit 2; fi
 window() { # FIFO: until the deduplication window of every send so far has passed and been swept
   if [ -n "$q" ]; then sleep 320; fi
 }
@@ -53,10 +62,22 @@ small_rate=$(bench drain "$endpoint" "small$q" 15)
 echo "small backlog: receive+delete $small_rate msg/s"
 window
 heap_before=$(bench heap "$admin" "$pid")
-echo "backlog of $count x $body B: fill $(bench fill "$endpoint" "backlog$q" "$count" "$body") msg/s"
+case "$kind" in
+  fresh) echo "backlog of $count x $body B: fill $(bench fill "$endpoint" "backlog$q" "$count" "$body") msg/s" ;;
+  delayed)
+    delay=${BENCH_DELAY:-60}
+    echo "backlog of $count x $body B, delayed $delay s: fill $(bench fill "$endpoint" backlog "$count" "$body" "$delay") msg/s"
+    sleep $((delay + 5)) ;;
+  lapsed)
+    echo "backlog of $count x $body B: fill $(bench fill "$endpoint" backlog "$count" "$body") msg/s"
+    echo "leased (30 s, never deleted): $(bench lease "$endpoint" backlog 30)"
+    sleep 35 ;;
+  deadletter)
+    echo "$count dead letters x $body B: dead-lettered at $(bench deadletter "$endpoint" backlog "$count" "$body") msg/s" ;;
+esac
 window
 heap_after=$(bench heap "$admin" "$pid")
-echo "heap after full GC: $heap_before B before, $heap_after B with the backlog:" \
+echo "heap after full GC: $heap_before B before, $heap_after B with the $kind backlog:" \
   "$(( (heap_after - heap_before) / count )) B per queued message"
 backlog_rate=$(bench drain "$endpoint" "backlog$q" 15)
 echo "backlog: receive+delete $backlog_rate msg/s ($(awk -v a="$backlog_rate" -v b="$small_rate" 'BEGIN{printf "%.2f", a/b}') of the small backlog's)"

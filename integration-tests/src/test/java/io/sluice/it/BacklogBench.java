@@ -19,7 +19,15 @@ import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
  * The steps of {@code scripts/bench-backlog.sh} (a backlog costs disk, not heap): each prints one figure.
  *
  * <pre>
- *   fill  ENDPOINT QUEUE COUNT BODY_BYTES   send COUNT random-letter messages (batches of 10, 16 threads); msg/s
+ *   fill  ENDPOINT QUEUE COUNT BODY_BYTES [DELAY_SECONDS]
+ *                                           send COUNT random-letter messages (batches of 10, 16 threads), with a
+ *                                           delay if given; prints msg/s
+ *   lease ENDPOINT QUEUE VISIBILITY_SECONDS receive every visible message with that visibility timeout and never delete
+ *                                           (8 threads, batches of 10) until a receive finds none; prints the count
+ *   deadletter ENDPOINT QUEUE COUNT BODY_BYTES
+ *                                           QUEUE becomes the dead-letter queue of QUEUE-src (maxReceiveCount 1): COUNT
+ *                                           messages sent there are received (never deleted) until QUEUE holds them
+ *                                           all; prints the dead-letter rate in msg/s
  *   drain ENDPOINT QUEUE SECONDS            receive and delete (batches of 10, 8 threads, 1 s polls); prints msg/s
  *   count ENDPOINT QUEUE                    visible + in flight + delayed, as the queue's attributes say
  *   heap  ADMIN_ENDPOINT PID                heap in use after full GCs (jcmd GC.run, then the JVM gauge)
@@ -40,7 +48,11 @@ public final class BacklogBench {
 
     public static void main(String[] args) throws Exception {
         switch (args[0]) {
-            case "fill" -> fill(URI.create(args[1]), args[2], Long.parseLong(args[3]), Integer.parseInt(args[4]));
+            case "fill" -> System.out.printf("%.0f%n", fill(URI.create(args[1]), args[2], Long.parseLong(args[3]),
+                    Integer.parseInt(args[4]), args.length > 5 ? Integer.parseInt(args[5]) : -1));
+            case "lease" -> System.out.println(lease(URI.create(args[1]), args[2], Integer.parseInt(args[3])));
+            case "deadletter" -> deadLetter(URI.create(args[1]), args[2], Long.parseLong(args[3]),
+                    Integer.parseInt(args[4]));
             case "drain" -> drain(URI.create(args[1]), args[2], Integer.parseInt(args[3]));
             case "count" -> System.out.println(count(client(URI.create(args[1])), args[2]));
             case "heap" -> System.out.println(heapAfterGc(URI.create(args[1]), args[2]));
@@ -55,7 +67,9 @@ public final class BacklogBench {
                 System.getenv().getOrDefault("AWS_SECRET_ACCESS_KEY", "sluice-dev-secret"));
     }
 
-    private static void fill(URI endpoint, String queue, long count, int bodyBytes) throws Exception {
+    /** Sends the messages; returns the rate in msg/s. */
+    private static double fill(URI endpoint, String queue, long count, int bodyBytes, int delaySeconds)
+            throws Exception {
         SqsClient sqs = client(endpoint);
         boolean fifo = queue.endsWith(".fifo"); // 64 message groups, a deduplication id per message
         String url = sqs.createQueue(b -> b.queueName(queue).attributesWithStrings(
@@ -75,6 +89,9 @@ public final class BacklogBench {
                         if (fifo) {
                             entry.messageGroupId("g" + i % 64).messageDeduplicationId(queue + "-" + i);
                         }
+                        if (delaySeconds >= 0) {
+                            entry.delaySeconds(delaySeconds);
+                        }
                         entries.add(entry.build());
                     }
                     var reply = sqs.sendMessageBatch(b -> b.queueUrl(url).entries(entries));
@@ -90,7 +107,7 @@ public final class BacklogBench {
         }
         pool.shutdown();
         double seconds = (System.nanoTime() - started) / 1e9;
-        System.out.printf("%.0f%n", count / seconds);
+        return count / seconds;
     }
 
     /** Random letters: what is stored is not compressed away, so the disk figure is a real one. */
@@ -138,6 +155,65 @@ public final class BacklogBench {
         pool.shutdown();
         long stopped = Math.min(System.nanoTime(), emptyAt.get());
         System.out.printf("%.0f%n", done.get() / ((stopped - started) / 1e9));
+    }
+
+    private static long lease(URI endpoint, String queue, int visibilitySeconds) throws Exception {
+        SqsClient sqs = client(endpoint);
+        String url = sqs.getQueueUrl(b -> b.queueName(queue)).queueUrl();
+        AtomicLong leased = new AtomicLong();
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        List<Future<?>> workers = new ArrayList<>();
+        for (int t = 0; t < 8; t++) {
+            workers.add(pool.submit(() -> {
+                while (true) {
+                    int got = sqs.receiveMessage(b -> b.queueUrl(url).maxNumberOfMessages(10).waitTimeSeconds(1)
+                            .visibilityTimeout(visibilitySeconds)).messages().size();
+                    if (got == 0) {
+                        return null;
+                    }
+                    leased.addAndGet(got);
+                }
+            }));
+        }
+        for (Future<?> w : workers) {
+            w.get();
+        }
+        pool.shutdown();
+        return leased.get();
+    }
+
+    private static void deadLetter(URI endpoint, String queue, long count, int bodyBytes) throws Exception {
+        SqsClient sqs = client(endpoint);
+        sqs.createQueue(b -> b.queueName(queue));
+        String source = queue + "-src";
+        fill(endpoint, source, count, bodyBytes, -1); // creates it
+        String url = sqs.getQueueUrl(b -> b.queueName(source)).queueUrl();
+        sqs.setQueueAttributes(b -> b.queueUrl(url).attributesWithStrings(Map.of("RedrivePolicy",
+                "{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:000000000000:" + queue + "\",\"maxReceiveCount\":\"1\"}",
+                "VisibilityTimeout", "0")));
+        long started = System.nanoTime();
+        long deadline = started + TimeUnit.MINUTES.toNanos(30);
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        List<Future<?>> workers = new ArrayList<>();
+        for (int t = 0; t < 8; t++) {
+            workers.add(pool.submit(() -> {
+                while (!done.get()) { // never deletes: a message's second receive hands it off
+                    sqs.receiveMessage(b -> b.queueUrl(url).maxNumberOfMessages(10).waitTimeSeconds(1));
+                }
+                return null;
+            }));
+        }
+        while (count(sqs, queue) < count && System.nanoTime() < deadline) {
+            Thread.sleep(500);
+        }
+        double seconds = (System.nanoTime() - started) / 1e9;
+        done.set(true);
+        for (Future<?> w : workers) {
+            w.get();
+        }
+        pool.shutdown();
+        System.out.printf("%.0f%n", count(sqs, queue) / seconds);
     }
 
     static long count(SqsClient sqs, String queue) {

@@ -68,13 +68,22 @@ final class ColdTail {
      * message is visible since its send, so its send time is both its deadline and its retention base.
      */
     boolean headBefore(MessageEntry e) {
-        return count > 0 && (oldestMillis < e.visibleAtMillis || oldestMillis == e.visibleAtMillis && from < e.seq);
+        return headBefore(e.visibleAtMillis, e.seq);
+    }
+
+    /** Whether the oldest cold message comes before {@code (visibleAt, seq)} in delivery order. */
+    boolean headBefore(long visibleAt, long seq) {
+        return count > 0 && (oldestMillis < visibleAt || oldestMillis == visibleAt && from < seq);
     }
 
     /** Whether the oldest cold message comes before {@code e} in retention order ({@code retentionBase, seq}). */
     boolean headExpiresBefore(MessageEntry e) {
-        return count > 0 && (oldestMillis < e.retentionBaseMillis
-                || oldestMillis == e.retentionBaseMillis && from < e.seq);
+        return headExpiresBefore(e.retentionBaseMillis, e.seq);
+    }
+
+    /** Whether the oldest cold message comes before {@code (retentionBase, seq)} in retention order. */
+    boolean headExpiresBefore(long retentionBase, long seq) {
+        return count > 0 && (oldestMillis < retentionBase || oldestMillis == retentionBase && from < seq);
     }
 
     /** Whether the oldest cold message is past the retention period at {@code now}. */

@@ -310,6 +310,11 @@ final class MessageIndex {
         return next == null || next.visibleAtMillis > nowMillis ? null : next;
     }
 
+    /** The last visible message in delivery order (the one a receive reaches last), or null. */
+    MessageEntry lastVisible() {
+        return byVisibleAt.floor(MessageEntry.probe(nowMillis, Long.MAX_VALUE));
+    }
+
     /** FIFO groups a receive may take from, oldest head first. Do not modify the index while iterating. */
     Iterable<FifoGroup> readyGroups() {
         return readyGroups.values();

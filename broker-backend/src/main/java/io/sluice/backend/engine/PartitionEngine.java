@@ -77,8 +77,8 @@ public final class PartitionEngine {
             return Optional.empty();
         }
         RecordCodec.Meta meta = RecordCodec.decodeMeta(metaBytes);
-        return Optional.of(new Stored(id, PayloadCodec.decodeConfig(configBytes), meta.retired(), meta.coldCount(),
-                meta.lastNowMillis()));
+        return Optional.of(new Stored(id, PayloadCodec.decodeConfig(configBytes), meta.retired(),
+                meta.coldCount() + meta.deferredCount(), meta.lastNowMillis()));
     }
 
     /**

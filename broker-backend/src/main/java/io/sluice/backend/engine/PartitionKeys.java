@@ -23,6 +23,15 @@ import java.util.Arrays;
  *   f len(2) groupId seq(8)
  *                     FIFO: a cold message of the group (no value; its state is under q seq, see FifoColdGroups)
  *   h seq(8)          FIFO: the head of a group whose messages are all cold (value: the group id)
+ *   w visibleAt(8) seq(8)
+ *                     standard: state of a deferred message (on disk only, by delivery order; see DeferredTail)
+ *   x retentionBase(8) seq(8)
+ *                     standard: a deferred message by retention order (value: its visibleAt)
+ *   y visibleAt(8)    standard: how many deferred messages become visible then (value: count(4))
+ *   z seq(8)          standard: where a deferred message leased here before is (value: its visibleAt)
+ *   k handOffKey      a dead-letter or move copy's hand-off key, for the deduplication window (HandOffKeys)
+ *   e expiresAt(8) seq(8)
+ *                     the hand-off keys by expiry (value: the key)
  * </pre>
  *
  * Bodies ({@code b}) and states ({@code s}) live in separate ranges so that rebuilding the in-memory index at
@@ -42,6 +51,14 @@ public final class PartitionKeys {
     static final byte GROUP_MARK = 'o';
     static final byte COLD_MEMBER = 'f';
     static final byte COLD_HEAD = 'h';
+    static final byte DEFERRED = 'w';
+    static final byte DEFERRED_BY_RETENTION = 'x';
+    static final byte DEFERRED_DUE = 'y';
+    static final byte DEFERRED_SEQ = 'z';
+    static final byte HAND_OFF_KEY = 'k';
+    static final byte HAND_OFF_EXPIRY = 'e';
+    /** Every record type of {@link DeferredTail}. */
+    static final byte[] DEFERRED_TYPES = {DEFERRED, DEFERRED_BY_RETENTION, DEFERRED_DUE, DEFERRED_SEQ};
 
     public static final int PREFIX_LENGTH = 12;
 
@@ -125,6 +142,42 @@ public final class PartitionKeys {
     /** The head of a FIFO group that is cold entirely, by the head's seq. */
     public byte[] coldHead(long seq) {
         return typed(COLD_HEAD, 8).putLong(seq).array();
+    }
+
+    /** A deferred message: {@code w visibleAt seq}. */
+    public byte[] deferred(long visibleAt, long seq) {
+        return typed(DEFERRED, 16).putLong(visibleAt).putLong(seq).array();
+    }
+
+    /** A deferred message by retention order: {@code x retentionBase seq}. */
+    public byte[] deferredByRetention(long retentionBase, long seq) {
+        return typed(DEFERRED_BY_RETENTION, 16).putLong(retentionBase).putLong(seq).array();
+    }
+
+    /** How many deferred messages become visible at {@code visibleAt}: {@code y visibleAt}. */
+    public byte[] deferredDue(long visibleAt) {
+        return typed(DEFERRED_DUE, 8).putLong(visibleAt).array();
+    }
+
+    /** Where a deferred message leased here before is: {@code z seq}. */
+    public byte[] deferredSeq(long seq) {
+        return typed(DEFERRED_SEQ, 8).putLong(seq).array();
+    }
+
+    /** A copy's hand-off key remembered for the deduplication window: {@code k key}. */
+    public byte[] handOffKey(String handOffKey) {
+        byte[] k = handOffKey.getBytes(StandardCharsets.UTF_8);
+        return typed(HAND_OFF_KEY, k.length).put(k).array();
+    }
+
+    /** A hand-off key by when it expires: {@code e expiresAt seq}. */
+    public byte[] handOffExpiry(long expiresAt, long seq) {
+        return typed(HAND_OFF_EXPIRY, 16).putLong(expiresAt).putLong(seq).array();
+    }
+
+    /** The seq at the end of a {@link #deferred} key. */
+    static long deferredSeqOf(byte[] key) {
+        return ByteBuffer.wrap(key, key.length - 8, 8).getLong();
     }
 
     /** The seq at the end of a {@link #coldMember} key. */

@@ -71,6 +71,8 @@ public final class PartitionQueueState {
     final ColdTail cold;
     /** FIFO: the cold messages by group and the heads of groups that are cold entirely. */
     final FifoColdGroups coldGroups;
+    /** Standard: delayed sends, copies and paged-out messages on disk only, by delivery order. */
+    final DeferredTail deferred;
     /** See {@link #DEFAULT_HOT_LIMIT} and {@link #PAGE}; tests lower them to page often, a few at a time. */
     int hotLimit = DEFAULT_HOT_LIMIT;
     int page = PAGE;
@@ -78,6 +80,8 @@ public final class PartitionQueueState {
     int maxPendingHandOffs = DEFAULT_MAX_PENDING_HAND_OFFS;
     final PartitionTotals.Counter totals = new PartitionTotals.Counter();
     private final ExpiringRegistry<DedupWindow.Entry> dedup = DedupWindow.create();
+    /** Copies' hand-off keys, on disk only (a poison flood makes one a message). */
+    private final HandOffKeys handOffKeys;
     final ExpiringRegistry<ReceiveAttempts.Attempt> attempts = ReceiveAttempts.create();
     /** FIFO with a reorder window: each group's latest producer order delivered (see {@link GroupMarks}). */
     private final ExpiringRegistry<GroupMarks.Mark> marks = GroupMarks.create();
@@ -99,6 +103,8 @@ public final class PartitionQueueState {
         this.config = config;
         this.cold = new ColdTail(keys, coldReader);
         this.coldGroups = new FifoColdGroups(keys, cold);
+        this.deferred = new DeferredTail(keys, cold);
+        this.handOffKeys = new HandOffKeys(keys, cold);
     }
 
     public PartitionId id() {
@@ -124,9 +130,9 @@ public final class PartitionQueueState {
         mutations = new ArrayList<>();
         effects = new ArrayList<>();
         long now = Math.max(leaderTimeMillis, index.nowMillis());
-        int becameVisible = index.advanceTo(now);
+        int becameVisible = index.advanceTo(now) + deferred.advanceTo(now, mutations);
         boolean mayWake = becameVisible > 0;
-        long deadlineBefore = index.nextDeadlineMillis();
+        long deadlineBefore = nextDeadlineMillis();
         PartitionResponse response;
         if (retired && !(command instanceof AcknowledgeDeadLetters) && !(command instanceof Expire)) {
             response = new Rejected(SqsError.QUEUE_DOES_NOT_EXIST.failure());
@@ -135,11 +141,12 @@ public final class PartitionQueueState {
             mayWake |= !(command instanceof Receive) && !(command instanceof PartitionCommand.LeaseMoveBatch);
         }
         settleColdGroups();
+        pageOut();
         mutations.add(new Mutation.Put(keys.meta(), RecordCodec.encodeMeta(meta())));
         if (mayWake && hasDeliverable()) {
             effects.add(new Effect.MessagesAvailable(id, visibleCount()));
         }
-        long deadlineAfter = index.nextDeadlineMillis();
+        long deadlineAfter = nextDeadlineMillis();
         if (deadlineAfter > 0 && (deadlineBefore <= 0 || deadlineAfter < deadlineBefore)) {
             effects.add(new Effect.VisibleAt(id, deadlineAfter));
         }
@@ -185,14 +192,69 @@ public final class PartitionQueueState {
         return config.fifo() ? index.hasReadyGroup() || coldGroups.headAfter(0) != null : visibleCount() > 0;
     }
 
-    /** Visible messages, the cold tail's included (all of them visible since their send). */
+    /** Visible messages, the cold tail's (all of them visible since their send) and the deferred tail's included. */
     int visibleCount() {
-        return saturated(index.visibleCount() + cold.count());
+        return saturated(index.visibleCount() + cold.count() + deferred.dueCount());
     }
 
-    /** Messages stored, the cold tail's included. */
+    /** Messages stored, the cold and deferred tails' included. */
     long size() {
-        return index.size() + cold.count();
+        return index.size() + cold.count() + deferred.count();
+    }
+
+    /**
+     * Standard: when the next message in delivery order before the indexed {@code next} (null: none indexed is
+     * visible) waits on disk, in the cold or the deferred tail, pages in a page of that tail's.
+     *
+     * @return whether it paged in (the caller looks again)
+     */
+    boolean pageInBefore(MessageEntry next, long now) {
+        boolean fromCold = !cold.isEmpty() && (next == null || cold.headBefore(next));
+        boolean fromDeferred = deferred.hasDueHead(now)
+                && (next == null || deferred.headBefore(next.visibleAtMillis, next.seq));
+        if (fromCold && fromDeferred) {
+            fromCold = cold.headBefore(deferred.headVisibleAt(), deferred.headSeq());
+            fromDeferred = !fromCold;
+        }
+        if (fromCold) {
+            pageIn();
+        } else if (fromDeferred) {
+            indexFromCold(deferred.takeDue(page, now, mutations));
+        }
+        return fromCold || fromDeferred;
+    }
+
+    /**
+     * Standard: when more than {@link #hotLimit} plus a {@link #page} of the index's messages are visible, the latest in
+     * delivery order go to the deferred tail until {@link #hotLimit} are (those a receive reaches last). Messages in
+     * flight, delayed or pending a hand-off stay: their deadlines and receipt handles are the index's business.
+     */
+    private void pageOut() {
+        if (config.fifo() || retired || index.visibleCount() <= hotLimit + page) {
+            return;
+        }
+        while (index.visibleCount() > hotLimit) {
+            MessageEntry e = index.lastVisible();
+            index.remove(e);
+            mutations.add(new Mutation.Delete(keys.state(e.seq)));
+            deferred.add(e, index.nowMillis(), mutations);
+        }
+    }
+
+    /**
+     * The message {@code seq} in the index, brought in from the deferred tail when it waits there and was leased here
+     * before (a receipt handle names it); null when neither has it.
+     */
+    MessageEntry indexed(long seq) {
+        MessageEntry e = index.get(seq);
+        if (e == null && !deferred.isEmpty()) {
+            RecordCodec.DecodedState d = deferred.takeLeased(seq, index.nowMillis(), mutations);
+            if (d != null) {
+                indexFromCold(List.of(d));
+                e = d.entry();
+            }
+        }
+        return e;
     }
 
     private static int saturated(long n) {
@@ -411,7 +473,7 @@ public final class PartitionQueueState {
         int n = 0;
         for (NewMessage m : command.messages()) {
             String key = dedupKey(m);
-            n += key != null && dedup.find(key, now) != null ? 0 : 1;
+            n += key != null && findDuplicate(key, now) != null ? 0 : 1;
         }
         return n;
     }
@@ -433,10 +495,16 @@ public final class PartitionQueueState {
         return config.deduplicationPerGroup() ? m.groupId() + "\n" + dedupId : dedupId;
     }
 
+    /** The live window entry of a deduplication key: FIFO ids in memory, copies' hand-off keys on disk. */
+    private DedupWindow.Entry findDuplicate(String key, long now) {
+        DedupWindow.Entry e = dedup.find(key, now); // hand-off keys too, when remembered before HandOffKeys existed
+        return e != null || key.charAt(0) != '\0' ? e : handOffKeys.find(key, now);
+    }
+
     private SentMessage sendOne(NewMessage m, long now) {
         String dedupKey = dedupKey(m);
         if (dedupKey != null) {
-            DedupWindow.Entry original = dedup.find(dedupKey, now);
+            DedupWindow.Entry original = findDuplicate(dedupKey, now);
             if (original != null) {
                 return new SentMessage(original.messageId(), original.seq(), original.sequenceNumber(), true);
             }
@@ -477,6 +545,8 @@ public final class PartitionQueueState {
         }
         if (!config.fifo() && p == null && delayMillis == 0 && (!cold.isEmpty() || index.size() >= hotLimit)) {
             cold.add(e, mutations); // behind the cold messages sent before it: send order is kept
+        } else if (!config.fifo() && index.size() >= hotLimit) {
+            deferred.add(e, now, mutations); // delayed, or a copy with its own retention: by delivery order
         } else if (config.fifo() && sendToColdGroup(m.groupId(), e)) {
             // on disk only, behind its group's cold messages
         } else {
@@ -490,8 +560,12 @@ public final class PartitionQueueState {
         if (dedupKey != null) {
             DedupWindow.Entry entry = new DedupWindow.Entry(dedupKey, m.messageId(), seq, sequenceNumber,
                     now + SqsLimits.DEDUPLICATION_WINDOW_MILLIS);
-            dedup.remember(entry);
-            mutations.add(new Mutation.Put(keys.dedup(dedupKey), RecordCodec.encodeDedup(entry)));
+            if (m.provenance() != null) {
+                handOffKeys.remember(entry, mutations);
+            } else {
+                dedup.remember(entry);
+                mutations.add(new Mutation.Put(keys.dedup(dedupKey), RecordCodec.encodeDedup(entry)));
+            }
         }
         return new SentMessage(m.messageId(), seq, sequenceNumber, false);
     }
@@ -586,6 +660,7 @@ public final class PartitionQueueState {
         for (byte type : new byte[] {PartitionKeys.COLD, PartitionKeys.COLD_MEMBER, PartitionKeys.COLD_HEAD}) {
             cold.deleteRange(keys.typePrefix(type), keys.typeEnd(type), mutations);
         }
+        deferred.clear(mutations);
         lastPurgeMillis = now;
         return new Count(purged);
     }
@@ -593,8 +668,23 @@ public final class PartitionQueueState {
     private PartitionResponse expire(int limit, long now) {
         int expired = 0;
         if (!retired) {
-            while (expired < limit) { // in retention order over the index and the cold tail together
+            while (expired < limit) { // in retention order over the index and the cold and deferred tails together
                 MessageEntry oldest = index.oldestByRetention();
+                boolean fromDeferred = oldest == null ? !deferred.isEmpty() : deferred.oldestExpiresBefore(oldest);
+                if (fromDeferred && !cold.isEmpty()) {
+                    fromDeferred = !cold.headExpiresBefore(deferred.oldestRetentionMillis(), deferred.oldestSeq());
+                }
+                if (fromDeferred) {
+                    if (!deferred.oldestExpired(now, config.retentionSeconds() * 1000L)
+                            || expiryHandsOff() && !mayHandOff(0)) {
+                        break;
+                    }
+                    RecordCodec.DecodedState d = deferred.takeOldestByRetention(now, mutations);
+                    if (d != null) {
+                        indexFromCold(List.of(d)); // expired (or handed off) from the index next
+                    }
+                    continue;
+                }
                 if (oldest == null ? !cold.isEmpty() : cold.headExpiresBefore(oldest)) {
                     if (!cold.oldestExpired(now, config.retentionSeconds() * 1000L)) {
                         break;
@@ -611,10 +701,13 @@ public final class PartitionQueueState {
                 expireOne(oldest);
                 expired++;
             }
-        } else if (!cold.isEmpty()) {
-            // a deleted queue's cold messages are handed off a page per sweep (all at once could be millions)
+        } else if (!cold.isEmpty() || !deferred.isEmpty()) {
+            // a deleted queue's cold and deferred messages are handed off a page per sweep (all at once could be
+            // millions)
             int room = Math.max(0, maxPendingHandOffs - index.deadLetterPending().size());
-            for (RecordCodec.DecodedState d : cold.take(Math.min(Math.min(limit, page), room), mutations)) {
+            int max = Math.min(Math.min(limit, page), room);
+            for (RecordCodec.DecodedState d : !cold.isEmpty() ? cold.take(max, mutations)
+                    : deferred.takeAny(max, now, mutations)) {
                 index.add(d.entry(), null);
                 deadLetter(d.entry(), DeadLetterReason.SOURCE_QUEUE_DELETED);
                 expired++;
@@ -628,6 +721,7 @@ public final class PartitionQueueState {
             expired++;
         }
         dedup.forgetExpired(now, key -> mutations.add(new Mutation.Delete(keys.dedup(key))));
+        handOffKeys.forgetExpired(now, mutations);
         attempts.forgetExpired(now, attemptId -> mutations.add(new Mutation.Delete(keys.attempt(attemptId))));
         marks.forgetExpired(now, groupId -> mutations.add(new Mutation.Delete(keys.groupMark(groupId))));
         return new Count(expired);
@@ -648,9 +742,23 @@ public final class PartitionQueueState {
         boolean mayExpire = !retired && (!expiryHandsOff() || mayHandOff(0)); // at the bound: once hand-offs drain
         return (mayExpire && oldest != null && isExpired(oldest, now))
                 || (mayExpire && cold.oldestExpired(now, config.retentionSeconds() * 1000L))
-                || (retired && !cold.isEmpty() && mayHandOff(0)) // a deleted queue's cold messages still to hand off
+                || (mayExpire && deferred.oldestExpired(now, config.retentionSeconds() * 1000L))
+                // a deleted queue's cold and deferred messages still to hand off
+                || (retired && (!cold.isEmpty() || !deferred.isEmpty()) && mayHandOff(0))
                 || (pending != null && isHandOffExpired(pending, now))
-                || dedup.hasExpired(now) || attempts.hasExpired(now) || marks.hasExpired(now);
+                || dedup.hasExpired(now) || handOffKeys.hasExpired(now) || attempts.hasExpired(now)
+                || marks.hasExpired(now)
+                || mayPageOut(now);
+    }
+
+    /**
+     * Standard: the index holds more than its limit and a deadline passed since the last command (a lease lapsed, a
+     * delay ran out), so it may hold more visible messages than it keeps: a command pages them out. An idle partition
+     * whose consumers stopped deleting (crash-looping) gets that command from the sweep.
+     */
+    private boolean mayPageOut(long now) {
+        long next = index.nextDeadlineMillis();
+        return !config.fifo() && !retired && index.size() > hotLimit + page && next > 0 && next <= now;
     }
 
     /**
@@ -737,7 +845,7 @@ public final class PartitionQueueState {
             for (byte type : new byte[] {PartitionKeys.COLD_MEMBER, PartitionKeys.COLD_HEAD}) {
                 cold.deleteRange(keys.typePrefix(type), keys.typeEnd(type), mutations);
             }
-            int handedOff = saturated(cold.count());
+            int handedOff = saturated(cold.count() + deferred.count());
             for (MessageEntry e : index.entriesInSeqOrder()) {
                 if (!e.isDeadLetterPending()) {
                     deadLetter(e, DeadLetterReason.SOURCE_QUEUE_DELETED);
@@ -749,6 +857,8 @@ public final class PartitionQueueState {
         int dropped = saturated(size());
         index.clear();
         cold.clear();
+        deferred.clear(mutations);
+        handOffKeys.clear();
         moveTasks.clear();
         cold.deleteRange(keys.rangeStart(), keys.rangeEnd(), mutations);
         mutations.add(new Mutation.Put(keys.config(), PayloadCodec.encodeConfig(config)));
@@ -768,7 +878,7 @@ public final class PartitionQueueState {
 
     private RecordCodec.Meta meta() {
         return new RecordCodec.Meta(nextSeq, index.nowMillis(), lastPurgeMillis, retired, totals.snapshot(),
-                cold.count(), cold.from(), cold.oldestMillis());
+                cold.count(), cold.from(), cold.oldestMillis(), deferred.count());
     }
 
     // ---- recovery and read-only queries ---------------------------------------------------------------------
@@ -782,6 +892,8 @@ public final class PartitionQueueState {
         retired = meta.retired();
         index.resetClock(meta.lastNowMillis());
         cold.recover(meta.coldCount(), meta.coldFrom(), meta.coldOldestMillis());
+        deferred.recover(meta.deferredCount());
+        handOffKeys.refresh();
         for (RecordCodec.DecodedState s : states) { // in seq order: FIFO groups are mostly appended to
             index.add(s.entry(), config.fifo() ? s.groupId() : null);
         }
@@ -795,9 +907,9 @@ public final class PartitionQueueState {
         marks.recover(groupMarks);
     }
 
-    /** Messages waiting in the cold tail, on disk only. */
+    /** Messages waiting on disk only: the cold tail's and the deferred tail's. */
     public long coldCount() {
-        return cold.count();
+        return cold.count() + deferred.count();
     }
 
     /** The entry applied last is in the store (see {@link ColdTail#written()}). */
@@ -817,7 +929,8 @@ public final class PartitionQueueState {
 
     /** Counts as of the last applied command. */
     public QueueCounts counts() {
-        return new QueueCounts(visibleCount(), index.inflightCount(), index.delayedCount(),
+        return new QueueCounts(visibleCount(), index.inflightCount(),
+                saturated(index.delayedCount() + deferred.notDueCount()),
                 index.deadLetterPending().size(), oldestRetentionBaseMillis(), oldestHandOffMillis(),
                 skew.p99Millis(index.nowMillis()));
     }
@@ -826,8 +939,7 @@ public final class PartitionQueueState {
     private long oldestRetentionBaseMillis() {
         MessageEntry oldest = index.oldestByRetention();
         long hot = oldest == null ? -1 : oldest.retentionBaseMillis;
-        long coldest = cold.oldestMillis();
-        return hot < 0 ? coldest : coldest < 0 ? hot : Math.min(hot, coldest);
+        return earliest(earliest(hot, cold.oldestMillis()), deferred.oldestRetentionMillis());
     }
 
     /**
@@ -837,7 +949,9 @@ public final class PartitionQueueState {
      */
     public QueueCounts countsAt(long nowMillis) {
         int[] c = index.countsAt(nowMillis);
-        return new QueueCounts(saturated(c[0] + cold.count()), c[1], c[2], index.deadLetterPending().size(),
+        long deferredDue = deferred.dueAt(Math.max(nowMillis, index.nowMillis()));
+        return new QueueCounts(saturated(c[0] + cold.count() + deferredDue), c[1],
+                saturated(c[2] + deferred.count() - deferredDue), index.deadLetterPending().size(),
                 oldestRetentionBaseMillis(), oldestHandOffMillis(), skew.p99Millis(Math.max(nowMillis, index.nowMillis())),
                 totals.sent, totals.received);
     }
@@ -857,6 +971,9 @@ public final class PartitionQueueState {
         for (RecordCodec.DecodedState d : cold.peek(max)) {
             visible.add(d.entry());
         }
+        for (RecordCodec.DecodedState d : deferred.peekDue(Math.max(nowMillis, index.nowMillis()), max)) {
+            visible.add(d.entry());
+        }
         visible.sort(MessageEntry.BY_VISIBLE_AT);
         List<long[]> out = new java.util.ArrayList<>();
         for (MessageEntry e : visible.subList(0, Math.min(max, visible.size()))) {
@@ -867,17 +984,23 @@ public final class PartitionQueueState {
 
     /** How many messages are visible at {@code nowMillis} (at or after the last command), read-only. */
     public int visibleCountAt(long nowMillis) {
-        return saturated(index.visibleAt(nowMillis) + cold.count());
+        return saturated(index.visibleAt(nowMillis) + cold.count()
+                + deferred.dueAt(Math.max(nowMillis, index.nowMillis())));
     }
 
     /** The first time after {@code t} a delayed or in-flight message becomes visible, or -1. */
     public long nextDeadlineAfter(long t) {
-        return index.nextDeadlineAfter(t);
+        return earliest(index.nextDeadlineAfter(t), deferred.nextDeadlineAfter(Math.max(t, index.nowMillis())));
     }
 
     /** The next time a delayed or in-flight message becomes visible, or -1: when to re-check parked polls. */
     public long nextDeadlineMillis() {
-        return index.nextDeadlineMillis();
+        return earliest(index.nextDeadlineMillis(), deferred.nextDeadlineAfter(index.nowMillis()));
+    }
+
+    /** The earlier of two times, -1 meaning none. */
+    private static long earliest(long a, long b) {
+        return a < 0 ? b : b < 0 ? a : Math.min(a, b);
     }
 
     /** Hand-offs not yet acknowledged, oldest first: a new primary re-executes these. */
@@ -910,8 +1033,11 @@ public final class PartitionQueueState {
     /** A canonical description of the whole state; equal strings mean equal states. For tests and debugging. */
     public String describe() {
         return "partition=" + id + " config=" + config + " nextSeq=" + nextSeq + " lastPurge=" + lastPurgeMillis
-                + " retired=" + retired + " totals=" + totals.snapshot() + " " + cold.describe() + "\n" + index.describe() + "dedup=" + dedup.snapshot(e -> e) + "\nattempts="
-                + attempts.snapshot(ReceiveAttempts.Attempt::describe) + "\nmarks=" + marks.snapshot(GroupMarks.Mark::describe)
+                + " retired=" + retired + " totals=" + totals.snapshot() + " " + cold.describe() + " "
+                + deferred.describe() + " " + handOffKeys.describe() + "\n" + index.describe()
+                + "dedup=" + dedup.snapshot(e -> e)
+                + "\nattempts=" + attempts.snapshot(ReceiveAttempts.Attempt::describe)
+                + "\nmarks=" + marks.snapshot(GroupMarks.Mark::describe)
                 + "\nmoveTasks=" + moveTasks.describe() + "\n";
     }
 }

@@ -36,7 +36,7 @@ final class ReceiptHandleCommands {
         if (!isOurs(h)) {
             return invalidHandle(h);
         }
-        MessageEntry e = s.index.get(h.seq());
+        MessageEntry e = s.indexed(h.seq());
         if (e == null || e.isDeadLetterPending()) {
             return null; // already deleted, or on its way to the dead-letter queue: deleting again succeeds
         }
@@ -72,7 +72,7 @@ final class ReceiptHandleCommands {
         if (!isOurs(h)) {
             return invalidHandle(h);
         }
-        MessageEntry e = s.index.get(h.seq());
+        MessageEntry e = s.indexed(h.seq());
         if (e != null && h.receiveCount() > e.receiveCount) {
             return invalidHandle(h);
         }

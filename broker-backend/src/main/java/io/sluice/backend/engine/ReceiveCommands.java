@@ -87,13 +87,13 @@ final class ReceiveCommands {
                 }
             }
         } else {
-            // in delivery order over the index and the cold tail together: the cold messages that come before the
-            // next indexed one are paged in first, so where a message waits never changes which one is chosen
+            // in delivery order over the index and the cold and deferred tails together: the messages on disk that
+            // come before the next indexed one are paged in first, so where a message waits never changes which one
+            // is chosen
             MessageEntry last = null;
             while (!c.done()) {
                 MessageEntry next = s.index.nextVisibleAfter(last);
-                if (next == null ? !s.cold.isEmpty() : s.cold.headBefore(next)) {
-                    s.pageIn();
+                if (s.pageInBefore(next, now)) {
                     continue;
                 }
                 if (next == null) {

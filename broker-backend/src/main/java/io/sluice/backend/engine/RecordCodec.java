@@ -65,11 +65,12 @@ final class RecordCodec {
     // ---- partition meta and config -------------------------------------------------------------------------
 
     /**
-     * The partition's meta record; {@code totals} and then the cold tail ({@link ColdTail}) were appended later: a
-     * record without them reads as zero totals and no cold messages.
+     * The partition's meta record; {@code totals}, then the cold tail ({@link ColdTail}), then the deferred messages'
+     * count ({@link DeferredTail}) were appended later: a record without them reads as zero totals and no cold or
+     * deferred messages.
      */
     record Meta(long nextSeq, long lastNowMillis, long lastPurgeMillis, boolean retired, PartitionTotals totals,
-                long coldCount, long coldFrom, long coldOldestMillis) {
+                long coldCount, long coldFrom, long coldOldestMillis, long deferredCount) {
     }
 
     static byte[] encodeMeta(Meta m) {
@@ -92,6 +93,7 @@ final class RecordCodec {
         w.i64(m.coldFrom());
         w.i64(m.coldOldestMillis());
         w.i64(t.late()); // appended later: older records count no late messages
+        w.i64(m.deferredCount()); // likewise: older records have no deferred messages
         return w.toBytes();
     }
 
@@ -105,7 +107,7 @@ final class RecordCodec {
         PartitionTotals totals = !r.hasRemaining() ? PartitionTotals.ZERO : new PartitionTotals(r.i64(), r.i64(),
                 r.i64(), r.i64(), r.i64(), r.i64(), r.i64(), r.i64(), 0);
         if (!r.hasRemaining()) {
-            return new Meta(nextSeq, lastNow, lastPurge, retired, totals, 0, nextSeq, -1);
+            return new Meta(nextSeq, lastNow, lastPurge, retired, totals, 0, nextSeq, -1, 0);
         }
         long coldCount = r.i64();
         long coldFrom = r.i64();
@@ -113,7 +115,8 @@ final class RecordCodec {
         if (r.hasRemaining()) {
             totals = totals.withLate(r.i64());
         }
-        return new Meta(nextSeq, lastNow, lastPurge, retired, totals, coldCount, coldFrom, coldOldest);
+        long deferredCount = r.hasRemaining() ? r.i64() : 0;
+        return new Meta(nextSeq, lastNow, lastPurge, retired, totals, coldCount, coldFrom, coldOldest, deferredCount);
     }
 
 

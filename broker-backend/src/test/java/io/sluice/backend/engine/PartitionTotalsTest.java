@@ -60,20 +60,23 @@ class PartitionTotalsTest {
     }
 
     @Test
-    void metaWrittenBeforeTotalsTheColdTailOrLateCountsExistedReadsAsZero() {
+    void metaWrittenBeforeTotalsTheColdTailLateOrDeferredCountsExistedReadsAsZero() {
         RecordCodec.Meta meta = new RecordCodec.Meta(42, 1000, -1, false, new PartitionTotals(1, 2, 3, 4, 5, 6, 7, 8, 9),
-                5, 37, 900);
+                5, 37, 900, 11);
         byte[] current = RecordCodec.encodeMeta(meta);
         assertEquals(meta, RecordCodec.decodeMeta(current));
         byte[] old = java.util.Arrays.copyOf(current, 1 + 8 + 8 + 8 + 1); // the original layout ended at retired
         RecordCodec.Meta decoded = RecordCodec.decodeMeta(old);
-        assertEquals(new RecordCodec.Meta(42, 1000, -1, false, PartitionTotals.ZERO, 0, 42, -1), decoded);
-        byte[] beforeLate = java.util.Arrays.copyOf(current, current.length - 8); // no late count yet
-        assertEquals(new RecordCodec.Meta(42, 1000, -1, false, new PartitionTotals(1, 2, 3, 4, 5, 6, 7, 8), 5, 37, 900),
-                RecordCodec.decodeMeta(beforeLate));
-        byte[] beforeCold = java.util.Arrays.copyOf(current, current.length - 4 * 8); // totals, no cold tail yet
-        assertEquals(new RecordCodec.Meta(42, 1000, -1, false, new PartitionTotals(1, 2, 3, 4, 5, 6, 7, 8), 0, 42, -1),
-                RecordCodec.decodeMeta(beforeCold));
+        assertEquals(new RecordCodec.Meta(42, 1000, -1, false, PartitionTotals.ZERO, 0, 42, -1, 0), decoded);
+        byte[] beforeDeferred = java.util.Arrays.copyOf(current, current.length - 8); // no deferred count yet
+        assertEquals(new RecordCodec.Meta(42, 1000, -1, false, new PartitionTotals(1, 2, 3, 4, 5, 6, 7, 8, 9), 5, 37,
+                900, 0), RecordCodec.decodeMeta(beforeDeferred));
+        byte[] beforeLate = java.util.Arrays.copyOf(current, current.length - 2 * 8); // no late count yet
+        assertEquals(new RecordCodec.Meta(42, 1000, -1, false, new PartitionTotals(1, 2, 3, 4, 5, 6, 7, 8), 5, 37, 900,
+                0), RecordCodec.decodeMeta(beforeLate));
+        byte[] beforeCold = java.util.Arrays.copyOf(current, current.length - 5 * 8); // totals, no cold tail yet
+        assertEquals(new RecordCodec.Meta(42, 1000, -1, false, new PartitionTotals(1, 2, 3, 4, 5, 6, 7, 8), 0, 42, -1,
+                0), RecordCodec.decodeMeta(beforeCold));
     }
 
     @Test
