@@ -3,6 +3,7 @@ package io.sluice.frontend.service;
 import io.sluice.catalog.QueueCatalog;
 import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.Clock;
+import io.sluice.common.SqsError;
 import io.sluice.common.validation.QueueArn;
 import io.sluice.common.validation.QueueAttributes;
 import io.sluice.common.validation.QueueAttributesValidator;
@@ -201,20 +202,33 @@ public final class SqsServices {
      * Sends go through here: a partition the catalog lists but whose shard has no state for yet (its queue just
      * created or its partition count raised, and the shard's primary not yet done configuring it from the catalog)
      * answers "no such queue"; then this waits until the primary has configured it (asking it to do so now) and
-     * submits once more. The frontend never configures a partition itself.
+     * submits once more. The frontend never configures a partition itself. A partition still not there after that
+     * wait (its primary slow or unreachable) is answered {@code ServiceUnavailable}, which clients retry, not
+     * "no such queue", which they do not: the queue exists.
      */
     public CompletableFuture<io.sluice.partition.PartitionOutcome> submitToQueue(QueueMetadata queue,
             PartitionId id, io.sluice.partition.PartitionCommand command) {
         return partitions.submit(id, command).thenCompose(o -> {
             if (o.response() instanceof io.sluice.partition.PartitionResponse.Rejected r
-                    && r.failure().error() == io.sluice.common.SqsError.QUEUE_DOES_NOT_EXIST
+                    && r.failure().error() == SqsError.QUEUE_DOES_NOT_EXIST
                     && catalog.get(queue.name()).filter(q -> q.queueId() == queue.queueId()).isPresent()) {
                 return partitions.awaitConfigured(id, queue.configVersion())
                         .thenCompose(configured -> configured ? partitions.submit(id, command)
-                                : CompletableFuture.completedFuture(o));
+                                : CompletableFuture.completedFuture(notReady(queue, id, o)));
             }
             return CompletableFuture.completedFuture(o);
         });
+    }
+
+    /** A partition the catalog lists that its shard has not created yet: retryable, unless the queue went meanwhile. */
+    private io.sluice.partition.PartitionOutcome notReady(QueueMetadata queue, PartitionId id,
+                                                           io.sluice.partition.PartitionOutcome missing) {
+        if (catalog.get(queue.name()).filter(q -> q.queueId() == queue.queueId()).isEmpty()) {
+            return missing; // deleted while we waited: it does not exist
+        }
+        return new io.sluice.partition.PartitionOutcome(new io.sluice.partition.PartitionResponse.Rejected(
+                SqsError.SERVICE_UNAVAILABLE.withMessage("Partition " + id.index() + " of queue " + queue.name()
+                        + " is not ready yet (just added); retry.")), List.of(), List.of());
     }
 
     /**
