@@ -45,14 +45,21 @@ import org.slf4j.LoggerFactory;
  *       batch stays leased and the next scan retries it. A destination this process's cached catalog does not list
  *       is looked up again at the metadata group before it counts as refused: a queue created just before the task
  *       (its creation not yet in this process's cache) is found.</li>
- *   <li>FIFO copies of one destination partition are sent one after another, in the order leased, so a group keeps
- *       its order.</li>
+ *   <li>In batches: a step leases up to {@link #BATCH} messages and sends each destination partition's copies in
+ *       chunks of at most {@link #SEND_BYTES}, one after another, in the order leased (so a FIFO group keeps its
+ *       order), then finishes the batch with one command.</li>
+ *   <li>Never into a queue that is gone: before finishing, the destinations are looked up at the metadata group (the
+ *       cached catalog lags a deletion); copies made into a queue deleted meanwhile do not count as moved and fail the
+ *       task, so the messages stay in the dead-letter queue.</li>
  * </ul>
  */
 public final class MoveTaskDriver implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(MoveTaskDriver.class);
     static final long SCAN_MILLIS = 1_000;
-    private static final int BATCH = 10;
+    /** Messages leased per step (the engine's cap, {@code MoveTasks.MAX_BATCH}). */
+    static final int BATCH = 32;
+    /** Bodies and attributes in one send to a destination partition (a send's limit; a larger message goes alone). */
+    static final int SEND_BYTES = io.sluice.common.SqsLimits.MAX_BATCH_TOTAL_BYTES;
 
     private final Supplier<ClusterImage> catalog;
     private final Supplier<ClusterImage> refreshCatalog;
@@ -232,22 +239,22 @@ public final class MoveTaskDriver implements AutoCloseable {
             byDestination.computeIfAbsent(to, k -> new ArrayList<>()).add(d);
             destinations.put(to, dest);
         }
-        List<CompletableFuture<Copied>> copies = new ArrayList<>();
-        byDestination.forEach((to, messages) -> {
-            if (destinations.get(to).fifo()) {
-                copies.add(copyInOrder(from, to, messages, 0, new Copied(new ArrayList<>(), null)));
-            } else {
-                for (DeliveredMessage d : messages) {
-                    copies.add(copyInOrder(from, to, List.of(d), 0, new Copied(new ArrayList<>(), null)));
-                }
-            }
-        });
+        Map<PartitionId, CompletableFuture<Copied>> copies = new LinkedHashMap<>();
+        byDestination.forEach((to, messages) ->
+                copies.put(to, copyInOrder(from, to, messages, 0, new Copied(new ArrayList<>(), null))));
         String firstRefusal = refused;
-        return CompletableFuture.allOf(copies.toArray(CompletableFuture[]::new)).thenCompose(v -> {
+        return CompletableFuture.allOf(copies.values().toArray(CompletableFuture[]::new))
+                .thenCompose(v -> CompletableFuture.supplyAsync(refreshCatalog, catalogLookups))
+                .thenCompose(fresh -> {
             List<Long> movedSeqs = new ArrayList<>();
             String failure = firstRefusal;
-            for (CompletableFuture<Copied> c : copies) {
-                Copied copied = c.join();
+            for (Map.Entry<PartitionId, CompletableFuture<Copied>> c : copies.entrySet()) {
+                Copied copied = c.getValue().join();
+                if (!copied.seqs().isEmpty() && fresh.queueById(c.getKey().queueId()).isEmpty()) {
+                    // its destination was deleted meanwhile (the cached catalog lags a deletion): copied nowhere
+                    failure = failure != null ? failure : SqsError.QUEUE_DOES_NOT_EXIST.queryCode();
+                    continue;
+                }
                 movedSeqs.addAll(copied.seqs());
                 failure = failure != null ? failure : copied.refusal();
             }
@@ -270,35 +277,56 @@ public final class MoveTaskDriver implements AutoCloseable {
     private record Copied(List<Long> seqs, String refusal) {
     }
 
-    /** Sends {@code messages[i..]} one after another; stops at the first refusal (what follows is not moved). */
+    /**
+     * Sends {@code messages[i..]} in chunks of at most {@link #SEND_BYTES}, one chunk after another, in lease order;
+     * stops at the first refusal (what follows is not moved).
+     */
     private CompletableFuture<Copied> copyInOrder(PartitionId from, PartitionId to, List<DeliveredMessage> messages,
                                                   int i, Copied soFar) {
         if (i >= messages.size()) {
             return CompletableFuture.completedFuture(soFar);
         }
-        DeliveredMessage d = messages.get(i);
-        StoredMessage m = d.message();
-        NewMessage copy = new NewMessage(m.messageId(), m.body(), m.attributes(), m.systemAttributes(), 0,
-                m.groupId(), m.deduplicationId(), m.senderId(), new NewMessage.Provenance(m.sentTimestampMillis(),
-                0, 0, null, NewMessage.Provenance.handOffKey(from, d.delivery().seq())));
-        // a redriven message starts its receive count afresh, or it would bounce straight back
-        return sendCopy(to, copy).thenCompose(o -> {
+        List<NewMessage> chunk = new ArrayList<>();
+        int end = i;
+        long bytes = 0;
+        while (end < messages.size() && (end == i || bytes + size(messages.get(end).message()) <= SEND_BYTES)) {
+            DeliveredMessage d = messages.get(end++);
+            StoredMessage m = d.message();
+            bytes += size(m);
+            // a redriven message starts its receive count afresh, or it would bounce straight back
+            chunk.add(new NewMessage(m.messageId(), m.body(), m.attributes(), m.systemAttributes(), 0,
+                    m.groupId(), m.deduplicationId(), m.senderId(), new NewMessage.Provenance(m.sentTimestampMillis(),
+                    0, 0, null, NewMessage.Provenance.handOffKey(from, d.delivery().seq()))));
+        }
+        int next = end;
+        return sendCopy(to, chunk).thenCompose(o -> {
             if (!(o.response() instanceof PartitionResponse.Sent)) {
                 String code = o.response() instanceof PartitionResponse.Rejected r
                         ? r.failure().error().queryCode() : SqsError.INTERNAL_FAILURE.queryCode();
                 return CompletableFuture.completedFuture(new Copied(soFar.seqs(), code));
             }
-            soFar.seqs().add(d.delivery().seq());
-            return copyInOrder(from, to, messages, i + 1, soFar);
+            for (int k = i; k < next; k++) {
+                soFar.seqs().add(messages.get(k).delivery().seq());
+            }
+            return copyInOrder(from, to, messages, next, soFar);
         });
+    }
+
+    /** A message's body and attributes in bytes, as a send's size limit counts them. */
+    private static long size(StoredMessage m) {
+        long bytes = m.body().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+        for (var a : m.attributes().entrySet()) {
+            bytes += a.getValue().sizeBytes(a.getKey());
+        }
+        return bytes;
     }
 
     /**
      * Sends a copy; a destination partition the catalog lists that its shard has not created yet (its partition count
      * just raised) is waited for once, as a frontend's send does, before the answer counts as a refusal.
      */
-    private CompletableFuture<PartitionOutcome> sendCopy(PartitionId to, NewMessage copy) {
-        PartitionCommand.Send send = new PartitionCommand.Send(List.of(copy));
+    private CompletableFuture<PartitionOutcome> sendCopy(PartitionId to, List<NewMessage> copies) {
+        PartitionCommand.Send send = new PartitionCommand.Send(copies);
         return partitions.submit(to, send).thenCompose(o -> {
             if (!(o.response() instanceof PartitionResponse.Rejected r)
                     || r.failure().error() != SqsError.QUEUE_DOES_NOT_EXIST) {

@@ -1,7 +1,6 @@
 package io.sluice.backend.engine;
 
 import io.sluice.common.SqsError;
-import io.sluice.common.SqsLimits;
 import io.sluice.partition.MoveTask;
 import io.sluice.partition.MoveTask.Status;
 import io.sluice.partition.PartitionCommand.CancelMoveTask;
@@ -38,6 +37,11 @@ import java.util.Set;
 final class MoveTasks {
     /** Tasks kept per partition (ListMessageMoveTasks answers at most 10). */
     static final int KEPT = 10;
+    /**
+     * Messages one batch leases at most: their bodies travel back in the lease's reply (a Raft reply in a cluster), so
+     * the batch is bounded by what 32 of the largest messages make.
+     */
+    static final int MAX_BATCH = 32;
     /** How long a batch stays leased to its task before a consumer may see it again (a stalled driver). */
     static final int LEASE_SECONDS = 60;
     private static final Comparator<MoveTask> OLDEST_FIRST =
@@ -112,7 +116,7 @@ final class MoveTasks {
             return new Received(List.of());
         }
         long remaining = task.toMove() - task.moved();
-        int max = (int) Math.min(Math.min(remaining, SqsLimits.MAX_RECEIVE_MESSAGES), Math.max(0, command.maxMessages()));
+        int max = (int) Math.min(Math.min(remaining, MAX_BATCH), Math.max(0, command.maxMessages()));
         ReceiveCommands.MoveLease lease = max <= 0 ? new ReceiveCommands.MoveLease(List.of(), false)
                 : receives.leaseForMove(max, LEASE_SECONDS, now);
         List<Delivery> batch = lease.batch();

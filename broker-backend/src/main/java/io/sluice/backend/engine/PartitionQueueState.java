@@ -76,6 +76,13 @@ public final class PartitionQueueState {
     /** See {@link #DEFAULT_HOT_LIMIT} and {@link #PAGE}; tests lower them to page often, a few at a time. */
     int hotLimit = DEFAULT_HOT_LIMIT;
     int page = PAGE;
+    /**
+     * The most messages a FIFO partition with a delay or a reorder window holds in its index (such a queue does not
+     * page to disk yet): a send past it is refused with a throttling error. About 250 bytes of heap each.
+     */
+    static final int DEFAULT_MAX_INDEXED = 200_000;
+    /** See {@link #DEFAULT_MAX_INDEXED}; tests lower it. */
+    int maxIndexed = DEFAULT_MAX_INDEXED;
     /** See {@link #DEFAULT_MAX_PENDING_HAND_OFFS}; tests lower it. */
     int maxPendingHandOffs = DEFAULT_MAX_PENDING_HAND_OFFS;
     final PartitionTotals.Counter totals = new PartitionTotals.Counter();
@@ -124,6 +131,14 @@ public final class PartitionQueueState {
     }
 
     /**
+     * Whether the partition's queue is deleted and nothing of it is left to hand off: the last command deleted its
+     * records, and its engine may go.
+     */
+    public boolean finished() {
+        return retired && size() == 0 && index.deadLetterPending().isEmpty();
+    }
+
+    /**
      * Applies one command at the leader's time. Never throws for bad input: domain errors are in the response.
      */
     public ApplyResult apply(PartitionCommand command, long leaderTimeMillis) {
@@ -143,6 +158,11 @@ public final class PartitionQueueState {
         settleColdGroups();
         pageOut();
         mutations.add(new Mutation.Put(keys.meta(), RecordCodec.encodeMeta(meta())));
+        if (finished()) {
+            // a deleted queue's partition with nothing left to hand off: its records go, config and meta too, so
+            // create/delete churn leaves nothing behind (a later command finds no such partition, as it should)
+            mutations.add(new Mutation.DeleteRange(keys.rangeStart(), keys.rangeEnd()));
+        }
         if (mayWake && hasDeliverable()) {
             effects.add(new Effect.MessagesAvailable(id, visibleCount()));
         }
@@ -451,6 +471,13 @@ public final class PartitionQueueState {
                 && command.messages().stream().anyMatch(m -> !isDeadLetterHandOff(m))) {
             return new Rejected(SqsError.REQUEST_THROTTLED.withMessage("The queue's backlog limit (SluiceMaxBacklog,"
                     + " " + limit + " messages per partition) is reached; retry later."));
+        }
+        if (config.fifo() && (config.delaySeconds() != 0 || config.reorderWindowMillis() != 0)
+                && index.size() + newMessages(command, now) > maxIndexed) {
+            // these queues keep their backlog in memory (FifoColdGroups pages only queues without either): refused
+            // before the partition's memory passes its bound, never a crash that every replica would repeat
+            return new Rejected(SqsError.REQUEST_THROTTLED.withMessage("The partition holds " + index.size()
+                    + " messages in memory, its most for a FIFO queue with a delay or a reorder window; retry later."));
         }
         List<SentMessage> sent = new ArrayList<>(command.messages().size());
         for (NewMessage m : command.messages()) {

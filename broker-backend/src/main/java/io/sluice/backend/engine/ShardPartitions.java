@@ -84,10 +84,9 @@ public final class ShardPartitions {
         }
         broken.forEach(engines::remove); // reloaded from the store when next addressed
         for (CommandCodec.Addressed a : batch) {
-            PartitionEngine engine = a.command() instanceof PartitionCommand.Retire ? engines.get(a.partition()) : null;
-            if (engine != null && engine.state().retired() && engine.state().pendingDeadLetters().isEmpty()
-                    && engine.state().coldCount() == 0) {
-                engines.remove(a.partition()); // nothing left to do in memory: reads go to the store
+            PartitionEngine engine = engines.get(a.partition());
+            if (engine != null && engine.state().finished()) {
+                engines.remove(a.partition()); // its records are gone too: nothing of it is left anywhere
             }
         }
         return outcomes;

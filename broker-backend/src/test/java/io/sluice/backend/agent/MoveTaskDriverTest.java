@@ -3,6 +3,7 @@ package io.sluice.backend.agent;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.backend.local.LocalShard;
 import io.sluice.backend.storage.ShardStore;
@@ -91,10 +92,14 @@ class MoveTaskDriverTest {
 
     /** Starts a task on {@code from} (to {@code destinationArn}, or null: back to each message's source) and drives it. */
     private MoveTask move(PartitionId from, String destinationArn) {
+        return move(from, destinationArn, shard);
+    }
+
+    private MoveTask move(PartitionId from, String destinationArn, io.sluice.partition.PartitionService via) {
         var started = shard.submit(from, new PartitionCommand.StartMoveTask("task-1", destinationArn, 0,
                 System.currentTimeMillis())).join();
         assertFalse(started.response() instanceof PartitionResponse.Rejected, "started: " + started.response());
-        try (MoveTaskDriver driver = new MoveTaskDriver(lagging::image, lagging::refresh, shard,
+        try (MoveTaskDriver driver = new MoveTaskDriver(lagging::image, lagging::refresh, via,
                 () -> shard.moveTasksToDrive().join(), p -> true).start()) {
             MoveTask ended = await().atMost(Duration.ofSeconds(60)).until(() -> shard.moveTasks(from).join().get(0),
                     t -> t.status() != MoveTask.Status.RUNNING && t.leased().isEmpty());
@@ -138,6 +143,45 @@ class MoveTaskDriverTest {
     @Test
     void aDestinationThatDoesNotExistStillFailsTheTask() {
         MoveTask done = moveTo("nowhere");
+
+        assertEquals(MoveTask.Status.FAILED, done.status());
+        assertEquals("AWS.SimpleQueueService.NonExistentQueue", done.failureReason());
+        assertEquals(0, done.moved());
+        assertEquals(3, shard.counts(dlq).join().visible(), "the messages stay in the dead-letter queue");
+    }
+
+    /** A move copies its messages in a few sends, not one each, and in their order. */
+    @Test
+    void aMoveSendsItsCopiesInBatches() {
+        for (int i = 3; i < 100; i++) {
+            shard.submit(dlq, new PartitionCommand.Send(List.of(NewMessage.of("m-" + i, "body-" + i)))).join();
+        }
+        QueueMetadata destination = create("bulk");
+        PartitionId to = new PartitionId(destination.queueId(), 0);
+        DeadLetterHandOffsTest.Flaky counting = new DeadLetterHandOffsTest.Flaky(shard, to);
+
+        MoveTask done = move(dlq, arn("bulk"), counting);
+
+        assertEquals(MoveTask.Status.COMPLETED, done.status(), "failure: " + done.failureReason());
+        assertEquals(100, done.moved());
+        assertEquals(100, counting.copies.get());
+        assertTrue(counting.copySends.get() <= 2 * ((100 + MoveTaskDriver.BATCH - 1) / MoveTaskDriver.BATCH),
+                counting.copySends.get() + " sends for 100 copies");
+        assertEquals(100, shard.counts(to).join().visible());
+    }
+
+    /**
+     * A destination deleted a moment ago, still in the driver's cached catalog: the copies land in a partition not yet
+     * retired, but they do not count as moved; the task fails and the messages stay in the dead-letter queue.
+     */
+    @Test
+    void aDestinationDeletedMeanwhileFailsTheTaskAndKeepsTheMessages() {
+        create("gone");
+        lagging.refresh();
+        writer.delete("gone", System.currentTimeMillis());
+        assertTrue(lagging.image().queues().containsKey("gone"), "the driver's catalog lags (the premise)");
+
+        MoveTask done = moveTo("gone");
 
         assertEquals(MoveTask.Status.FAILED, done.status());
         assertEquals("AWS.SimpleQueueService.NonExistentQueue", done.failureReason());

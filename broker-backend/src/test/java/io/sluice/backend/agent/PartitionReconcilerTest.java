@@ -24,10 +24,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The catalog/partition repair on a real shard store: a deleted queue's partitions retired (the catalog delete
- * dropped the routes before the frontend's Retire), partitions configured from an older catalog version configured
- * again (partition 0 included), a partition the catalog has and the shard lacks created; a queue younger than the
- * catalog copy left alone.
+ * The catalog/partition repair on a real shard store: a deleted queue's partitions retired and their records
+ * dropped (the catalog delete dropped the routes before the frontend's Retire), partitions configured from an older
+ * catalog version configured again (partition 0 included), a partition the catalog has and the shard lacks created; a
+ * queue younger than the catalog copy left alone.
  */
 class PartitionReconcilerTest {
     @TempDir
@@ -69,7 +69,7 @@ class PartitionReconcilerTest {
                 assertEquals(120, stored.get(id).config().retentionSeconds());
                 assertEquals(77, stored.get(id).config().maxInflight(), "its own in-flight limit kept");
             }
-            assertTrue(stored.get(gone0).retired(), "the deleted queue's partition is retired");
+            assertFalse(stored.containsKey(gone0), "the deleted queue's partition is retired, its records gone");
             assertEquals(0, shard.counts(gone0).join().visible(), "and its message dropped");
             assertEquals(1, stored.get(fresh0).config().version(), "created");
             assertFalse(stored.get(younger).retired(), "a queue the catalog copy has not seen yet is left alone");

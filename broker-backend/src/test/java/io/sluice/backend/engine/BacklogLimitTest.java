@@ -40,6 +40,27 @@ class BacklogLimitTest {
         }
     }
 
+    /**
+     * A FIFO queue with a delay keeps its backlog in memory: past the partition's bound sends are throttled (a
+     * retryable error, not an out-of-memory crash every replica would repeat), and accepted again once it drains.
+     */
+    @Test
+    void aFifoQueueThatCannotPageIsThrottledAtItsMemoryBound() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.FIFO_DEFAULTS.withDelaySeconds(1))) {
+            q.engine.state().maxIndexed = 3;
+            q.sendFifo("g", "a");
+            q.sendFifo("g", "b");
+            q.sendFifo("h", "c");
+            assertThrottled(q.apply(new PartitionCommand.Send(List.of(
+                    NewMessage.fifo("d", "d", "g", "dedup-d")))).response());
+            assertEquals(3, q.counts().delayed());
+            q.advanceSeconds(1);
+            q.delete(q.receiveOne(30).delivery().receiptHandle());
+            q.sendFifo("g", "d"); // room again
+            assertEquals(3, q.counts().visible() + q.counts().delayed());
+        }
+    }
+
     @Test
     void deadLetterHandOffsAreNeverRefusedButRedrivesAre() {
         try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS.withMaxBacklog(1))) {

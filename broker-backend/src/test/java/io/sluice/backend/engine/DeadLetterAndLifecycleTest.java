@@ -296,9 +296,13 @@ class DeadLetterAndLifecycleTest {
             var rejected = assertInstanceOf(PartitionResponse.Rejected.class,
                     q.apply(new PartitionCommand.Send(List.of(NewMessage.of("x", "y")))).response());
             assertEquals(SqsError.QUEUE_DOES_NOT_EXIST, rejected.failure().error());
+            assertTrue(PartitionEngine.stored(q.store, EngineFixture.PARTITION).isPresent(), "kept while handing off");
             q.apply(new PartitionCommand.AcknowledgeDeadLetters(
                     q.deadLetterEffects().stream().map(Effect.DeadLetter::seq).toList()));
             assertEquals(new QueueCounts(0, 0, 0, 0, -1), q.counts());
+            assertTrue(q.engine.state().finished());
+            assertTrue(PartitionEngine.stored(q.store, EngineFixture.PARTITION).isEmpty(),
+                    "all handed off: its records are gone");
         }
     }
 
@@ -307,11 +311,10 @@ class DeadLetterAndLifecycleTest {
         try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS)) {
             q.send("a");
             q.apply(new PartitionCommand.Retire(false));
-            assertTrue(q.dump().keySet().stream().noneMatch(
-                    k -> k.startsWith("00000000000000070000000062") || k.startsWith("00000000000000070000000073")),
-                    "no body or state keys remain");
-            q.reopen();
-            assertTrue(q.engine.state().retired());
+            assertTrue(q.dump().keySet().stream().noneMatch(k -> k.startsWith("000000000000000700000000")),
+                    "no record of the partition remains, config and meta included");
+            assertTrue(PartitionEngine.open(q.store, EngineFixture.PARTITION).isEmpty());
+            assertTrue(PartitionEngine.storedPartitions(q.store).isEmpty(), "a reconcile finds nothing of it");
         }
     }
 }
