@@ -11,7 +11,8 @@
 #   BENCH_KIND (standard queues; issue 41) is the kind of backlog:
 #     fresh       sent and waiting (the default)
 #     delayed     sent with DelaySeconds=BENCH_DELAY (default 60); measured once due
-#     lapsed      sent, then received with a 30 s visibility timeout and never deleted; measured once the leases lapsed
+#     lapsed      sent, then received (COUNT receives, 5 s visibility timeout) and never deleted; measured once every
+#                 lease lapsed
 #     deadletter  dead letters: sent to backlog-src (maxReceiveCount 1, redrive to the backlog queue) and received
 #                 until every one is in the dead-letter queue; prints the dead-letter rate
 set -euo pipefail
@@ -70,8 +71,8 @@ case "$kind" in
     sleep $((delay + 5)) ;;
   lapsed)
     echo "backlog of $count x $body B: fill $(bench fill "$endpoint" backlog "$count" "$body") msg/s"
-    echo "leased (30 s, never deleted): $(bench lease "$endpoint" backlog 30)"
-    sleep 35 ;;
+    echo "received (5 s visibility, never deleted): $(bench lease "$endpoint" backlog 5 "$count") times"
+    sleep 10 ;;
   deadletter)
     echo "$count dead letters x $body B: dead-lettered at $(bench deadletter "$endpoint" backlog "$count" "$body") msg/s" ;;
 esac

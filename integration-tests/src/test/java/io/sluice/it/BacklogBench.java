@@ -22,8 +22,10 @@ import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
  *   fill  ENDPOINT QUEUE COUNT BODY_BYTES [DELAY_SECONDS]
  *                                           send COUNT random-letter messages (batches of 10, 16 threads), with a
  *                                           delay if given; prints msg/s
- *   lease ENDPOINT QUEUE VISIBILITY_SECONDS receive every visible message with that visibility timeout and never delete
- *                                           (8 threads, batches of 10) until a receive finds none; prints the count
+ *   lease ENDPOINT QUEUE VISIBILITY_SECONDS COUNT
+ *                                           receive with that visibility timeout and never delete (8 threads, batches
+ *                                           of 10) until COUNT receives were made (at most 30 minutes; past the
+ *                                           in-flight limit it waits for leases to lapse); prints the count
  *   deadletter ENDPOINT QUEUE COUNT BODY_BYTES
  *                                           QUEUE becomes the dead-letter queue of QUEUE-src (maxReceiveCount 1): COUNT
  *                                           messages sent there are received (never deleted) until QUEUE holds them
@@ -50,7 +52,8 @@ public final class BacklogBench {
         switch (args[0]) {
             case "fill" -> System.out.printf("%.0f%n", fill(URI.create(args[1]), args[2], Long.parseLong(args[3]),
                     Integer.parseInt(args[4]), args.length > 5 ? Integer.parseInt(args[5]) : -1));
-            case "lease" -> System.out.println(lease(URI.create(args[1]), args[2], Integer.parseInt(args[3])));
+            case "lease" -> System.out.println(lease(URI.create(args[1]), args[2], Integer.parseInt(args[3]),
+                    Long.parseLong(args[4])));
             case "deadletter" -> deadLetter(URI.create(args[1]), args[2], Long.parseLong(args[3]),
                     Integer.parseInt(args[4]));
             case "drain" -> drain(URI.create(args[1]), args[2], Integer.parseInt(args[3]));
@@ -157,22 +160,24 @@ public final class BacklogBench {
         System.out.printf("%.0f%n", done.get() / ((stopped - started) / 1e9));
     }
 
-    private static long lease(URI endpoint, String queue, int visibilitySeconds) throws Exception {
+    private static long lease(URI endpoint, String queue, int visibilitySeconds, long count) throws Exception {
         SqsClient sqs = client(endpoint);
         String url = sqs.getQueueUrl(b -> b.queueName(queue)).queueUrl();
         AtomicLong leased = new AtomicLong();
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(30);
         ExecutorService pool = Executors.newFixedThreadPool(8);
         List<Future<?>> workers = new ArrayList<>();
         for (int t = 0; t < 8; t++) {
             workers.add(pool.submit(() -> {
-                while (true) {
-                    int got = sqs.receiveMessage(b -> b.queueUrl(url).maxNumberOfMessages(10).waitTimeSeconds(1)
-                            .visibilityTimeout(visibilitySeconds)).messages().size();
-                    if (got == 0) {
-                        return null;
+                while (leased.get() < count && System.nanoTime() < deadline) {
+                    try {
+                        leased.addAndGet(sqs.receiveMessage(b -> b.queueUrl(url).maxNumberOfMessages(10)
+                                .waitTimeSeconds(1).visibilityTimeout(visibilitySeconds)).messages().size());
+                    } catch (software.amazon.awssdk.services.sqs.model.SqsException e) {
+                        Thread.sleep(200); // the in-flight limit (OverLimit): leases lapse in a few seconds
                     }
-                    leased.addAndGet(got);
                 }
+                return null;
             }));
         }
         for (Future<?> w : workers) {

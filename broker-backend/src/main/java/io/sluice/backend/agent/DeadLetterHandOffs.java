@@ -220,7 +220,9 @@ public final class DeadLetterHandOffs implements PartitionService.EffectListener
             if (r.leftPending() == 0) {
                 retries.remove(source);
                 inProgress.remove(source);
-                requestScan(); // its next batch, if it has more
+                if (r.moved() > 0) {
+                    requestScan(); // its next batch, if it has more (nothing moved: the periodic scan looks again)
+                }
                 return;
             }
             Retry previous = retries.get(source);

@@ -56,8 +56,12 @@ import org.slf4j.LoggerFactory;
 public final class MoveTaskDriver implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(MoveTaskDriver.class);
     static final long SCAN_MILLIS = 1_000;
-    /** Messages leased per step (the engine's cap, {@code MoveTasks.MAX_BATCH}). */
-    static final int BATCH = 32;
+    /**
+     * Messages leased per step. The engine takes up to {@code MoveTasks.MAX_BATCH} (32) since 2026-12-06, but a replica
+     * of an older release caps a lease at 10, and every replica must lease the same messages: raise this to 32 in a
+     * release after every backend runs this one.
+     */
+    static final int BATCH = 10;
     /** Bodies and attributes in one send to a destination partition (a send's limit; a larger message goes alone). */
     static final int SEND_BYTES = io.sluice.common.SqsLimits.MAX_BATCH_TOTAL_BYTES;
 

@@ -414,13 +414,21 @@ public final class PartitionQueueState {
             return new Rejected(SqsError.INVALID_ATTRIBUTE_VALUE.withMessage(
                     "Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported."));
         }
+        boolean coldChanges = next.fifo() && (next.delaySeconds() != config.delaySeconds()
+                || next.reorderWindowMillis() != config.reorderWindowMillis());
+        if (coldChanges && !cold.isEmpty() && size() > maxIndexed) {
+            // the change would bring the whole backlog on disk into memory in this one entry: it waits (the shard's
+            // reconcile asks again) until consumers bring the backlog under the bound
+            return new Rejected(SqsError.REQUEST_THROTTLED.withMessage("The partition holds " + size() + " messages,"
+                    + " more than the " + maxIndexed + " it may keep in memory: its delay or reorder window changes"
+                    + " once its backlog is under that; retry later."));
+        }
         PartitionConfig previous = config;
         config = next;
         mutations.add(new Mutation.Put(keys.config(), PayloadCodec.encodeConfig(next)));
-        if (next.fifo() && (next.delaySeconds() != previous.delaySeconds()
-                || next.reorderWindowMillis() != previous.reorderWindowMillis())) {
+        if (coldChanges) {
             // cold FIFO messages are visible since their send, in send order: a delay (retroactive on FIFO queues) or
-            // a reorder window changes that, so they come into memory first (the whole backlog: a rare change)
+            // a reorder window changes that, so they come into memory first (bounded above: the whole backlog)
             pageAllIn();
         }
         if (previous.hasDeadLetterQueue() && !next.hasDeadLetterQueue()) {

@@ -61,6 +61,31 @@ class BacklogLimitTest {
         }
     }
 
+    /**
+     * Giving a FIFO queue a delay brings its backlog on disk into memory: with more than the bound queued the change
+     * waits (nothing is paged in, the old configuration stays), and goes through once the backlog is under it.
+     */
+    @Test
+    void aFifoDelayChangeWaitsWhileTheBacklogOnDiskIsPastTheBound() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.FIFO_DEFAULTS, 3)) {
+            q.engine.state().maxIndexed = 5;
+            for (int i = 0; i < 8; i++) {
+                q.sendFifo("g" + i % 2, "m" + i);
+            }
+            assertEquals(5, q.engine.state().coldCount(), "three indexed, five on disk");
+            assertThrottled(q.apply(new PartitionCommand.Configure(PartitionConfig.FIFO_DEFAULTS.withDelaySeconds(5)
+                    .withVersion(2))).response());
+            assertEquals(0, q.engine.state().config().delaySeconds(), "the old configuration stays");
+            assertEquals(5, q.engine.state().coldCount(), "nothing paged in");
+            List<io.sluice.partition.DeliveredMessage> got = q.receive(4, 30);
+            assertEquals(4, got.size());
+            got.forEach(d -> q.delete(d.delivery().receiptHandle())); // four left: under the bound
+            assertInstanceOf(PartitionResponse.Done.class, q.apply(new PartitionCommand.Configure(
+                    PartitionConfig.FIFO_DEFAULTS.withDelaySeconds(5).withVersion(2))).response());
+            assertEquals(5, q.engine.state().config().delaySeconds());
+        }
+    }
+
     @Test
     void deadLetterHandOffsAreNeverRefusedButRedrivesAre() {
         try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS.withMaxBacklog(1))) {
