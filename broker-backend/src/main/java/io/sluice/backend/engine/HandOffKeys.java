@@ -64,7 +64,13 @@ final class HandOffKeys {
                 (k, v) -> expired.add(new byte[][] {k, v}));
         for (byte[][] kv : expired) {
             store.delete(kv[0], mutations);
-            store.delete(keys.handOffKey(new String(kv[1], StandardCharsets.UTF_8)), mutations);
+            String key = new String(kv[1], StandardCharsets.UTF_8);
+            byte[] stored = store.get(keys.handOffKey(key));
+            long seq = ByteBuffer.wrap(kv[0], PartitionKeys.PREFIX_LENGTH + 1 + 8, 8).getLong();
+            if (stored != null && RecordCodec.decodeDedup(key, stored).seq() == seq) {
+                // not when the key was remembered again since (its first entry expired before a sweep forgot it)
+                store.delete(keys.handOffKey(key), mutations);
+            }
         }
         refresh();
     }

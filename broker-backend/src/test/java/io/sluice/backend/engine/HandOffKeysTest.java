@@ -48,6 +48,22 @@ class HandOffKeysTest {
         }
     }
 
+    /** A key remembered again after its first entry expired, before a sweep forgot it: the sweep keeps the new one. */
+    @Test
+    void aKeyRememberedAgainOutlivesTheSweepOfItsExpiredEntry() {
+        try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS)) {
+            long first = q.send(copy("m1", "7/0/42/1")).seq();
+            q.clock.advanceMillis(SqsLimits.DEDUPLICATION_WINDOW_MILLIS); // expired, not swept yet
+            PartitionResponse.SentMessage again = q.send(copy("m1", "7/0/42/1"));
+            assertFalse(again.duplicate(), "past its window: a new copy");
+            assertTrue(again.seq() > first);
+            q.apply(new PartitionCommand.Expire(10)); // forgets the first entry's expiry record only
+            PartitionResponse.SentMessage third = q.send(copy("m1", "7/0/42/1"));
+            assertTrue(third.duplicate(), "the second copy's window still holds");
+            assertEquals(again.seq(), third.seq());
+        }
+    }
+
     private static NewMessage copy(String id, String handOffKey) {
         return new NewMessage(id, id, Map.of(), Map.of(), -1, null, null, null, new NewMessage.Provenance(
                 EngineFixture.START, 1, EngineFixture.START, "arn:aws:sqs:us-east-1:000000000000:src", handOffKey));
