@@ -10,6 +10,7 @@ import io.sluice.common.validation.RedrivePolicy;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.partition.Effect;
 import io.sluice.partition.NewMessage;
+import io.sluice.partition.OutcomeCodec;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.PartitionResponse;
@@ -73,7 +74,10 @@ public final class DeadLetterHandOffs implements PartitionService.EffectListener
     static final long MAX_RETRY_MILLIS = 30_000;
     /** Hand-offs of one source partition moved by one batch, at most. */
     static final int BATCH = 1000;
-    /** Body characters one batch reads before it stops taking more (plus at most {@link #READ_AHEAD} bodies). */
+    /**
+     * Message bytes ({@code OutcomeCodec.sizeOf}) one batch reads before it stops taking more (plus at most
+     * {@link #READ_AHEAD} messages).
+     */
     static final long BATCH_READ_BYTES = 4L * SqsLimits.MAX_BATCH_TOTAL_BYTES;
     /** Bodies read at once. */
     static final int READ_AHEAD = 32;
@@ -308,14 +312,14 @@ public final class DeadLetterHandOffs implements PartitionService.EffectListener
                             "the body of seq " + batch.get(read.size()).seq() + " could not be read")));
                 }
                 read.add(m);
-                total += m.body().length();
+                total += OutcomeCodec.sizeOf(m);
             }
             return readPrefix(source, batch, read, total);
         });
     }
 
     /** A message's copy and the dead-letter partition it goes to. */
-    private record Copy(long seq, PartitionId to, NewMessage message, int bytes) {
+    private record Copy(long seq, PartitionId to, NewMessage message, long bytes) {
     }
 
     private static Copy copy(QueueMetadata target, StoredMessage m, Effect.DeadLetter d, String sourceArn) {
@@ -323,12 +327,8 @@ public final class DeadLetterHandOffs implements PartitionService.EffectListener
                 m.deduplicationId(), m.senderId(), new NewMessage.Provenance(m.sentTimestampMillis(), d.receiveCount(),
                 d.firstReceiveTimestampMillis(), sourceArn, NewMessage.Provenance.handOffKey(d.partition(), d.seq(),
                 d.reason())));
-        int bytes = m.body().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
-        for (var a : m.attributes().entrySet()) {
-            bytes += a.getValue().sizeBytes(a.getKey());
-        }
         return new Copy(d.seq(), new PartitionId(target.queueId(), CopyRouting.destinationPartition(target, m)), copy,
-                bytes);
+                OutcomeCodec.sizeOf(m));
     }
 
     /** Each dead-letter partition's copies in sends one after another; completes with the seqs copied (and why not all). */
@@ -357,7 +357,7 @@ public final class DeadLetterHandOffs implements PartitionService.EffectListener
             return CompletableFuture.completedFuture(new Copied(copied, null));
         }
         int end = from;
-        int bytes = 0;
+        long bytes = 0;
         while (end < copies.size() && (end == from || bytes + copies.get(end).bytes() <= BATCH_BYTES)) {
             bytes += copies.get(end++).bytes();
         }

@@ -7,6 +7,7 @@ import io.sluice.metadata.image.ClusterImage;
 import io.sluice.partition.DeliveredMessage;
 import io.sluice.partition.MoveTask;
 import io.sluice.partition.NewMessage;
+import io.sluice.partition.OutcomeCodec;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.PartitionOutcome;
@@ -293,10 +294,11 @@ public final class MoveTaskDriver implements AutoCloseable {
         List<NewMessage> chunk = new ArrayList<>();
         int end = i;
         long bytes = 0;
-        while (end < messages.size() && (end == i || bytes + size(messages.get(end).message()) <= SEND_BYTES)) {
+        while (end < messages.size()
+                && (end == i || bytes + OutcomeCodec.sizeOf(messages.get(end).message()) <= SEND_BYTES)) {
             DeliveredMessage d = messages.get(end++);
             StoredMessage m = d.message();
-            bytes += size(m);
+            bytes += OutcomeCodec.sizeOf(m);
             // a redriven message starts its receive count afresh, or it would bounce straight back
             chunk.add(new NewMessage(m.messageId(), m.body(), m.attributes(), m.systemAttributes(), 0,
                     m.groupId(), m.deduplicationId(), m.senderId(), new NewMessage.Provenance(m.sentTimestampMillis(),
@@ -316,14 +318,6 @@ public final class MoveTaskDriver implements AutoCloseable {
         });
     }
 
-    /** A message's body and attributes in bytes, as a send's size limit counts them. */
-    private static long size(StoredMessage m) {
-        long bytes = m.body().getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
-        for (var a : m.attributes().entrySet()) {
-            bytes += a.getValue().sizeBytes(a.getKey());
-        }
-        return bytes;
-    }
 
     /**
      * Sends a copy; a destination partition the catalog lists that its shard has not created yet (its partition count
