@@ -21,13 +21,27 @@ import org.apache.ratis.statemachine.impl.FileListSnapshotInfo;
  * A shard's snapshots: RocksDB checkpoint folders {@code snap_<term>_<index>} in Ratis' state-machine folder of the
  * group. The newest and the one before are kept, and any older one whose successor was taken less than
  * {@link #SUPERSEDED_GRACE} ago: a leader may be sending one to a lagging follower, file by file, while a newer
- * snapshot is taken (checkpoints hard-link the store's files, so the extra copies cost little disk). The file list
+ * snapshot is taken (checkpoints hard-link the store's files, so the extra copies cost little disk). While a follower
+ * of this leader is behind the start of its log (it needs a snapshot, and one may be on its way however slowly),
+ * superseded snapshots are kept up to {@link #SUPERSEDED_CAP}: deleting the files of an install in progress would make
+ * it start over, and a slow one might never finish. The file list
  * uses absolute paths, which Ratis ships to a lagging follower relative
  * to the group's storage root, so they land in the follower's state-machine folder under the same names.
  */
 final class ShardSnapshots implements StateMachineStorage {
     private static final Pattern NAME = Pattern.compile("snap_(\\d+)_(\\d+)");
     private volatile Path dir;
+    /** Whether a follower of this replica (while it leads) needs a snapshot: one may be being sent. */
+    private final java.util.function.BooleanSupplier installing;
+
+    ShardSnapshots() {
+        this(() -> false);
+    }
+
+    /** @param installing whether a follower of this replica needs a snapshot now (false while it does not lead) */
+    ShardSnapshots(java.util.function.BooleanSupplier installing) {
+        this.installing = installing;
+    }
 
     /**
      * The latest snapshot as last listed, with the folder's identity and modification time then. Ratis asks for the
@@ -126,10 +140,16 @@ final class ShardSnapshots implements StateMachineStorage {
 
     /** How long a superseded snapshot outlives its successor (beyond the newest two, which are always kept). */
     static final java.time.Duration SUPERSEDED_GRACE = java.time.Duration.ofMinutes(2);
+    /**
+     * How long a superseded snapshot outlives its successor at most while a follower needs a snapshot (one that is
+     * down for good must not pin the disk for ever: a real install of a shard's store takes minutes, not this).
+     */
+    static final java.time.Duration SUPERSEDED_CAP = java.time.Duration.ofMinutes(30);
 
     /**
      * Deletes leftover partial checkpoints and the snapshots no longer needed: all but the newest two, except those
-     * superseded less than {@link #SUPERSEDED_GRACE} before {@code now} (their successor folder's time).
+     * superseded less than {@link #SUPERSEDED_GRACE} before {@code now} (their successor folder's time), or less
+     * than {@link #SUPERSEDED_CAP} while a follower needs a snapshot.
      */
     void deleteSuperseded(java.time.Instant now) throws IOException {
         try {
@@ -152,9 +172,10 @@ final class ShardSnapshots implements StateMachineStorage {
             }
         }
         snapshots.sort(Comparator.comparingLong(ShardSnapshots::indexOf));
+        java.time.Duration keep = snapshots.size() > 2 && installing.getAsBoolean() ? SUPERSEDED_CAP : SUPERSEDED_GRACE;
         for (int i = 0; i < snapshots.size() - 2; i++) {
             java.time.Instant superseded = Files.getLastModifiedTime(snapshots.get(i + 1)).toInstant();
-            if (superseded.plus(SUPERSEDED_GRACE).isBefore(now)) {
+            if (superseded.plus(keep).isBefore(now)) {
                 deleteRecursively(snapshots.get(i));
             }
         }

@@ -84,7 +84,7 @@ public final class ShardStateMachine extends BaseStateMachine {
         timer.setRemoveOnCancelPolicy(true);
         return timer;
     }
-    private final ShardSnapshots snapshots = new ShardSnapshots();
+    private final ShardSnapshots snapshots = new ShardSnapshots(this::followerNeedsSnapshot);
     private ShardStore store;
     /** The store's partitions (null while no store is open): the apply, read, stats and sweep logic. */
     private ShardPartitions partitions;
@@ -188,6 +188,28 @@ public final class ShardStateMachine extends BaseStateMachine {
     @Override
     public StateMachineStorage getStateMachineStorage() {
         return snapshots;
+    }
+
+    /**
+     * Whether this replica leads the group and a follower's next entry is before the start of its log: that follower
+     * gets a snapshot (ShardSnapshots keeps superseded ones meanwhile). False when it cannot tell.
+     */
+    private boolean followerNeedsSnapshot() {
+        try {
+            org.apache.ratis.server.RaftServer.Division division = getServer().getNow(null).getDivision(getGroupId());
+            if (!division.getInfo().isLeader()) {
+                return false;
+            }
+            long start = division.getRaftLog().getStartIndex();
+            for (long next : division.getInfo().getFollowerNextIndices()) {
+                if (next < start) {
+                    return true;
+                }
+            }
+            return false;
+        } catch (Exception e) {
+            return false; // not initialized, or closing: the usual grace applies
+        }
     }
 
     /** A checkpoint of the store at the last applied entry; Ratis may then purge the log up to it. */

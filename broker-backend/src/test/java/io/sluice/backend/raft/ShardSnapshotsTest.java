@@ -38,6 +38,25 @@ class ShardSnapshotsTest {
     }
 
     @Test
+    void whileAFollowerNeedsASnapshotSupersededOnesAreKeptUpToTheCap() throws Exception {
+        java.util.concurrent.atomic.AtomicBoolean installing = new java.util.concurrent.atomic.AtomicBoolean(true);
+        ShardSnapshots snapshots = new ShardSnapshots(installing::get);
+        snapshots.init(dir);
+        Instant now = Instant.parse("2026-12-01T12:00:00Z");
+        take(snapshots, 10, now.minus(Duration.ofMinutes(50)));
+        take(snapshots, 20, now.minus(Duration.ofMinutes(40))); // 10 superseded 40 minutes ago: past the cap
+        take(snapshots, 30, now.minus(Duration.ofMinutes(10))); // 20 superseded 10 minutes ago: an install may read it
+        take(snapshots, 40, now.minus(Duration.ofMinutes(5)));
+        snapshots.deleteSuperseded(now);
+        assertEquals(List.of("snap_1_20", "snap_1_30", "snap_1_40"), names(),
+                "a slow install keeps its snapshot past the usual grace");
+
+        installing.set(false); // the follower caught up: the usual grace again
+        snapshots.deleteSuperseded(now);
+        assertEquals(List.of("snap_1_30", "snap_1_40"), names());
+    }
+
+    @Test
     void theLatestSnapshotIsListedOnceUntilTheFolderChanges() throws Exception {
         ShardSnapshots snapshots = new ShardSnapshots();
         Path sm = dir.resolve("sm"); // under the test's folder, which is cleaned up
