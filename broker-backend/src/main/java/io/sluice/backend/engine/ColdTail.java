@@ -36,6 +36,8 @@ final class ColdTail {
     private final PartitionKeys keys;
     private final Reader reader;
     private long count;
+    /** Counts every change to the cold range (and the tail's counters): what was read before is stale once it moves. */
+    private long version;
     /** The oldest cold message's seq while there is one (no message with a lower seq is cold). */
     private long from;
     /** The retention base (send time) of the oldest cold message; meaningful while {@code count > 0}. */
@@ -52,6 +54,11 @@ final class ColdTail {
 
     long count() {
         return count;
+    }
+
+    /** See {@link #version}. */
+    long version() {
+        return version;
     }
 
     boolean isEmpty() {
@@ -174,6 +181,7 @@ final class ColdTail {
 
     /** Forgets every cold message (purge, retire); the caller deletes the ranges ({@link #deleteRange}). */
     void clear() {
+        version++;
         count = 0;
         oldestMillis = -1;
     }
@@ -185,6 +193,7 @@ final class ColdTail {
     }
 
     void recover(long count, long from, long oldestMillis) {
+        version++;
         this.count = count;
         this.from = from;
         this.oldestMillis = oldestMillis;
@@ -198,17 +207,20 @@ final class ColdTail {
     // ---- the store as the entry being applied leaves it: cold range, FIFO group members and heads --------------
 
     void put(byte[] key, byte[] value, List<Mutation> mutations) {
+        version++;
         pending.put(key, value);
         mutations.add(new Mutation.Put(key, value));
     }
 
     void delete(byte[] key, List<Mutation> mutations) {
+        version++;
         pending.put(key, DELETED);
         mutations.add(new Mutation.Delete(key));
     }
 
     /** Deletes every record in {@code [from, to)}. */
     void deleteRange(byte[] fromKey, byte[] toKey, List<Mutation> mutations) {
+        version++;
         pending.subMap(fromKey, true, toKey, false).clear();
         deletedRanges.add(new byte[][] {fromKey, toKey});
         mutations.add(new Mutation.DeleteRange(fromKey, toKey));

@@ -5,15 +5,17 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Where a FIFO partition's cold messages are by group: each group's cold messages ({@code f group seq}, in seq
- * order) and, for each group with no message in memory at all, its head ({@code h seq → group}). Their states are in
- * the cold range ({@link ColdTail}); every read and write goes through the tail, so a command sees what earlier
- * commands of its entry wrote.
+ * Where a FIFO partition's cold messages are by group: each group's cold messages ({@code f group orderTime
+ * producerId seq}, in the group's producer order, {@link MessageEntry#BY_PRODUCER_ORDER}) and, for each group with no
+ * message in memory at all, its head ({@code h seq → group}: the group's first cold message in that order). Their
+ * states are in the cold range ({@link ColdTail}); every read and write goes through the tail, so a command sees what
+ * earlier commands of its entry wrote.
  *
- * <p>A group's messages in memory come before its cold ones in its order: a send joins the cold ones when its group
- * has any or the index is full, and a page-in moves a group's oldest cold messages into memory. So the groups a
- * receive may take from, oldest head first, are the index's ready groups merged with the cold groups' heads (a cold
- * group has nothing in flight and its head is visible: cold messages are visible since their send).
+ * <p>A group's messages in memory come before its cold ones in its order: a send joins the cold ones (at its place in
+ * producer order) when its group has any or the index is full, unless it orders before the group's last message in
+ * memory; a page-in moves a group's first cold messages into memory. So the groups a receive may take from, oldest
+ * head first, are the index's ready groups merged with the cold groups whose head is visible (a cold group has nothing
+ * in flight; its head's visibility is its state's, see {@link PartitionQueueState#coldVisibleAt}).
  */
 final class FifoColdGroups {
     /** A group whose messages are all cold, by its head's seq. */
@@ -28,16 +30,20 @@ final class FifoColdGroups {
         this.cold = cold;
     }
 
+    /** A cold message's key among its group's. */
+    byte[] memberKey(String groupId, MessageEntry e) {
+        return keys.coldMember(groupId, e.orderMillis, e.producerId, e.seq);
+    }
+
     /**
-     * Up to {@code max} of the group's cold seqs from {@code fromSeq} on, oldest first (starting where the caller knows
-     * the group's cold messages start skips what earlier commands of the entry paged in).
+     * Up to {@code max} of the group's cold member keys from {@code from} on, in the group's order (starting where the
+     * caller knows the group's cold messages start skips what earlier commands paged in: their deletions are not
+     * walked again). {@link PartitionKeys#memberSeqOf} gives each one's seq.
      */
-    List<Long> seqs(String groupId, long fromSeq, int max) {
-        List<Long> out = new ArrayList<>();
+    List<byte[]> members(String groupId, byte[] from, int max) {
+        List<byte[]> out = new ArrayList<>();
         if (!cold.isEmpty()) {
-            // every cold seq is at or after the cold range's first: deletions below it are not walked again
-            cold.read(keys.coldMember(groupId, Math.max(fromSeq, cold.from())), keys.coldMembersEnd(groupId), max,
-                    (k, v) -> out.add(PartitionKeys.memberSeqOf(k)));
+            cold.read(from, keys.coldMembersEnd(groupId), max, (k, v) -> out.add(k));
         }
         return out;
     }
@@ -47,10 +53,10 @@ final class FifoColdGroups {
         return first(groupId) >= 0;
     }
 
-    /** The group's oldest cold seq, or -1. */
+    /** The group's first cold seq in its order, or -1 (reads from the start of the group's records). */
     long first(String groupId) {
-        List<Long> s = seqs(groupId, 0, 1);
-        return s.isEmpty() ? -1 : s.get(0);
+        List<byte[]> m = members(groupId, keys.coldMembersStart(groupId), 1);
+        return m.isEmpty() ? -1 : PartitionKeys.memberSeqOf(m.get(0));
     }
 
     /** The cold group with the oldest head after {@code seq}, or null. */
@@ -63,15 +69,15 @@ final class FifoColdGroups {
         return found[0];
     }
 
-    void addMember(String groupId, long seq, List<Mutation> mutations) {
-        cold.put(keys.coldMember(groupId, seq), new byte[0], mutations);
+    void addMember(String groupId, MessageEntry e, List<Mutation> mutations) {
+        cold.put(memberKey(groupId, e), new byte[0], mutations);
     }
 
-    void removeMember(String groupId, long seq, List<Mutation> mutations) {
-        cold.delete(keys.coldMember(groupId, seq), mutations);
+    void removeMember(byte[] memberKey, List<Mutation> mutations) {
+        cold.delete(memberKey, mutations);
     }
 
-    /** The group has no message in memory now: its oldest cold one is its head. */
+    /** The group has no message in memory now: its first cold one is its head. */
     void putHead(long seq, String groupId, List<Mutation> mutations) {
         cold.put(keys.coldHead(seq), groupId.getBytes(StandardCharsets.UTF_8), mutations);
     }

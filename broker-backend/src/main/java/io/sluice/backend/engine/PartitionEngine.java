@@ -109,9 +109,46 @@ public final class PartitionEngine {
         List<io.sluice.partition.MoveTask> tasks = new ArrayList<>();
         store.scan(keys.typePrefix(PartitionKeys.MOVE_TASK), keys.typeEnd(PartitionKeys.MOVE_TASK),
                 (k, v) -> tasks.add(io.sluice.partition.MoveTask.decode(v)));
-        state.recover(RecordCodec.decodeMeta(metaBytes), states, dedup, attempts, marks);
+        RecordCodec.Meta meta = RecordCodec.decodeMeta(metaBytes);
+        if (!meta.orderedMembers() && meta.coldCount() > 0 && state.config().fifo()) {
+            rewriteSeqOrderedMembers(store, keys);
+        }
+        state.recover(meta, states, dedup, attempts, marks);
         state.moveTasks.recover(tasks);
         return Optional.of(new PartitionEngine(store, state));
+    }
+
+    /**
+     * A FIFO partition stored by a node from before cold members were keyed in producer order: each one's key is
+     * rewritten ({@link PartitionKeys#coldMember}; same order, as those queues had no reorder window), in batches, at
+     * the applied index the store has. Every replica does the same at its first open by a newer node, and a batch that
+     * a crash loses is done again at the next (the meta record says it is done once a command has been applied).
+     */
+    private static void rewriteSeqOrderedMembers(ShardStore store, PartitionKeys keys) {
+        List<byte[]> legacy = new ArrayList<>();
+        store.scan(keys.typePrefix(PartitionKeys.COLD_MEMBER), keys.typeEnd(PartitionKeys.COLD_MEMBER), (k, v) -> {
+            if (PartitionKeys.isSeqOrderedMember(k)) {
+                legacy.add(k);
+            }
+        });
+        List<Mutation> batch = new ArrayList<>();
+        for (byte[] k : legacy) {
+            long seq = PartitionKeys.memberSeqOf(k);
+            byte[] stateBytes = store.get(keys.cold(seq));
+            batch.add(new Mutation.Delete(k));
+            if (stateBytes != null) {
+                MessageEntry e = RecordCodec.decodeState(seq, stateBytes).entry();
+                batch.add(new Mutation.Put(keys.coldMember(PartitionKeys.memberGroupOf(k),
+                        e.orderMillis, e.producerId, seq), new byte[0]));
+            }
+            if (batch.size() >= 20_000) {
+                store.write(batch, store.appliedIndex());
+                batch.clear();
+            }
+        }
+        if (!batch.isEmpty()) {
+            store.write(batch, store.appliedIndex());
+        }
     }
 
     public PartitionQueueState state() {

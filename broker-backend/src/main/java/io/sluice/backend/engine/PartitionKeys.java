@@ -20,8 +20,13 @@ import java.util.Arrays;
  *   a attemptId       FIFO receive-attempt record
  *   o groupId         FIFO reorder window: the group's latest producer order delivered (GroupMarks)
  *   t taskId          message move task (this partition's share)
- *   f len(2) groupId seq(8)
- *                     FIFO: a cold message of the group (no value; its state is under q seq, see FifoColdGroups)
+ *   f len(2) groupId orderMillis(8) producerId seq(8)
+ *                     FIFO: a cold message of the group, in the group's producer order (no value; its state is
+ *                     under q seq, see FifoColdGroups); the producer id as 3 bytes a char ({@code 01 hi lo}) and a
+ *                     {@code 00}, so keys sort as (order time, producer id, seq) do. Stores written before FIFO
+ *                     queues with a delay or a reorder window paged have {@code f len(2) groupId seq(8)} (told apart
+ *                     by length): a partition's are rewritten when it is first opened by a newer node
+ *                     ({@link PartitionEngine#open}).
  *   h seq(8)          FIFO: the head of a group whose messages are all cold (value: the group id)
  *   w visibleAt(8) seq(8)
  *                     standard: state of a deferred message (on disk only, by delivery order; see DeferredTail)
@@ -124,19 +129,34 @@ public final class PartitionKeys {
         return typed(MOVE_TASK, k.length).put(k).array();
     }
 
-    /** A FIFO group's cold message: {@code f len(2) groupId seq}. */
-    public byte[] coldMember(String groupId, long seq) {
+    /** A FIFO group's cold message, in producer order: {@code f len(2) groupId orderMillis producerId seq}. */
+    public byte[] coldMember(String groupId, long orderMillis, String producerId, long seq) {
         byte[] g = groupId.getBytes(StandardCharsets.UTF_8);
-        return typed(COLD_MEMBER, 2 + g.length + 8).putShort((short) g.length).put(g).putLong(seq).array();
+        String id = producerId == null ? "" : producerId;
+        ByteBuffer b = typed(COLD_MEMBER, 2 + g.length + 8 + 3 * id.length() + 1 + 8)
+                .putShort((short) g.length).put(g).putLong(orderMillis);
+        for (int i = 0; i < id.length(); i++) {
+            b.put((byte) 1).putChar(id.charAt(i)); // UTF-16 units, as String.compareTo orders them
+        }
+        return b.put((byte) 0).putLong(seq).array();
+    }
+
+    /** The group prefix of a FIFO group's cold messages: {@code f len(2) groupId}. */
+    private byte[] coldMembers(String groupId) {
+        byte[] g = groupId.getBytes(StandardCharsets.UTF_8);
+        return typed(COLD_MEMBER, 2 + g.length).putShort((short) g.length).put(g).array();
     }
 
     /** The first key of a FIFO group's cold messages; {@link #coldMembersEnd} is the first key after them. */
     public byte[] coldMembersStart(String groupId) {
-        return coldMember(groupId, 0);
+        return coldMembers(groupId);
     }
 
     public byte[] coldMembersEnd(String groupId) {
-        return after(coldMember(groupId, -1L)); // seq bytes all 0xFF: after every seq of the group
+        byte[] start = coldMembers(groupId);
+        byte[] end = Arrays.copyOf(start, start.length + 9); // after every member: order bytes all 0xFF
+        Arrays.fill(end, start.length, end.length, (byte) 0xFF);
+        return end;
     }
 
     /** The head of a FIFO group that is cold entirely, by the head's seq. */
@@ -178,6 +198,21 @@ public final class PartitionKeys {
     /** The seq at the end of a {@link #deferred} key. */
     static long deferredSeqOf(byte[] key) {
         return ByteBuffer.wrap(key, key.length - 8, 8).getLong();
+    }
+
+    /**
+     * Whether a cold member key has the layout of stores written before producer order ({@code f len(2) groupId
+     * seq(8)}).
+     */
+    static boolean isSeqOrderedMember(byte[] key) {
+        int groupLength = ByteBuffer.wrap(key, PREFIX_LENGTH + 1, 2).getShort() & 0xFFFF;
+        return key.length == PREFIX_LENGTH + 1 + 2 + groupLength + 8;
+    }
+
+    /** The group id of a {@link #coldMember} key. */
+    static String memberGroupOf(byte[] key) {
+        int groupLength = ByteBuffer.wrap(key, PREFIX_LENGTH + 1, 2).getShort() & 0xFFFF;
+        return new String(key, PREFIX_LENGTH + 3, groupLength, StandardCharsets.UTF_8);
     }
 
     /** The seq at the end of a {@link #coldMember} key. */

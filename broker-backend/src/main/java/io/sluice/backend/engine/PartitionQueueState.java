@@ -77,12 +77,32 @@ public final class PartitionQueueState {
     int hotLimit = DEFAULT_HOT_LIMIT;
     int page = PAGE;
     /**
-     * The most messages a FIFO partition with a delay or a reorder window holds in its index (such a queue does not
-     * page to disk yet): a send past it is refused with a throttling error. About 250 bytes of heap each.
+     * The most messages a FIFO partition holds in its index: a send past it is refused with a throttling error. A
+     * backlog pages to disk long before (at {@link #hotLimit}); the index grows past that only with messages in flight
+     * and sends that order before their group's last message in memory (a reorder window's stragglers), so this is a
+     * guard against a partition's memory outgrowing its bound, never a crash. About 250 bytes of heap each.
      */
     static final int DEFAULT_MAX_INDEXED = 200_000;
     /** See {@link #DEFAULT_MAX_INDEXED}; tests lower it. */
     int maxIndexed = DEFAULT_MAX_INDEXED;
+    /**
+     * FIFO: the first seq sent after the queue's delay last changed. A cold message sent before it and never received
+     * is visible at its send plus the current delay (or its release by the reorder window, if later): the delay is
+     * retroactive, and a message on disk takes it when it is read, not when the delay changes.
+     */
+    private long delayChangedSeq;
+    /**
+     * How many cold FIFO groups whose head is not visible yet one walk passes over at most (a receive's, a wake-up's):
+     * the groups past them are reached once earlier heads become visible. The same on every replica.
+     */
+    static final int MAX_COLD_HEADS_PASSED = 1000;
+    /**
+     * How many of those a look for wake-ups passes over at most (after every command that changed the cold range,
+     * so kept small: a poll parked past them waits for its next deadline or arrival).
+     */
+    static final int MAX_COLD_HEADS_WAKE = 64;
+    /** The last {@link #coldWalk} from the first cold head, while the cold range and the time allow reusing it. */
+    private ColdWalk coldWalk;
     /** See {@link #DEFAULT_MAX_PENDING_HAND_OFFS}; tests lower it. */
     int maxPendingHandOffs = DEFAULT_MAX_PENDING_HAND_OFFS;
     final PartitionTotals.Counter totals = new PartitionTotals.Counter();
@@ -145,8 +165,9 @@ public final class PartitionQueueState {
         mutations = new ArrayList<>();
         effects = new ArrayList<>();
         long now = Math.max(leaderTimeMillis, index.nowMillis());
+        long coldWake = coldWake(); // as of the last command: a cold group's head visible since then wakes polls too
         int becameVisible = index.advanceTo(now) + deferred.advanceTo(now, mutations);
-        boolean mayWake = becameVisible > 0;
+        boolean mayWake = becameVisible > 0 || coldWake > 0 && coldWake <= now;
         long deadlineBefore = nextDeadlineMillis();
         PartitionResponse response;
         if (retired && !(command instanceof AcknowledgeDeadLetters) && !(command instanceof Expire)) {
@@ -208,8 +229,71 @@ public final class PartitionQueueState {
     }
 
     private boolean hasDeliverable() {
-        // a group whose messages are all cold is ready: nothing of it is in flight and its head is visible
-        return config.fifo() ? index.hasReadyGroup() || coldGroups.headAfter(0) != null : visibleCount() > 0;
+        // a group whose messages are all cold is ready when its head is visible: nothing of it is in flight
+        return config.fifo() ? index.hasReadyGroup() || coldWalk().visible() : visibleCount() > 0;
+    }
+
+    /**
+     * FIFO: whether a cold group's head is visible now, or else the earliest time one of those walked over becomes
+     * visible (-1: none); from the first cold head, at most {@link #MAX_COLD_HEADS_WAKE} passed.
+     */
+    private record ColdWalk(long coldVersion, long now, boolean visible, long wakeMillis) {
+        boolean validAt(long version, long at) {
+            return coldVersion == version && (visible || wakeMillis < 0 || at < wakeMillis) && at >= now;
+        }
+    }
+
+    private ColdWalk coldWalk() {
+        long now = index.nowMillis();
+        if (cold.isEmpty() || !config.fifo()) {
+            return new ColdWalk(cold.version(), now, false, -1);
+        }
+        if (coldWalk == null || !coldWalk.validAt(cold.version(), now)) {
+            long[] wake = {-1};
+            boolean visible = nextVisibleColdHead(0, now, new int[] {MAX_COLD_HEADS_WAKE}, wake) != null;
+            coldWalk = new ColdWalk(cold.version(), now, visible, visible ? -1 : wake[0]);
+        }
+        return coldWalk;
+    }
+
+    /**
+     * FIFO: the first cold group after head seq {@code after} whose head is visible at {@code now}, passing over those
+     * whose head is not while {@code passBudget[0]} lasts (each passed one spends one; {@code wake[0]} gets the
+     * earliest time one of them becomes visible); null when there is none within the budget.
+     */
+    FifoColdGroups.Head nextVisibleColdHead(long after, long now, int[] passBudget, long[] wake) {
+        FifoColdGroups.Head head;
+        while ((head = coldGroups.headAfter(after)) != null) {
+            MessageEntry e = coldState(head.seq());
+            long visibleAt = e == null ? now : coldVisibleAt(e); // no state on record: paged in to be sorted out
+            if (visibleAt <= now) {
+                return head;
+            }
+            wake[0] = wake[0] < 0 ? visibleAt : Math.min(wake[0], visibleAt);
+            if (--passBudget[0] < 0) {
+                return null;
+            }
+            after = head.seq();
+        }
+        return null;
+    }
+
+    /** A cold message's state as the entry being applied leaves it, or null. */
+    private MessageEntry coldState(long seq) {
+        byte[] state = cold.get(keys.cold(seq));
+        return state == null ? null : RecordCodec.decodeState(seq, state).entry();
+    }
+
+    /**
+     * When a cold message is visible. Cold messages have never been received here; on a FIFO queue whose delay
+     * changed since one was sent, the delay is retroactive (as for the messages in memory, see {@link #configure}): its
+     * send plus the current delay, or its release by the reorder window if later.
+     */
+    long coldVisibleAt(MessageEntry e) {
+        if (config.fifo() && e.seq < delayChangedSeq && e.receiveCount == 0 && e.receivedAtMillis == 0) {
+            return Math.max(e.retentionBaseMillis + config.delaySeconds() * 1000L, e.releaseMillis);
+        }
+        return e.visibleAtMillis;
     }
 
     /** Visible messages, the cold tail's (all of them visible since their send) and the deferred tail's included. */
@@ -294,9 +378,10 @@ public final class PartitionQueueState {
     private void pageIn(int max) {
         RecordCodec.DecodedState oldest = config.fifo() ? cold.oldest() : null;
         if (oldest != null && oldest.groupId() != null) {
-            // the oldest cold message is its group's oldest cold one (and its head, if the group is cold entirely)
+            // the oldest cold message's group's first cold ones (in producer order, it may come later in its group)
             long before = cold.count();
-            pageInGroup(oldest.groupId(), oldest.entry().seq, max);
+            String groupId = oldest.groupId();
+            pageInGroup(groupId, index.group(groupId) == null ? coldGroups.first(groupId) : -1, max);
             if (cold.count() < before) {
                 return;
             } // else its group record is missing (never written so): take that one message below, so expiry goes on
@@ -308,58 +393,48 @@ public final class PartitionQueueState {
     /** Cold messages taken out of the cold range go into the index (FIFO: into their groups, in order). */
     private void indexFromCold(List<RecordCodec.DecodedState> taken) {
         for (RecordCodec.DecodedState d : taken) {
+            d.entry().visibleAtMillis = coldVisibleAt(d.entry());
             index.add(d.entry(), config.fifo() ? d.groupId() : null);
             putState(d.entry());
         }
     }
 
     /**
-     * FIFO: moves up to {@code max} of a group's oldest cold messages into the index, behind its messages there (a
-     * group cold entirely comes into memory and its head record goes).
+     * FIFO: moves up to {@code max} of a group's first cold messages (in its order) into the index, behind its
+     * messages there (a group cold entirely comes into memory and its head record goes).
      *
-     * @param fromSeq where the group's cold messages start: its head record's seq for a group cold entirely, else
-     *                any seq after its messages in memory
+     * @param headSeq the group's head record's seq when it is cold entirely (-1 when it has messages in memory; its
+     *                cold ones start after the last of those)
      * @return the group, or null when it has nothing in memory after all
      */
-    FifoGroup pageInGroup(String groupId, long fromSeq, int max) {
-        boolean wasCold = index.group(groupId) == null;
-        List<Long> seqs = coldGroups.seqs(groupId, fromSeq, max + 1);
-        List<Long> taking = seqs.subList(0, Math.min(max, seqs.size()));
-        if (wasCold) {
-            coldGroups.removeHead(fromSeq, mutations); // also a head record left without messages: it goes
+    FifoGroup pageInGroup(String groupId, long headSeq, int max) {
+        FifoGroup inMemory = index.group(groupId);
+        byte[] from;
+        if (inMemory != null) {
+            from = PartitionKeys.after(coldGroups.memberKey(groupId, inMemory.messages.peekLast()));
+        } else {
+            MessageEntry head = headSeq < 0 ? null : coldState(headSeq);
+            from = head == null ? keys.coldMembersStart(groupId) : coldGroups.memberKey(groupId, head);
         }
-        for (long seq : taking) {
-            coldGroups.removeMember(groupId, seq, mutations);
+        List<byte[]> members = coldGroups.members(groupId, from, max + 1);
+        List<byte[]> taking = members.subList(0, Math.min(max, members.size()));
+        if (inMemory == null && headSeq >= 0) {
+            coldGroups.removeHead(headSeq, mutations); // also a head record left without messages: it goes
         }
-        indexFromCold(cold.take(taking, mutations));
+        List<Long> seqs = new ArrayList<>(taking.size());
+        for (byte[] member : taking) {
+            coldGroups.removeMember(member, mutations);
+            seqs.add(PartitionKeys.memberSeqOf(member));
+        }
+        indexFromCold(cold.take(seqs, mutations));
         FifoGroup g = index.group(groupId);
-        boolean more = seqs.size() > taking.size();
+        boolean more = members.size() > taking.size();
         if (g != null) {
             g.hasCold = more;
         } else if (more) {
-            coldGroups.putHead(seqs.get(taking.size()), groupId, mutations);
+            coldGroups.putHead(PartitionKeys.memberSeqOf(members.get(taking.size())), groupId, mutations);
         }
         return g;
-    }
-
-    /**
-     * FIFO: every cold message into the index, in seq order (each group's after its messages there, in its order),
-     * and the group records dropped.
-     */
-    private void pageAllIn() {
-        if (cold.isEmpty()) {
-            return;
-        }
-        List<RecordCodec.DecodedState> next;
-        while (!(next = cold.take(page, mutations)).isEmpty()) {
-            indexFromCold(next);
-        }
-        for (byte type : new byte[] {PartitionKeys.COLD_MEMBER, PartitionKeys.COLD_HEAD}) {
-            cold.deleteRange(keys.typePrefix(type), keys.typeEnd(type), mutations);
-        }
-        for (FifoGroup g : index.groups()) {
-            g.hasCold = false;
-        }
     }
 
     /**
@@ -378,28 +453,38 @@ public final class PartitionQueueState {
     }
 
     /**
-     * FIFO: keeps a new message on disk only, behind its group's cold messages, when the group has some or the index
-     * is full. Only while the queue has no delay and no reorder window: cold messages are visible since their send
-     * and in send order ({@link #configure} pages them in before either changes).
+     * FIFO: keeps a new message on disk only, at its place among its group's cold messages (producer order), when the
+     * group has some or the index is full; unless it orders before the group's last message in memory (a reorder
+     * window's straggler), which keeps the group's messages in memory ahead of its cold ones. A message that orders
+     * before a cold group's head becomes its head.
      */
     private boolean sendToColdGroup(String groupId, MessageEntry e) {
-        if (config.delaySeconds() != 0 || config.reorderWindowMillis() != 0) {
-            return false;
-        }
         FifoGroup g = index.group(groupId);
-        boolean groupHasCold = g != null ? g.hasCold : coldGroups.has(groupId);
-        if (!groupHasCold && (index.size() < hotLimit
-                || g != null && MessageEntry.BY_PRODUCER_ORDER.compare(g.messages.peekLast(), e) > 0)) {
-            // the latter: a message held by a reorder window since removed can order after it (same millisecond)
-            return false;
+        long head = -1;
+        if (g != null) {
+            if (!g.hasCold && index.size() < hotLimit
+                    || MessageEntry.BY_PRODUCER_ORDER.compare(g.messages.peekLast(), e) > 0) {
+                return false;
+            }
+        } else {
+            head = coldGroups.first(groupId);
+            if (head < 0 && index.size() < hotLimit) {
+                return false;
+            }
         }
         e.fifoGroupId = groupId;
         cold.add(e, mutations);
-        coldGroups.addMember(groupId, e.seq, mutations);
+        coldGroups.addMember(groupId, e, mutations);
         if (g != null) {
             g.hasCold = true;
-        } else if (!groupHasCold) {
+        } else if (head < 0) {
             coldGroups.putHead(e.seq, groupId, mutations); // a group cold entirely
+        } else {
+            MessageEntry headState = coldState(head);
+            if (headState != null && MessageEntry.BY_PRODUCER_ORDER.compare(e, headState) < 0) {
+                coldGroups.removeHead(head, mutations); // it goes before the group's head: the new head
+                coldGroups.putHead(e.seq, groupId, mutations);
+            }
         }
         return true;
     }
@@ -414,22 +499,13 @@ public final class PartitionQueueState {
             return new Rejected(SqsError.INVALID_ATTRIBUTE_VALUE.withMessage(
                     "Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported."));
         }
-        boolean coldChanges = next.fifo() && (next.delaySeconds() != config.delaySeconds()
-                || next.reorderWindowMillis() != config.reorderWindowMillis());
-        if (coldChanges && !cold.isEmpty() && size() > maxIndexed) {
-            // the change would bring the whole backlog on disk into memory in this one entry: it waits (the shard's
-            // reconcile asks again) until consumers bring the backlog under the bound
-            return new Rejected(SqsError.REQUEST_THROTTLED.withMessage("The partition holds " + size() + " messages,"
-                    + " more than the " + maxIndexed + " it may keep in memory: its delay or reorder window changes"
-                    + " once its backlog is under that; retry later."));
-        }
         PartitionConfig previous = config;
         config = next;
         mutations.add(new Mutation.Put(keys.config(), PayloadCodec.encodeConfig(next)));
-        if (coldChanges) {
-            // cold FIFO messages are visible since their send, in send order: a delay (retroactive on FIFO queues) or
-            // a reorder window changes that, so they come into memory first (bounded above: the whole backlog)
-            pageAllIn();
+        if (next.fifo() && next.delaySeconds() != previous.delaySeconds()) {
+            // the messages on disk take the new delay when they are read (coldVisibleAt): nothing is paged in
+            delayChangedSeq = nextSeq;
+            coldWalk = null;
         }
         if (previous.hasDeadLetterQueue() && !next.hasDeadLetterQueue()) {
             // the redrive policy was removed: hand-offs not yet copied have nowhere to go; they return to the queue
@@ -480,12 +556,10 @@ public final class PartitionQueueState {
             return new Rejected(SqsError.REQUEST_THROTTLED.withMessage("The queue's backlog limit (SluiceMaxBacklog,"
                     + " " + limit + " messages per partition) is reached; retry later."));
         }
-        if (config.fifo() && (config.delaySeconds() != 0 || config.reorderWindowMillis() != 0)
-                && index.size() + newMessages(command, now) > maxIndexed) {
-            // these queues keep their backlog in memory (FifoColdGroups pages only queues without either): refused
-            // before the partition's memory passes its bound, never a crash that every replica would repeat
+        if (config.fifo() && index.size() + newMessages(command, now) > maxIndexed) {
+            // refused before the partition's memory passes its bound, never a crash that every replica would repeat
             return new Rejected(SqsError.REQUEST_THROTTLED.withMessage("The partition holds " + index.size()
-                    + " messages in memory, its most for a FIFO queue with a delay or a reorder window; retry later."));
+                    + " messages in memory, its most for a FIFO queue; retry later."));
         }
         List<SentMessage> sent = new ArrayList<>(command.messages().size());
         for (NewMessage m : command.messages()) {
@@ -702,6 +776,7 @@ public final class PartitionQueueState {
 
     private PartitionResponse expire(int limit, long now) {
         int expired = 0;
+        int pagedIn = 0; // FIFO: the oldest cold message may come late in its group; at most limit read to reach it
         if (!retired) {
             while (expired < limit) { // in retention order over the index and the cold and deferred tails together
                 MessageEntry oldest = index.oldestByRetention();
@@ -727,6 +802,9 @@ public final class PartitionQueueState {
                     // standard: the next page in retention order; FIFO: the oldest cold message alone, since the
                     // rest of its group's page may be far from expiring while other groups' heads are due (a page
                     // per group would bring up to limit x page messages into memory in one sweep, and keep them)
+                    if (config.fifo() && pagedIn++ >= limit) {
+                        break;
+                    }
                     pageIn(config.fifo() ? 1 : Math.max(1, Math.min(page, limit - expired)));
                     continue;
                 }
@@ -913,7 +991,7 @@ public final class PartitionQueueState {
 
     private RecordCodec.Meta meta() {
         return new RecordCodec.Meta(nextSeq, index.nowMillis(), lastPurgeMillis, retired, totals.snapshot(),
-                cold.count(), cold.from(), cold.oldestMillis(), deferred.count());
+                cold.count(), cold.from(), cold.oldestMillis(), deferred.count(), delayChangedSeq, true);
     }
 
     // ---- recovery and read-only queries ---------------------------------------------------------------------
@@ -927,6 +1005,7 @@ public final class PartitionQueueState {
         retired = meta.retired();
         index.resetClock(meta.lastNowMillis());
         cold.recover(meta.coldCount(), meta.coldFrom(), meta.coldOldestMillis());
+        delayChangedSeq = meta.delayChangedSeq();
         deferred.recover(meta.deferredCount());
         handOffKeys.refresh();
         for (RecordCodec.DecodedState s : states) { // in seq order: FIFO groups are mostly appended to
@@ -1025,12 +1104,19 @@ public final class PartitionQueueState {
 
     /** The first time after {@code t} a delayed or in-flight message becomes visible, or -1. */
     public long nextDeadlineAfter(long t) {
-        return earliest(index.nextDeadlineAfter(t), deferred.nextDeadlineAfter(Math.max(t, index.nowMillis())));
+        long coldWake = coldWake();
+        return earliest(earliest(index.nextDeadlineAfter(t), deferred.nextDeadlineAfter(Math.max(t, index.nowMillis()))),
+                coldWake > t ? coldWake : -1);
     }
 
     /** The next time a delayed or in-flight message becomes visible, or -1: when to re-check parked polls. */
     public long nextDeadlineMillis() {
-        return earliest(index.nextDeadlineMillis(), deferred.nextDeadlineAfter(index.nowMillis()));
+        return earliest(earliest(index.nextDeadlineMillis(), deferred.nextDeadlineAfter(index.nowMillis())), coldWake());
+    }
+
+    /** FIFO: when a cold group's head becomes visible next (as far as {@link #coldWalk} looks), or -1. */
+    private long coldWake() {
+        return config.fifo() && !cold.isEmpty() ? coldWalk().wakeMillis() : -1;
     }
 
     /** The earlier of two times, -1 meaning none. */

@@ -67,15 +67,23 @@ final class ReceiveCommands {
      */
     private void choose(Choice c, long now) {
         if (s.config.fifo()) {
-            // ready groups oldest head first: the index's merged with the groups cold entirely (paged in when reached)
+            // ready groups oldest head first: the index's merged with the groups cold entirely whose head is visible
+            // (paged in when reached)
             long last = 0;
+            FifoColdGroups.Head coldHead = null;
+            boolean coldDone = false;
+            int[] passBudget = {PartitionQueueState.MAX_COLD_HEADS_PASSED};
             while (!c.done()) {
                 java.util.Map.Entry<Long, FifoGroup> hot = s.index.readyAfter(last);
-                FifoColdGroups.Head coldHead = s.coldGroups.headAfter(last);
+                if (!coldDone && (coldHead == null || coldHead.seq() <= last)) {
+                    coldHead = s.nextVisibleColdHead(last, now, passBudget, new long[] {-1});
+                    coldDone = coldHead == null;
+                }
                 FifoGroup g;
                 if (coldHead != null && (hot == null || coldHead.seq() < hot.getKey())) {
                     last = coldHead.seq();
                     g = s.pageInGroup(coldHead.groupId(), coldHead.seq(), c.capacity - c.chosen.size());
+                    coldHead = null;
                 } else if (hot != null) {
                     last = hot.getKey();
                     g = hot.getValue();
@@ -171,7 +179,7 @@ final class ReceiveCommands {
                 return;
             }
             int before = g.messages.size();
-            s.pageInGroup(g.id, g.messages.peekLast().seq + 1, c.capacity - c.chosen.size());
+            s.pageInGroup(g.id, -1, c.capacity - c.chosen.size());
             if (g.messages.size() == before) {
                 return;
             }

@@ -66,11 +66,18 @@ final class RecordCodec {
 
     /**
      * The partition's meta record; {@code totals}, then the cold tail ({@link ColdTail}), then the deferred messages'
-     * count ({@link DeferredTail}) were appended later: a record without them reads as zero totals and no cold or
-     * deferred messages.
+     * count ({@link DeferredTail}), then the first seq sent after the FIFO delay last changed and whether FIFO cold
+     * members are keyed in producer order ({@link PartitionKeys#coldMember}) were appended later: a record without
+     * them reads as zero totals, no cold or deferred messages, no delay change and members keyed by seq.
      */
     record Meta(long nextSeq, long lastNowMillis, long lastPurgeMillis, boolean retired, PartitionTotals totals,
-                long coldCount, long coldFrom, long coldOldestMillis, long deferredCount) {
+                long coldCount, long coldFrom, long coldOldestMillis, long deferredCount, long delayChangedSeq,
+                boolean orderedMembers) {
+        Meta(long nextSeq, long lastNowMillis, long lastPurgeMillis, boolean retired, PartitionTotals totals,
+             long coldCount, long coldFrom, long coldOldestMillis, long deferredCount) {
+            this(nextSeq, lastNowMillis, lastPurgeMillis, retired, totals, coldCount, coldFrom, coldOldestMillis,
+                    deferredCount, 0, false);
+        }
     }
 
     static byte[] encodeMeta(Meta m) {
@@ -94,6 +101,8 @@ final class RecordCodec {
         w.i64(m.coldOldestMillis());
         w.i64(t.late()); // appended later: older records count no late messages
         w.i64(m.deferredCount()); // likewise: older records have no deferred messages
+        w.i64(m.delayChangedSeq()); // likewise: no FIFO delay change since a cold message was sent
+        w.u8(m.orderedMembers() ? 1 : 0); // likewise: FIFO cold members keyed by seq (rewritten at open)
         return w.toBytes();
     }
 
@@ -116,7 +125,10 @@ final class RecordCodec {
             totals = totals.withLate(r.i64());
         }
         long deferredCount = r.hasRemaining() ? r.i64() : 0;
-        return new Meta(nextSeq, lastNow, lastPurge, retired, totals, coldCount, coldFrom, coldOldest, deferredCount);
+        long delayChangedSeq = r.hasRemaining() ? r.i64() : 0;
+        boolean orderedMembers = r.hasRemaining() && r.u8() != 0;
+        return new Meta(nextSeq, lastNow, lastPurge, retired, totals, coldCount, coldFrom, coldOldest, deferredCount,
+                delayChangedSeq, orderedMembers);
     }
 
 

@@ -41,11 +41,12 @@ class BacklogLimitTest {
     }
 
     /**
-     * A FIFO queue with a delay keeps its backlog in memory: past the partition's bound sends are throttled (a
-     * retryable error, not an out-of-memory crash every replica would repeat), and accepted again once it drains.
+     * A FIFO partition's index past its bound (messages in flight, a reorder window's stragglers: a backlog pages to disk
+     * long before) throttles sends (a retryable error, not an out-of-memory crash every replica would repeat), and
+     * accepts them again once it drains.
      */
     @Test
-    void aFifoQueueThatCannotPageIsThrottledAtItsMemoryBound() {
+    void aFifoPartitionIsThrottledAtItsMemoryBound() {
         try (EngineFixture q = new EngineFixture(dir, PartitionConfig.FIFO_DEFAULTS.withDelaySeconds(1))) {
             q.engine.state().maxIndexed = 3;
             q.sendFifo("g", "a");
@@ -62,27 +63,36 @@ class BacklogLimitTest {
     }
 
     /**
-     * Giving a FIFO queue a delay brings its backlog on disk into memory: with more than the bound queued the change
-     * waits (nothing is paged in, the old configuration stays), and goes through once the backlog is under it.
+     * Giving a FIFO queue a delay with its backlog on disk pages nothing in: the messages there take the new delay
+     * (retroactive on FIFO queues) when they are read, and come out in their groups' order once it has passed.
      */
     @Test
-    void aFifoDelayChangeWaitsWhileTheBacklogOnDiskIsPastTheBound() {
+    void aFifoDelayChangeLeavesTheBacklogOnDiskAndAppliesToIt() {
         try (EngineFixture q = new EngineFixture(dir, PartitionConfig.FIFO_DEFAULTS, 3)) {
-            q.engine.state().maxIndexed = 5;
             for (int i = 0; i < 8; i++) {
                 q.sendFifo("g" + i % 2, "m" + i);
             }
             assertEquals(5, q.engine.state().coldCount(), "three indexed, five on disk");
-            assertThrottled(q.apply(new PartitionCommand.Configure(PartitionConfig.FIFO_DEFAULTS.withDelaySeconds(5)
-                    .withVersion(2))).response());
-            assertEquals(0, q.engine.state().config().delaySeconds(), "the old configuration stays");
-            assertEquals(5, q.engine.state().coldCount(), "nothing paged in");
-            List<io.sluice.partition.DeliveredMessage> got = q.receive(4, 30);
-            assertEquals(4, got.size());
-            got.forEach(d -> q.delete(d.delivery().receiptHandle())); // four left: under the bound
             assertInstanceOf(PartitionResponse.Done.class, q.apply(new PartitionCommand.Configure(
                     PartitionConfig.FIFO_DEFAULTS.withDelaySeconds(5).withVersion(2))).response());
-            assertEquals(5, q.engine.state().config().delaySeconds());
+            assertEquals(5, q.engine.state().coldCount(), "nothing paged in");
+            assertEquals(List.of(), q.receive(10, 30), "every message waits the new delay from its send");
+            q.reopen(); // the change is in the stored meta record, not only in memory
+            assertEquals(List.of(), q.receive(10, 30));
+            q.advanceSeconds(5);
+            List<String> order = new java.util.ArrayList<>();
+            List<io.sluice.partition.DeliveredMessage> got;
+            while (!(got = q.receive(10, 30)).isEmpty()) {
+                for (io.sluice.partition.DeliveredMessage d : got) {
+                    order.add(d.message().body());
+                    q.delete(d.delivery().receiptHandle());
+                }
+            }
+            assertEquals(8, order.size(), "all eight: " + order);
+            assertEquals(order.stream().filter(m -> (m.charAt(1) - '0') % 2 == 0).toList(), List.of("m0", "m2", "m4", "m6"),
+                    "group g0 in send order");
+            assertEquals(order.stream().filter(m -> (m.charAt(1) - '0') % 2 == 1).toList(), List.of("m1", "m3", "m5", "m7"),
+                    "group g1 in send order");
         }
     }
 

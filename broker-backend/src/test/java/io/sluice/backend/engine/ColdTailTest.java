@@ -349,11 +349,57 @@ class ColdTailTest {
                 q.sendFifo("a", "a" + i);
             }
             q.apply(new PartitionCommand.Configure(FIFO.withDelaySeconds(5)));
-            assertEquals(0, q.engine.state().coldCount(), "a FIFO delay is retroactive: the backlog is read in");
-            assertEquals(new QueueCounts(0, 0, 6, 0, EngineFixture.START), q.counts());
+            assertEquals(4, q.engine.state().coldCount(), "a FIFO delay is retroactive, and the backlog stays on disk");
+            QueueCounts counts = q.counts(); // the messages on disk count as visible until they are read
+            assertEquals(6, counts.visible() + counts.delayed());
             assertEquals(List.of(), q.receive(10, 60));
+            assertEquals(EngineFixture.START + 5_000, q.engine.state().nextDeadlineMillis(),
+                    "parked polls are woken when the delay has passed");
             q.clock.advanceMillis(5_000);
             assertEquals(List.of("a0", "a1", "a2", "a3", "a4", "a5"), q.bodies(q.receive(10, 60)));
+        }
+    }
+
+    /**
+     * A store from a node that keyed cold FIFO members by seq ({@code f len group seq}): the first open by this one
+     * rewrites them in producer order, and the backlog comes out as it would have.
+     */
+    @Test
+    void coldMembersKeyedBySeqAreRewrittenAtOpen() {
+        try (EngineFixture q = new EngineFixture(dir, FIFO, 2)) {
+            for (int i = 0; i < 6; i++) {
+                q.sendFifo(i < 4 ? "a" : "b", (i < 4 ? "a" : "b") + i); // a0, a1 in memory; a2, a3, b4, b5 cold
+            }
+            PartitionKeys keys = q.engine.state().keys();
+            List<Mutation> legacy = new java.util.ArrayList<>();
+            q.store.scan(keys.typePrefix(PartitionKeys.COLD_MEMBER), keys.typeEnd(PartitionKeys.COLD_MEMBER), (k, v) -> {
+                byte[] group = PartitionKeys.memberGroupOf(k).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                legacy.add(new Mutation.Delete(k));
+                legacy.add(new Mutation.Put(java.nio.ByteBuffer.allocate(PartitionKeys.PREFIX_LENGTH + 1 + 2 + group.length
+                        + 8).put(keys.typePrefix(PartitionKeys.COLD_MEMBER)).putShort((short) group.length).put(group)
+                        .putLong(PartitionKeys.memberSeqOf(k)).array(), new byte[0]));
+            });
+            assertEquals(8, legacy.size());
+            RecordCodec.Meta m = RecordCodec.decodeMeta(q.store.get(keys.meta()));
+            legacy.add(new Mutation.Put(keys.meta(), RecordCodec.encodeMeta(new RecordCodec.Meta(m.nextSeq(),
+                    m.lastNowMillis(), m.lastPurgeMillis(), m.retired(), m.totals(), m.coldCount(), m.coldFrom(),
+                    m.coldOldestMillis(), m.deferredCount()))));
+            q.store.write(legacy, q.logIndex);
+            q.reopen();
+            int[] seqOrdered = {0};
+            q.store.scan(keys.typePrefix(PartitionKeys.COLD_MEMBER), keys.typeEnd(PartitionKeys.COLD_MEMBER),
+                    (k, v) -> seqOrdered[0] += PartitionKeys.isSeqOrderedMember(k) ? 1 : 0);
+            assertEquals(0, seqOrdered[0], "rewritten");
+            assertEquals(4, keys(q, PartitionKeys.COLD_MEMBER));
+            List<String> got = new java.util.ArrayList<>();
+            for (int round = 0; round < 6; round++) {
+                for (DeliveredMessage d : q.receive(10, 60)) {
+                    got.add(d.message().body());
+                    q.delete(d.delivery().receiptHandle());
+                }
+            }
+            assertEquals(List.of("a0", "a1", "a2", "a3"), got.stream().filter(b -> b.startsWith("a")).toList());
+            assertEquals(List.of("b4", "b5"), got.stream().filter(b -> b.startsWith("b")).toList());
         }
     }
 

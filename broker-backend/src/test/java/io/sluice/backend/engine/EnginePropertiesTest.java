@@ -85,8 +85,8 @@ class EnginePropertiesTest {
     }
 
     /**
-     * The queue's delay changes (retroactive for FIFO messages never received; a FIFO backlog on disk is read back in
-     * first). The model keeps each message's earliest delivery time as if there were no delay: a later one is allowed.
+     * The queue's delay changes (retroactive for FIFO messages never received, those on disk included, which take it
+     * when read). The model keeps each message's earliest delivery time as if there were no delay: a later one is allowed.
      */
     record DelayOp(int seconds) implements Op {
     }
@@ -108,12 +108,16 @@ class EnginePropertiesTest {
                 Arbitraries.of(0, 500, 2_000), ops().list().ofMinSize(1).ofMaxSize(80)).as(Scenario::new);
     }
 
-    /** FIFO queues whose backlog pages (no reorder window, a limit of 3): groups in memory, on disk, and between. */
+    /**
+     * FIFO queues whose backlog pages (a limit of 3; with or without a reorder window, delays coming and going): groups
+     * in memory, on disk, and between.
+     */
     @Provide
     Arbitrary<Scenario> fifoColdScenarios() {
         return Combinators.combine(Arbitraries.of(0, 1, 3), Arbitraries.of(600, 1_209_600), backoffs(),
-                ops().list().ofMinSize(10).ofMaxSize(100)).as((maxReceiveCount, retention, backoff, ops) ->
-                new Scenario(true, maxReceiveCount, retention, 3, backoff, 0, ops));
+                Arbitraries.of(0, 0, 500, 2_000), ops().list().ofMinSize(10).ofMaxSize(100))
+                .as((maxReceiveCount, retention, backoff, window, ops) ->
+                        new Scenario(true, maxReceiveCount, retention, 3, backoff, window, ops));
     }
 
     private static Arbitrary<RedeliveryBackoff> backoffs() {
@@ -149,7 +153,7 @@ class EnginePropertiesTest {
         simulate(scenario);
     }
 
-    @Property(tries = 100)
+    @Property(tries = 200)
     void aFifoBacklogOnDiskAnswersAsIfIndexed(@ForAll("fifoColdScenarios") Scenario scenario) throws IOException {
         simulate(scenario);
     }
@@ -252,7 +256,8 @@ class EnginePropertiesTest {
                 indexedOnly.clock.set(now());
                 PartitionOutcome reference = indexedOnly.apply(command);
                 assertEquals(reference.response(), outcome.response(), "the cold tail changed the answer to " + command);
-                assertEquals(reference.effects(), outcome.effects(), "the cold tail changed the effects of " + command);
+                assertEquals(wakeless(reference.effects()), wakeless(outcome.effects()),
+                        "the cold tail changed the effects of " + command);
             }
             for (Effect e : outcome.effects()) {
                 if (e instanceof Effect.DeadLetter d) {
@@ -260,6 +265,16 @@ class EnginePropertiesTest {
                 }
             }
             return outcome;
+        }
+
+        /**
+         * Effects less the wake-ups of parked polls (when a message becomes visible, that some are): a FIFO partition
+         * looks at its groups' heads on disk, not at every message's deadline (ColdTailTest checks its wake-ups).
+         * Deliveries and hand-offs must still match.
+         */
+        static List<Effect> wakeless(List<Effect> effects) {
+            return effects.stream()
+                    .filter(e -> !(e instanceof Effect.VisibleAt) && !(e instanceof Effect.MessagesAvailable)).toList();
         }
 
         void run() {

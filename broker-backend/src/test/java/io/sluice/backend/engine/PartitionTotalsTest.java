@@ -60,11 +60,17 @@ class PartitionTotalsTest {
     }
 
     @Test
-    void metaWrittenBeforeTotalsTheColdTailLateOrDeferredCountsExistedReadsAsZero() {
+    void metaWrittenBeforeTotalsTheColdTailLateDeferredCountsOrDelayChangesExistedReadsAsZero() {
         RecordCodec.Meta meta = new RecordCodec.Meta(42, 1000, -1, false, new PartitionTotals(1, 2, 3, 4, 5, 6, 7, 8, 9),
-                5, 37, 900, 11);
-        byte[] current = RecordCodec.encodeMeta(meta);
-        assertEquals(meta, RecordCodec.decodeMeta(current));
+                5, 37, 900, 11, 30, true);
+        byte[] full = RecordCodec.encodeMeta(meta);
+        assertEquals(meta, RecordCodec.decodeMeta(full));
+        byte[] seqOrdered = java.util.Arrays.copyOf(full, full.length - 1); // cold members keyed by seq
+        assertEquals(new RecordCodec.Meta(42, 1000, -1, false, new PartitionTotals(1, 2, 3, 4, 5, 6, 7, 8, 9), 5, 37,
+                900, 11, 30, false), RecordCodec.decodeMeta(seqOrdered));
+        byte[] current = java.util.Arrays.copyOf(full, full.length - 1 - 8); // no delay change yet
+        assertEquals(new RecordCodec.Meta(42, 1000, -1, false, new PartitionTotals(1, 2, 3, 4, 5, 6, 7, 8, 9), 5, 37,
+                900, 11), RecordCodec.decodeMeta(current));
         byte[] old = java.util.Arrays.copyOf(current, 1 + 8 + 8 + 8 + 1); // the original layout ended at retired
         RecordCodec.Meta decoded = RecordCodec.decodeMeta(old);
         assertEquals(new RecordCodec.Meta(42, 1000, -1, false, PartitionTotals.ZERO, 0, 42, -1, 0), decoded);

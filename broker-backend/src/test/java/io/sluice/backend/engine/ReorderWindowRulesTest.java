@@ -66,6 +66,33 @@ class ReorderWindowRulesTest {
         return out;
     }
 
+    /**
+     * A backlog past the index's limit waits on disk in each group's producer order, however its messages arrived: a
+     * group with messages in memory and on disk, and one on disk entirely whose head a straggler replaces; the queue's
+     * delay and the window both hold them, and the order holds across a restart.
+     */
+    @Test
+    void aBacklogOnDiskKeepsProducerOrder() {
+        try (EngineFixture q = new EngineFixture(dir, fifo(1000).withDelaySeconds(2), 3)) {
+            int[] arrival = {2, 0, 1, 5, 3, 4, 8, 6, 7, 9}; // 2, 0, 1 in memory; the rest on disk, in order
+            for (int k : arrival) {
+                q.send(timed("u", "u" + k, T - 900 + 10 * k, "p"));
+            }
+            q.send(timed("v", "v2", T - 500, "p")); // the index is full: group v is on disk entirely
+            q.send(timed("v", "v3", T - 400, "p"));
+            q.send(timed("v", "v1", T - 600, "p")); // a straggler: the group's new head
+            q.send(timed("v", "v0", T - 600, "o")); // same time, a smaller producer id: before it
+            assertEquals(11, q.engine.state().coldCount(), "most of the backlog is on disk: " + q.engine.state().coldCount());
+            assertEquals(List.of(), takeAll(q), "the delay holds every message");
+            q.reopen();
+            q.advanceSeconds(2);
+            List<String> got = takeAll(q);
+            assertEquals(List.of("u0", "u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8", "u9"),
+                    got.stream().filter(b -> b.startsWith("u")).toList());
+            assertEquals(List.of("v0", "v1", "v2", "v3"), got.stream().filter(b -> b.startsWith("v")).toList());
+        }
+    }
+
     @Test
     void outOfOrderArrivalsInsideTheWindowComeOutInProducerOrder() {
         try (EngineFixture q = new EngineFixture(dir, fifo(1000))) {
