@@ -361,6 +361,30 @@ class ColdTailTest {
     }
 
     /**
+     * Parked polls on a FIFO queue whose groups wait on disk behind a delay: the partition's next deadline is when the
+     * first of their heads comes due, and a receive that leaves a cold group's visible head behind says messages are
+     * available (no message in memory became visible to say it).
+     */
+    @Test
+    void coldFifoHeadsComingDueWakeParkedPolls() {
+        try (EngineFixture q = new EngineFixture(dir, FIFO.withDelaySeconds(5), 1)) {
+            q.sendFifo("a", "a0"); // indexed
+            q.advanceSeconds(5);
+            assertEquals(List.of("a0"), q.bodies(q.receive(1, 60))); // in flight for a minute
+            q.sendFifo("b", "b0"); // the index is full: groups b and c on disk entirely
+            q.sendFifo("c", "c0");
+            assertEquals(2, q.engine.state().coldCount());
+            assertEquals(List.of(), q.receive(10, 60));
+            assertEquals(q.clock.nowMillis() + 5_000, q.engine.state().nextDeadlineMillis(), "when b0 comes due");
+            q.advanceSeconds(5);
+            q.effects.clear();
+            assertEquals(List.of("b0"), q.bodies(q.receive(1, 60)));
+            assertTrue(q.effects.stream().anyMatch(Effect.MessagesAvailable.class::isInstance),
+                    "c0 is still there for another poll: " + q.effects);
+        }
+    }
+
+    /**
      * A store from a node that keyed cold FIFO members by seq ({@code f len group seq}): the first open by this one
      * rewrites them in producer order, and the backlog comes out as it would have.
      */
