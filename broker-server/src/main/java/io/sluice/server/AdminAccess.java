@@ -22,15 +22,58 @@ final class AdminAccess {
 
     private final byte[] token; // null: admin writes are refused
     private final boolean metricsNeedToken;
+    /** Host names answered besides IP literals and localhost (lower case). */
+    private final java.util.Set<String> allowedHosts;
 
-    private AdminAccess(String token, boolean metricsNeedToken) {
+    private AdminAccess(String token, boolean metricsNeedToken, java.util.Set<String> allowedHosts) {
         this.token = token == null || token.isEmpty() ? null : token.getBytes(StandardCharsets.UTF_8);
         this.metricsNeedToken = metricsNeedToken;
+        this.allowedHosts = allowedHosts;
     }
 
     /** For a cluster role: the configured token, if any. */
     static AdminAccess configured(ServerConfig config) {
-        return new AdminAccess(config.get(ServerConfigKeys.ADMIN_TOKEN), config.get(ServerConfigKeys.ADMIN_METRICS_AUTH));
+        return new AdminAccess(config.get(ServerConfigKeys.ADMIN_TOKEN), config.get(ServerConfigKeys.ADMIN_METRICS_AUTH),
+                allowedHosts(config));
+    }
+
+    private static java.util.Set<String> allowedHosts(ServerConfig config) {
+        java.util.Set<String> names = new java.util.HashSet<>();
+        for (String name : config.get(ServerConfigKeys.ADMIN_ALLOWED_HOSTS).split(",")) {
+            if (!name.isBlank()) {
+                names.add(name.trim().toLowerCase(java.util.Locale.ROOT));
+            }
+        }
+        return java.util.Set.copyOf(names);
+    }
+
+    /**
+     * Whether a request's {@code Host} header names this endpoint: an IP address (v4, or v6 in brackets), localhost,
+     * or a configured name; any port. No header (HTTP/1.0) passes: DNS rebinding works through a browser, which
+     * always sends one.
+     */
+    boolean hostAllowed(String hostHeader) {
+        if (hostHeader == null) {
+            return true;
+        }
+        String host = hostHeader.trim().toLowerCase(java.util.Locale.ROOT);
+        if (host.startsWith("[")) {
+            int end = host.indexOf(']');
+            return end > 0 && (end == host.length() - 1 || host.charAt(end + 1) == ':')
+                    && host.substring(1, end).matches("[0-9a-f:.]+") && host.substring(1, end).contains(":");
+        }
+        int colon = host.indexOf(':');
+        if (colon >= 0) {
+            if (!host.substring(colon + 1).matches("[0-9]{1,5}")) {
+                return false;
+            }
+            host = host.substring(0, colon);
+        }
+        if (host.endsWith(".")) {
+            host = host.substring(0, host.length() - 1);
+        }
+        return host.equals("localhost") || allowedHosts.contains(host)
+                || host.matches("(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}");
     }
 
     /** For {@code sluice dev}: the configured token, else the one in {@code dataDir/admin-token} (made once). */
@@ -38,7 +81,7 @@ final class AdminAccess {
         String configured = config.get(ServerConfigKeys.ADMIN_TOKEN);
         boolean metrics = config.get(ServerConfigKeys.ADMIN_METRICS_AUTH);
         if (!configured.isEmpty()) {
-            return new AdminAccess(configured, metrics);
+            return new AdminAccess(configured, metrics, allowedHosts(config));
         }
         Path file = dataDir.resolve(TOKEN_FILE);
         try {
@@ -55,7 +98,7 @@ final class AdminAccess {
                 Files.writeString(tmp, HexFormat.of().formatHex(random));
                 Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
             }
-            return new AdminAccess(Files.readString(file).trim(), metrics);
+            return new AdminAccess(Files.readString(file).trim(), metrics, allowedHosts(config));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the admin token file " + file, e);
         }

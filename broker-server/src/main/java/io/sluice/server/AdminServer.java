@@ -38,8 +38,19 @@ import java.util.function.BooleanSupplier;
  * token is configured) and a JSON body ({@code Content-Type: application/json}, else 415), so a browser cannot post
  * to them across sites. {@code /metrics} needs the token when {@code sluice.admin.metrics-auth} is on; {@code /health}
  * and {@code /ready} never do.
+ *
+ * <p>The port is a door like the SQS port, bounded before anything is authenticated ({@link #LIMITS}): a request must
+ * arrive whole within 10 s, an idle connection closes after 60 s, at most 256 connections in all and 32 from one
+ * address; a request that does not parse (two Content-Lengths, Content-Length with Transfer-Encoding, a header past
+ * 8 KiB) is answered 400 (431 for the header) and its connection closed; a {@code Host} that is neither an IP address,
+ * localhost nor a configured name ({@code sluice.admin.allowed-hosts}) is refused (403), against DNS rebinding.
  */
 final class AdminServer implements AutoCloseable {
+    /** What connections to the admin port may hold (see the class comment). */
+    static final io.sluice.frontend.http.ConnectionLimits LIMITS =
+            new io.sluice.frontend.http.ConnectionLimits(10_000, 60_000, 256, 4, 32);
+    private final io.sluice.frontend.http.ConnectionGuard.Counts connections =
+            new io.sluice.frontend.http.ConnectionGuard.Counts();
     private final PrometheusMeterRegistry registry;
     private final BooleanSupplier healthy;
     private final BooleanSupplier ready;
@@ -94,12 +105,17 @@ final class AdminServer implements AutoCloseable {
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        var guard = new io.sluice.frontend.http.ConnectionGuard(LIMITS, connections);
                         if (tls != null) {
                             ch.pipeline().addLast(tls.newHandler(ch.alloc()));
                         }
-                        ch.pipeline().addLast(new HttpServerCodec(4096, 8192, 8192))
+                        ch.pipeline()
+                                .addLast(new io.netty.handler.timeout.IdleStateHandler(0, 0, LIMITS.idleTimeoutMillis(),
+                                        TimeUnit.MILLISECONDS))
+                                .addLast(guard)
+                                .addLast(new HttpServerCodec(4096, 8192, 8192))
                                 .addLast(new HttpObjectAggregator(64 * 1024))
-                                .addLast(new Handler());
+                                .addLast(new Handler(guard));
                     }
                 }).bind(host, port).sync().channel();
         return (InetSocketAddress) channel.localAddress();
@@ -130,8 +146,21 @@ final class AdminServer implements AutoCloseable {
     }
 
     private final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
+        private final io.sluice.frontend.http.ConnectionGuard guard;
+
+        Handler(io.sluice.frontend.http.ConnectionGuard guard) {
+            this.guard = guard;
+        }
+
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
+            guard.requestComplete();
+            FullHttpResponse malformed = refuseMalformed(request);
+            if (malformed != null) {
+                malformed.headers().set(HttpHeaderNames.CONNECTION, "close");
+                ctx.writeAndFlush(malformed).addListener(ChannelFutureListener.CLOSE);
+                return;
+            }
             String[] pathAndQuery = request.uri().split("\\?", 2);
             String path = pathAndQuery[0];
             if (console != null && (path.equals("/console") || path.startsWith("/console/"))) {
@@ -253,6 +282,29 @@ final class AdminServer implements AutoCloseable {
                 }
                 return null;
             });
+        }
+
+        /**
+         * A request that did not parse, or that a proxy in front could read differently (request smuggling), or that
+         * names a host this endpoint is not (DNS rebinding): the answer to send, or null.
+         */
+        private FullHttpResponse refuseMalformed(FullHttpRequest request) {
+            if (request.decoderResult().isFailure()) {
+                boolean tooLong = request.decoderResult().cause() instanceof io.netty.handler.codec.TooLongFrameException;
+                return text(tooLong ? HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE : HttpResponseStatus.BAD_REQUEST,
+                        "malformed request\n", "text/plain; charset=utf-8");
+            }
+            var headers = request.headers();
+            if (headers.getAll(HttpHeaderNames.CONTENT_LENGTH).size() > 1
+                    || headers.contains(HttpHeaderNames.CONTENT_LENGTH) && headers.contains(HttpHeaderNames.TRANSFER_ENCODING)
+                    || headers.getAll(HttpHeaderNames.HOST).size() > 1) {
+                return text(HttpResponseStatus.BAD_REQUEST, "malformed request\n", "text/plain; charset=utf-8");
+            }
+            if (!access.hostAllowed(headers.get(HttpHeaderNames.HOST))) {
+                return text(HttpResponseStatus.FORBIDDEN, "unknown host (sluice.admin.allowed-hosts)\n",
+                        "text/plain; charset=utf-8");
+            }
+            return null;
         }
 
         /** Why a POST may not run (a response to send), or null when it may. */

@@ -226,7 +226,10 @@ public final class DevServer implements AutoCloseable {
                 config.get(ServerConfigKeys.AUTH_ENABLED), catalog.image());
         CatalogAccessKeys accessKeys = new CatalogAccessKeys(secrets, rules, catalog::image);
         SigV4Verifier verifier = config.get(ServerConfigKeys.AUTH_ENABLED)
-                ? new SigV4Verifier(accessKeys, clock, Optional.empty(),
+                // sluice dev accepts a signature scoped to any region (a laptop's SDK may be set to any); a cluster's
+                // frontend only its own (sluice.region), as SQS does
+                ? new SigV4Verifier(accessKeys, clock, frontendOnly ? Optional.of(config.get(ServerConfigKeys.REGION))
+                        : Optional.empty(),
                         config.get(ServerConfigKeys.AUTH_ALLOW_UNSIGNED_PAYLOAD))
                 : null;
         AccessKeyRateLimiter limiter = new AccessKeyRateLimiter(config.get(ServerConfigKeys.KEY_RATE_LIMIT),
@@ -280,7 +283,8 @@ public final class DevServer implements AutoCloseable {
         String host = config.get(ServerConfigKeys.HOST);
         sqs = new SqsHttpServer(processor, frontend.maxRequestBytes(), new io.sluice.frontend.http.ConnectionLimits(
                 config.get(ServerConfigKeys.HTTP_REQUEST_READ_TIMEOUT_MS), config.get(ServerConfigKeys.HTTP_IDLE_TIMEOUT_MS),
-                config.get(ServerConfigKeys.HTTP_MAX_CONNECTIONS), config.get(ServerConfigKeys.HTTP_MAX_PIPELINED)),
+                config.get(ServerConfigKeys.HTTP_MAX_CONNECTIONS), config.get(ServerConfigKeys.HTTP_MAX_PIPELINED),
+                config.get(ServerConfigKeys.HTTP_MAX_CONNECTIONS_PER_ADDRESS)),
                 httpTls);
         sqsAddress = sqs.start(host, config.get(ServerConfigKeys.PORT));
         SqsHttpServer server = sqs;

@@ -21,6 +21,10 @@ public final class ServerConfigKeys {
                     + " one into DATA_DIR/admin-token; the cluster roles refuse admin writes.");
     public static final ConfigKey<Boolean> ADMIN_METRICS_AUTH = ConfigKey.bool("sluice.admin.metrics-auth", false,
             "Whether GET /metrics requires the admin token too (/health and /ready never do).");
+    public static final ConfigKey<String> ADMIN_ALLOWED_HOSTS = ConfigKey.string("sluice.admin.allowed-hosts", "",
+            "Host names the admin endpoint answers to besides IP addresses and localhost (comma-separated): the names"
+                    + " Prometheus, probes and browsers reach it by. A request naming another host gets 403, so a web"
+                    + " page whose name an attacker points at this address (DNS rebinding) cannot read it.");
     public static final ConfigKey<String> TLS_CERT = ConfigKey.string("sluice.tls.cert-file", "",
             "HTTPS: certificate chain (PEM, leaf first) of the SQS and admin ports. Set with sluice.tls.key-file; both"
                     + " ports then speak HTTPS only and queue URLs start with https://.");
@@ -44,7 +48,8 @@ public final class ServerConfigKeys {
     public static final ConfigKey<String> KEYS_FILE = ConfigKey.string("sluice.auth.keys-file", "",
             "JSON file of further access keys and per-key rules (actions and queue-name globs); see docs/operations.md.");
     public static final ConfigKey<String> REGION = ConfigKey.string("sluice.region", "us-east-1",
-            "Region used in queue ARNs.");
+            "Region used in queue ARNs; a cluster's frontends accept signatures scoped to it only (sluice dev: any"
+                    + " region).");
     public static final ConfigKey<String> ACCOUNT_ID = ConfigKey.string("sluice.account-id", "000000000000",
             "The 12-digit account id in queue URLs and ARNs.");
     public static final ConfigKey<String> PUBLIC_URL = ConfigKey.string("sluice.public-url", "",
@@ -62,6 +67,10 @@ public final class ServerConfigKeys {
                     + " is closed (a parked long poll is never idle; above the SDKs' 60 s, so they close first).");
     public static final ConfigKey<Integer> HTTP_MAX_CONNECTIONS = ConfigKey.integer("sluice.http.max-connections",
             4096, 1, 1_000_000, "SQS port: open connections beyond this are closed as they open.");
+    public static final ConfigKey<Integer> HTTP_MAX_CONNECTIONS_PER_ADDRESS = ConfigKey.integer(
+            "sluice.http.max-connections-per-address", 1024, 1, 1_000_000, "SQS port: open connections from one client"
+                    + " address beyond this are closed as they open, so one address cannot take the whole cap (behind a"
+                    + " proxy that does not pass client addresses on, raise it to sluice.http.max-connections).");
     public static final ConfigKey<Integer> HTTP_MAX_PIPELINED = ConfigKey.integer("sluice.http.max-pipelined", 16, 1,
             1024, "SQS port: requests of one connection received but not yet answered; past it the server stops"
                     + " reading from it until it has answered some.");

@@ -109,7 +109,9 @@ public final class SluiceMain implements Runnable {
                             + "%n  Credentials:  AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s (any region)%s%n",
                     scheme, config.get(ServerConfigKeys.HOST), server.sqsAddress().getPort(), scheme,
                     config.get(ServerConfigKeys.ADMIN_HOST), server.adminAddress().getPort(), config.get(ServerConfigKeys.ACCESS_KEY),
-                    config.get(ServerConfigKeys.SECRET_KEY),
+                    // the documented default is no secret; one that was configured is never printed (nor logged)
+                    ServerConfigKeys.SECRET_KEY.defaultValue().equals(config.get(ServerConfigKeys.SECRET_KEY))
+                            ? config.get(ServerConfigKeys.SECRET_KEY) : "(the configured secret, not shown)",
                     config.get(ServerConfigKeys.AUTH_ENABLED) ? "" : "  [authentication OFF]");
             stopped.await();
             return 0;

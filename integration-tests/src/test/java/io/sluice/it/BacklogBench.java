@@ -21,7 +21,14 @@ import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
  * <pre>
  *   fill  ENDPOINT QUEUE COUNT BODY_BYTES [DELAY_SECONDS]
  *                                           send COUNT random-letter messages (batches of 10, 16 threads), with a
- *                                           delay if given; prints msg/s
+ *                                           delay if given (a FIFO queue's DelaySeconds attribute); prints msg/s.
+ *                                           FIFO (QUEUE ends in .fifo): 64 message groups, a deduplication id each;
+ *                                           env BENCH_WINDOW (ms): the queue's SluiceReorderWindowMillis, and each
+ *                                           message carries Sluice.ProducerTime up to 1 s behind (Sluice.ProducerId:
+ *                                           its thread), so groups arrive out of producer order; env BENCH_RATE: at
+ *                                           most that many msg/s (the deduplication window's entries stay in memory
+ *                                           for 5 minutes: a 256 MB node holds ~1,500 msg/s of them)
+ *   configure ENDPOINT QUEUE NAME=VALUE...  SetQueueAttributes; prints the attributes then
  *   lease ENDPOINT QUEUE VISIBILITY_SECONDS COUNT
  *                                           receive with that visibility timeout and never delete (8 threads, batches
  *                                           of 10) until COUNT receives were made (at most 30 minutes; past the
@@ -52,6 +59,7 @@ public final class BacklogBench {
         switch (args[0]) {
             case "fill" -> System.out.printf("%.0f%n", fill(URI.create(args[1]), args[2], Long.parseLong(args[3]),
                     Integer.parseInt(args[4]), args.length > 5 ? Integer.parseInt(args[5]) : -1));
+            case "configure" -> configure(URI.create(args[1]), args[2], List.of(args).subList(3, args.length));
             case "lease" -> System.out.println(lease(URI.create(args[1]), args[2], Integer.parseInt(args[3]),
                     Long.parseLong(args[4])));
             case "deadletter" -> deadLetter(URI.create(args[1]), args[2], Long.parseLong(args[3]),
@@ -75,8 +83,19 @@ public final class BacklogBench {
             throws Exception {
         SqsClient sqs = client(endpoint);
         boolean fifo = queue.endsWith(".fifo"); // 64 message groups, a deduplication id per message
-        String url = sqs.createQueue(b -> b.queueName(queue).attributesWithStrings(
-                fifo ? Map.of("FifoQueue", "true") : Map.of())).queueUrl();
+        int window = Integer.parseInt(System.getenv().getOrDefault("BENCH_WINDOW", "0"));
+        double rate = Double.parseDouble(System.getenv().getOrDefault("BENCH_RATE", "0"));
+        Map<String, String> attributes = new java.util.HashMap<>();
+        if (fifo) {
+            attributes.put("FifoQueue", "true");
+            if (window > 0) {
+                attributes.put("SluiceReorderWindowMillis", Integer.toString(window));
+            }
+            if (delaySeconds >= 0) {
+                attributes.put("DelaySeconds", Integer.toString(delaySeconds));
+            }
+        }
+        String url = sqs.createQueue(b -> b.queueName(queue).attributesWithStrings(attributes)).queueUrl();
         AtomicLong next = new AtomicLong();
         long started = System.nanoTime();
         ExecutorService pool = Executors.newFixedThreadPool(16);
@@ -85,14 +104,31 @@ public final class BacklogBench {
             workers.add(pool.submit(() -> {
                 long first;
                 while ((first = next.getAndAdd(10)) < count) {
+                    if (rate > 0) { // paced: message `first` is due at first / rate seconds into the fill
+                        long due = started + (long) (first / rate * 1e9);
+                        long wait = due - System.nanoTime();
+                        if (wait > 0) {
+                            TimeUnit.NANOSECONDS.sleep(wait);
+                        }
+                    }
                     List<SendMessageBatchRequestEntry> entries = new ArrayList<>();
                     for (long i = first; i < Math.min(first + 10, count); i++) {
                         var entry = SendMessageBatchRequestEntry.builder().id("e" + (i - first))
                                 .messageBody(randomBody(bodyBytes));
                         if (fifo) {
                             entry.messageGroupId("g" + i % 64).messageDeduplicationId(queue + "-" + i);
-                        }
-                        if (delaySeconds >= 0) {
+                            if (window > 0) {
+                                long producerTime = System.currentTimeMillis()
+                                        - java.util.concurrent.ThreadLocalRandom.current().nextInt(1000);
+                                entry.messageAttributes(Map.of(
+                                        "Sluice.ProducerTime", software.amazon.awssdk.services.sqs.model
+                                                .MessageAttributeValue.builder().dataType("Number")
+                                                .stringValue(Long.toString(producerTime)).build(),
+                                        "Sluice.ProducerId", software.amazon.awssdk.services.sqs.model
+                                                .MessageAttributeValue.builder().dataType("String")
+                                                .stringValue(Thread.currentThread().getName()).build()));
+                            }
+                        } else if (delaySeconds >= 0) {
                             entry.delaySeconds(delaySeconds);
                         }
                         entries.add(entry.build());
@@ -111,6 +147,18 @@ public final class BacklogBench {
         pool.shutdown();
         double seconds = (System.nanoTime() - started) / 1e9;
         return count / seconds;
+    }
+
+    private static void configure(URI endpoint, String queue, List<String> settings) {
+        SqsClient sqs = client(endpoint);
+        String url = sqs.getQueueUrl(b -> b.queueName(queue)).queueUrl();
+        Map<String, String> attributes = new java.util.HashMap<>();
+        for (String s : settings) {
+            attributes.put(s.substring(0, s.indexOf('=')), s.substring(s.indexOf('=') + 1));
+        }
+        sqs.setQueueAttributes(b -> b.queueUrl(url).attributesWithStrings(attributes));
+        System.out.println(sqs.getQueueAttributes(b -> b.queueUrl(url).attributeNamesWithStrings("All"))
+                .attributesAsStrings());
     }
 
     /** Random letters: what is stored is not compressed away, so the disk figure is a real one. */

@@ -68,6 +68,17 @@ class CombinedClusterIT {
                                 m -> !m.isEmpty()).get(0).body();
                 assertEquals("through node one", body, "served by another node");
             }
+            // a cluster's frontend takes signatures scoped to its own region only (sluice dev takes any)
+            try (SqsClient elsewhere = SqsClient.builder().endpointOverride(endpoints.get(1))
+                    .region(software.amazon.awssdk.regions.Region.EU_WEST_1)
+                    .credentialsProvider(software.amazon.awssdk.auth.credentials.StaticCredentialsProvider.create(
+                            software.amazon.awssdk.auth.credentials.AwsBasicCredentials.create("sluice",
+                                    "sluice-dev-secret")))
+                    .httpClient(software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient.create()).build()) {
+                var refused = org.junit.jupiter.api.Assertions.assertThrows(
+                        software.amazon.awssdk.services.sqs.model.SqsException.class, () -> elsewhere.listQueues());
+                assertEquals("SignatureDoesNotMatch", refused.awsErrorDetails().errorCode(), refused.toString());
+            }
             for (int n = 1; n <= 3; n++) {
                 JsonNode status = status(BASE + 310 + n);
                 assertEquals(3, status.path("metadata").size(), "node-" + n + " names the metadata members");

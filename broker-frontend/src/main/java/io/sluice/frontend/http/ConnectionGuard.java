@@ -4,6 +4,9 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.timeout.IdleStateEvent;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -12,7 +15,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Before any HTTP decoding in each connection's pipeline: enforces {@link ConnectionLimits}.
  *
  * <ul>
- *   <li>the connection cap: a connection beyond {@code maxConnections} is closed as it opens;</li>
+ *   <li>the connection caps: a connection beyond {@code maxConnections}, or beyond {@code maxConnectionsPerAddress}
+ *       from its client's address, is closed as it opens;</li>
  *   <li>the request read timeout: from the connection's opening, and then from the first byte of each request,
  *       until the handler has the request whole ({@link #requestComplete}); a client that sends nothing or trickles
  *       headers or a body is cut off;</li>
@@ -23,22 +27,48 @@ import java.util.concurrent.atomic.AtomicInteger;
  * </ul>
  * Every method runs on the connection's event loop.
  */
-final class ConnectionGuard extends ChannelDuplexHandler {
+public final class ConnectionGuard extends ChannelDuplexHandler {
+    /** A server's open connections: in all and by client address (shared by its connections' guards). */
+    public static final class Counts {
+        final AtomicInteger open = new AtomicInteger();
+        private final ConcurrentHashMap<InetAddress, AtomicInteger> byAddress = new ConcurrentHashMap<>();
+
+        /** Open connections now (those closed at once for being past a cap included until closed). */
+        public int open() {
+            return open.get();
+        }
+
+        /** Counts one more from {@code address}; returns how many are open from it now. */
+        int opened(InetAddress address) {
+            return byAddress.computeIfAbsent(address, a -> new AtomicInteger()).incrementAndGet();
+        }
+
+        void closed(InetAddress address) {
+            byAddress.computeIfPresent(address, (a, n) -> n.decrementAndGet() <= 0 ? null : n);
+        }
+    }
+
     private final ConnectionLimits limits;
-    private final AtomicInteger open;
+    private final Counts counts;
     private boolean counted;
+    private InetAddress address;
     private ScheduledFuture<?> readDeadline;
     private int pending;
 
-    ConnectionGuard(ConnectionLimits limits, AtomicInteger open) {
+    public ConnectionGuard(ConnectionLimits limits, Counts counts) {
         this.limits = limits;
-        this.open = open;
+        this.counts = counts;
     }
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) throws Exception {
         counted = true;
-        if (open.incrementAndGet() > limits.maxConnections()) {
+        int fromAddress = 0;
+        if (ctx.channel().remoteAddress() instanceof InetSocketAddress remote && remote.getAddress() != null) {
+            address = remote.getAddress();
+            fromAddress = counts.opened(address);
+        }
+        if (counts.open.incrementAndGet() > limits.maxConnections() || fromAddress > limits.maxConnectionsPerAddress()) {
             ctx.close();
             return;
         }
@@ -50,7 +80,10 @@ final class ConnectionGuard extends ChannelDuplexHandler {
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
         if (counted) {
             counted = false;
-            open.decrementAndGet();
+            counts.open.decrementAndGet();
+            if (address != null) {
+                counts.closed(address);
+            }
         }
         cancelDeadline();
         super.channelInactive(ctx);
@@ -81,7 +114,7 @@ final class ConnectionGuard extends ChannelDuplexHandler {
     }
 
     /** A request arrived whole: its read deadline is over. */
-    void requestComplete() {
+    public void requestComplete() {
         cancelDeadline();
     }
 

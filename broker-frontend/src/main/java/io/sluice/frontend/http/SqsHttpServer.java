@@ -41,8 +41,7 @@ public final class SqsHttpServer implements AutoCloseable {
     private final ConnectionLimits limits;
     private final SslContext tls;
     private final InFlight inFlight = new InFlight();
-    private final java.util.concurrent.atomic.AtomicInteger openConnections =
-            new java.util.concurrent.atomic.AtomicInteger();
+    private final ConnectionGuard.Counts openConnections = new ConnectionGuard.Counts();
     private EventLoopGroup boss;
     private EventLoopGroup workers;
     private Channel channel;
@@ -90,7 +89,7 @@ public final class SqsHttpServer implements AutoCloseable {
 
     /** Connections open on the SQS port now (those closed at once for being past the cap included until closed). */
     public int openConnections() {
-        return openConnections.get();
+        return openConnections.open();
     }
 
     /** Stops accepting, lets in-flight requests finish (up to {@code graceMillis}), then closes connections. */

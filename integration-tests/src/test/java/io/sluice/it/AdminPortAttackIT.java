@@ -1,0 +1,191 @@
+package io.sluice.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 42's attacks on the ports as doors, tried against {@code sluice dev} with raw sockets: the admin port
+ * answering a rebound host name (DNS rebinding), requests a proxy could read differently (two Content-Lengths,
+ * Content-Length with Transfer-Encoding) or with an oversized header, a half-sent request and connection floods from
+ * one address on the admin port, and one address taking the SQS port's whole connection cap. Each must be refused as
+ * stated, and another client must still get in.
+ */
+class AdminPortAttackIT {
+    static SluiceProcess server;
+
+    @BeforeAll
+    static void start() throws Exception {
+        server = SluiceProcess.start("admin-attack", Map.of("SLUICE_ADMIN_ALLOWED_HOSTS", "sluice-admin.internal",
+                "SLUICE_HTTP_MAX_CONNECTIONS_PER_ADDRESS", "8", "SLUICE_HTTP_MAX_CONNECTIONS", "64"));
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        server.close();
+    }
+
+    private static int adminPort() {
+        return server.adminEndpoint().getPort();
+    }
+
+    private static RawHttp.Response admin(String request) throws IOException {
+        return RawHttp.exchange(adminPort(), request.getBytes(StandardCharsets.ISO_8859_1));
+    }
+
+    private static RawHttp.Response status(String host) throws IOException {
+        return admin("GET /admin/status HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n");
+    }
+
+    @Test
+    void theAdminPortAnswersOnlyTheHostNamesItIs() throws Exception {
+        int port = adminPort();
+        assertEquals(403, status("rebind.attacker.example").status(), "a rebound name reads the status");
+        assertEquals(403, status("rebind.attacker.example:" + port).status());
+        assertEquals(403, status("sluice-admin.internal.attacker.example").status());
+        assertEquals(403, status("127.0.0.1.attacker.example").status());
+        assertEquals(200, status("127.0.0.1:" + port).status());
+        assertEquals(200, status("localhost:" + port).status());
+        assertEquals(200, status("[::1]:" + port).status());
+        assertEquals(200, status("SLUICE-ADMIN.internal:" + port).status(), "a configured name, any case");
+        RawHttp.Response health = admin("GET /health HTTP/1.1\r\nHost: rebind.attacker.example\r\n"
+                + "Connection: close\r\n\r\n");
+        assertEquals(403, health.status(), "every path, the console's included");
+    }
+
+    @Test
+    void requestsAProxyCouldReadDifferentlyAreRefused() throws Exception {
+        String host = "Host: 127.0.0.1:" + adminPort() + "\r\n";
+        RawHttp.Response both = admin("POST /admin/access-keys HTTP/1.1\r\n" + host + "Content-Type: application/json\r\n"
+                + "Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+        assertEquals(400, both.status(), "Content-Length with Transfer-Encoding: " + both.head());
+        RawHttp.Response twice = admin("POST /admin/access-keys HTTP/1.1\r\n" + host + "Content-Type: application/json\r\n"
+                + "Content-Length: 2\r\nContent-Length: 4\r\n\r\n{}{}");
+        assertEquals(400, twice.status(), "two Content-Lengths: " + twice.head());
+        RawHttp.Response big = admin("GET /health HTTP/1.1\r\n" + host + "X-Filler: " + "a".repeat(10_000)
+                + "\r\nConnection: close\r\n\r\n");
+        assertTrue(big.status() == 431 || big.status() == 400 || big.status() == -1,
+                "an oversized header is refused, not served: " + big.status());
+        assertEquals(200, admin("GET /health HTTP/1.1\r\n" + host + "Connection: close\r\n\r\n").status());
+    }
+
+    @Test
+    void aHalfSentAdminRequestIsCutOff() throws Exception {
+        try (Socket s = new Socket("127.0.0.1", adminPort())) {
+            OutputStream out = s.getOutputStream();
+            out.write(("POST /admin/access-keys HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: 100\r\n\r\n{\"acc").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            long closedAfter = millisUntilClosed(s, 30_000);
+            assertTrue(closedAfter < 30_000, "the half-sent request still holds its connection after 30 s");
+        }
+    }
+
+    @Test
+    void oneAddressCannotTakeTheAdminPort() throws Exception {
+        List<Socket> held = new ArrayList<>();
+        try {
+            for (int i = 0; i < 40; i++) {
+                held.add(connect(InetAddress.getByName("127.0.0.3"), adminPort()));
+            }
+            int open = stillOpen(held);
+            assertEquals(32, open, "connections from one address past 32 are closed as they open");
+            try (Socket other = connect(InetAddress.getByName("127.0.0.4"), adminPort())) {
+                assertEquals(200, exchange(other, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                        + "Connection: close\r\n\r\n"), "another address still gets in");
+            }
+        } finally {
+            for (Socket s : held) {
+                s.close();
+            }
+        }
+    }
+
+    @Test
+    void oneAddressCannotTakeTheSqsPort() throws Exception {
+        List<Socket> held = new ArrayList<>();
+        try {
+            for (int i = 0; i < 12; i++) {
+                held.add(connect(InetAddress.getByName("127.0.0.5"), server.port()));
+            }
+            int open = stillOpen(held);
+            assertEquals(8, open, "idle connections from one address past its cap are closed as they open");
+            byte[] listQueues = RawHttp.build(server.port(), "POST", "/", Map.of("Content-Type",
+                    "application/x-amz-json-1.0", "X-Amz-Target", "AmazonSQS.ListQueues"),
+                    "{}".getBytes(StandardCharsets.UTF_8), SluiceProcess.ACCESS_KEY, SluiceProcess.SECRET_KEY);
+            try (Socket other = connect(InetAddress.getByName("127.0.0.6"), server.port())) {
+                assertEquals(200, exchange(other, new String(listQueues, StandardCharsets.ISO_8859_1)),
+                        "a signed request from another address is served");
+            }
+        } finally {
+            for (Socket s : held) {
+                s.close();
+            }
+        }
+    }
+
+    /** How many are still open (well inside the 10 s a silent connection is given: closes past a cap are at once). */
+    private static int stillOpen(List<Socket> sockets) throws Exception {
+        Thread.sleep(500);
+        int open = 0;
+        for (Socket s : sockets) {
+            open += millisUntilClosed(s, 20) == Long.MAX_VALUE ? 1 : 0;
+        }
+        return open;
+    }
+
+    private static Socket connect(InetAddress from, int port) throws IOException {
+        Socket s = new Socket();
+        s.bind(new InetSocketAddress(from, 0));
+        s.connect(new InetSocketAddress("127.0.0.1", port), 5_000);
+        return s;
+    }
+
+    /** Writes a request on an open socket, returns the status of the answer (-1: closed without one). */
+    private static int exchange(Socket s, String request) throws IOException {
+        s.setSoTimeout(10_000);
+        s.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
+        s.getOutputStream().flush();
+        byte[] head = new byte[12];
+        int n = 0;
+        InputStream in = s.getInputStream();
+        while (n < head.length) {
+            int r = in.read(head, n, head.length - n);
+            if (r < 0) {
+                return -1;
+            }
+            n += r;
+        }
+        return Integer.parseInt(new String(head, 9, 3, StandardCharsets.US_ASCII));
+    }
+
+    /** Milliseconds until the server closes {@code s}, or Long.MAX_VALUE if still open after {@code maxMillis}. */
+    private static long millisUntilClosed(Socket s, long maxMillis) throws IOException {
+        long start = System.nanoTime();
+        s.setSoTimeout((int) maxMillis);
+        InputStream in = s.getInputStream();
+        try {
+            while (in.read() >= 0) {
+                // whatever it answers, we wait for the close
+            }
+        } catch (java.net.SocketTimeoutException e) {
+            return Long.MAX_VALUE;
+        } catch (java.net.SocketException e) {
+            // reset: closed
+        }
+        return (System.nanoTime() - start) / 1_000_000;
+    }
+}
