@@ -89,7 +89,7 @@ class AdminPortAttackIT {
             out.write(("POST /admin/access-keys HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                     + "Content-Length: 100\r\n\r\n{\"acc").getBytes(StandardCharsets.US_ASCII));
             out.flush();
-            long closedAfter = millisUntilClosed(s, 30_000);
+            long closedAfter = RawHttp.millisUntilClosed(s, 30_000);
             assertTrue(closedAfter < 30_000, "the half-sent request still holds its connection after 30 s");
         }
     }
@@ -142,7 +142,7 @@ class AdminPortAttackIT {
         Thread.sleep(500);
         int open = 0;
         for (Socket s : sockets) {
-            open += millisUntilClosed(s, 20) == Long.MAX_VALUE ? 1 : 0;
+            open += RawHttp.millisUntilClosed(s, 20) == Long.MAX_VALUE ? 1 : 0;
         }
         return open;
     }
@@ -170,22 +170,5 @@ class AdminPortAttackIT {
             n += r;
         }
         return Integer.parseInt(new String(head, 9, 3, StandardCharsets.US_ASCII));
-    }
-
-    /** Milliseconds until the server closes {@code s}, or Long.MAX_VALUE if still open after {@code maxMillis}. */
-    private static long millisUntilClosed(Socket s, long maxMillis) throws IOException {
-        long start = System.nanoTime();
-        s.setSoTimeout((int) maxMillis);
-        InputStream in = s.getInputStream();
-        try {
-            while (in.read() >= 0) {
-                // whatever it answers, we wait for the close
-            }
-        } catch (java.net.SocketTimeoutException e) {
-            return Long.MAX_VALUE;
-        } catch (java.net.SocketException e) {
-            // reset: closed
-        }
-        return (System.nanoTime() - start) / 1_000_000;
     }
 }

@@ -3,8 +3,6 @@ package io.sluice.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
@@ -38,23 +36,6 @@ class ConnectionLimitsIT {
         server.close();
     }
 
-    /** Milliseconds until the server closes {@code s} (reads until EOF or reset), at most {@code maxMillis}. */
-    private static long millisUntilClosed(Socket s, long maxMillis) throws IOException {
-        long start = System.nanoTime();
-        s.setSoTimeout((int) maxMillis);
-        InputStream in = s.getInputStream();
-        try {
-            while (in.read() >= 0) {
-                // whatever it answers, we wait for the close
-            }
-        } catch (java.net.SocketTimeoutException e) {
-            return Long.MAX_VALUE; // still open
-        } catch (java.net.SocketException e) {
-            // reset: closed
-        }
-        return (System.nanoTime() - start) / 1_000_000;
-    }
-
     @Test
     void aRequestThatTricklesInIsCutOff() throws Exception {
         try (Socket s = new Socket("127.0.0.1", server.port())) {
@@ -62,7 +43,7 @@ class ConnectionLimitsIT {
             out.write(("POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-amz-json-1.0\r\n"
                     + "Content-Length: 1000\r\n\r\n{\"QueueUrl\":").getBytes(StandardCharsets.US_ASCII));
             out.flush(); // headers and part of the body, then nothing
-            long closed = millisUntilClosed(s, 30_000);
+            long closed = RawHttp.millisUntilClosed(s, 30_000);
             assertTrue(closed < 30_000, "the half-sent request still holds its connection after 30 s");
         }
     }
@@ -70,7 +51,7 @@ class ConnectionLimitsIT {
     @Test
     void aConnectionThatSendsNothingIsCutOff() throws Exception {
         try (Socket silent = new Socket("127.0.0.1", server.port())) {
-            assertTrue(millisUntilClosed(silent, 30_000) < 30_000, "a silent connection is still open after 30 s");
+            assertTrue(RawHttp.millisUntilClosed(silent, 30_000) < 30_000, "a silent connection is still open after 30 s");
         }
     }
 
@@ -83,7 +64,7 @@ class ConnectionLimitsIT {
         try (Socket idle = new Socket("127.0.0.1", server.port())) {
             idle.getOutputStream().write(listQueues); // answered, then kept alive with nothing in flight
             idle.getOutputStream().flush();
-            long closed = millisUntilClosed(idle, 30_000);
+            long closed = RawHttp.millisUntilClosed(idle, 30_000);
             assertTrue(closed < 30_000, "an idle connection is still open after 30 s");
             assertTrue(closed >= 2_000, "closed after " + closed + " ms: the idle timeout is 3 s");
         }
@@ -119,7 +100,7 @@ class ConnectionLimitsIT {
             }
             server.awaitParkedPolls(8);
             try (Socket extra = new Socket("127.0.0.1", server.port())) {
-                long closed = millisUntilClosed(extra, 5_000);
+                long closed = RawHttp.millisUntilClosed(extra, 5_000);
                 assertTrue(closed < 5_000, "a ninth connection was kept open");
             }
         } finally {

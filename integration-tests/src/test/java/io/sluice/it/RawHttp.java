@@ -28,6 +28,26 @@ final class RawHttp {
     private RawHttp() {
     }
 
+    /**
+     * Milliseconds until the server closes {@code s} (reads until EOF or reset), or Long.MAX_VALUE when it is still
+     * open after {@code maxMillis}.
+     */
+    static long millisUntilClosed(Socket s, long maxMillis) throws IOException {
+        long start = System.nanoTime();
+        s.setSoTimeout((int) maxMillis);
+        InputStream in = s.getInputStream();
+        try {
+            while (in.read() >= 0) {
+                // whatever it answers, we wait for the close
+            }
+        } catch (SocketTimeoutException e) {
+            return Long.MAX_VALUE;
+        } catch (java.net.SocketException e) {
+            // reset: closed
+        }
+        return (System.nanoTime() - start) / 1_000_000;
+    }
+
     /** Sends raw bytes, reads one response (or returns status -1 if the server closed without answering). */
     static Response exchange(int port, byte[] request) throws IOException {
         try (Socket s = new Socket("127.0.0.1", port)) {
