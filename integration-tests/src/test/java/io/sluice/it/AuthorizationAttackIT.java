@@ -220,6 +220,57 @@ class AuthorizationAttackIT {
      * without a MAC, with the MAC of a handle the key did receive, and with a made-up one; the message stays in flight
      * and its real handle still works.
      */
+    /**
+     * Issue 42, item 3: a dead letter from another key's queue stays in a DLQ the limited key owns after that queue's
+     * redrive policy is gone; the key points a queue of its own at the DLQ (so every current source is its own) and
+     * redrives without a destination: the mover would send the message back to the source recorded on it. Refused: a
+     * redrive to the recorded sources needs the action account-wide; naming the destination works.
+     */
+    @Test
+    void aRedriveWithoutDestinationCannotReachAQueueThatOnceDeadLetteredThere() {
+        try {
+            redriveWithoutDestination();
+        } finally { // the other test lists the key's queues
+            for (String q : List.of("mine-src2", "mine-rdlq", "ledger-src")) {
+                admin.deleteQueue(b -> b.queueUrl(base + q));
+            }
+        }
+    }
+
+    private static void redriveWithoutDestination() {
+        admin.createQueue(b -> b.queueName("mine-rdlq"));
+        String ledger = admin.createQueue(b -> b.queueName("ledger-src").attributesWithStrings(Map.of("RedrivePolicy",
+                "{\"deadLetterTargetArn\":\"" + ARN + "mine-rdlq\",\"maxReceiveCount\":1}"))).queueUrl();
+        admin.sendMessage(b -> b.queueUrl(ledger).messageBody("ledger entry"));
+        assertEquals(1, admin.receiveMessage(b -> b.queueUrl(ledger).visibilityTimeout(0)).messages().size());
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).until(() -> {
+            admin.receiveMessage(b -> b.queueUrl(ledger).visibilityTimeout(0)); // the second receive hands it off
+            return count(base + "mine-rdlq") == 1;
+        });
+        admin.setQueueAttributes(b -> b.queueUrl(ledger).attributesWithStrings(Map.of("RedrivePolicy", "")));
+        mine.createQueue(b -> b.queueName("mine-src2").attributesWithStrings(Map.of("RedrivePolicy",
+                "{\"deadLetterTargetArn\":\"" + ARN + "mine-rdlq\",\"maxReceiveCount\":3}")));
+        assertEquals(List.of(base + "mine-src2"), mine.listDeadLetterSourceQueues(b -> b.queueUrl(base + "mine-rdlq"))
+                .queueUrls(), "every current source of the DLQ is the key's own");
+
+        SqsException refused = assertThrows(SqsException.class, () -> mine.startMessageMoveTask(b -> b
+                .sourceArn(ARN + "mine-rdlq")));
+        assertEquals(403, refused.statusCode());
+        assertEquals("AccessDenied", refused.awsErrorDetails().errorCode());
+        assertEquals(1, count(base + "mine-rdlq"), "the dead letter stays");
+        assertEquals(0, count(ledger), "nothing written into the other key's queue");
+
+        mine.startMessageMoveTask(b -> b.sourceArn(ARN + "mine-rdlq").destinationArn(ARN + "mine-src2"));
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
+                .until(() -> count(base + "mine-src2") == 1);
+        assertEquals(0, count(ledger), "a named destination of its own: moved there, nowhere else");
+    }
+
+    /** Visible, in flight and delayed messages of a queue, as the admin key sees them. */
+    private static long count(String url) {
+        return BacklogBench.count(admin, url.substring(url.lastIndexOf('/') + 1));
+    }
+
     @Test
     void forgedReceiptHandlesAreInvalid() {
         String url = admin.createQueue(b -> b.queueName("mine-handles")).queueUrl();

@@ -20,14 +20,12 @@ public final class MoveTaskActions {
         public CompletableFuture<ObjectNode> execute(ActionContext ctx, Params params) {
             String source = params.requiredString("SourceArn");
             String destination = params.string("DestinationArn");
-            if (destination == null || destination.isEmpty()) {
-                // back to their sources: every queue dead-lettering into this one is written to, so checked too
-                for (String sourceQueue : tasks.deadLetterSources(source)) {
-                    if (!ctx.allowed(name(), sourceQueue)) {
-                        throw new io.sluice.common.SqsException(io.sluice.common.SqsError.ACCESS_DENIED,
-                                "Access to the resource is denied.");
-                    }
-                }
+            if ((destination == null || destination.isEmpty()) && !ctx.allowed(name(), null)) {
+                // back to their sources: each message goes to the queue recorded on it when it was dead-lettered,
+                // which may be any queue that ever dead-lettered here (its redrive policy since removed), not only the
+                // queues that do now; so the key needs the action account-wide (a limited key names the destination)
+                throw new io.sluice.common.SqsException(io.sluice.common.SqsError.ACCESS_DENIED,
+                        "Access to the resource is denied.");
             }
             return tasks.start(source, destination == null || destination.isEmpty() ? null : destination,
                             params.integer("MaxNumberOfMessagesPerSecond"))
