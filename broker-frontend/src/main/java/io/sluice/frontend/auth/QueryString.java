@@ -8,7 +8,10 @@ import java.util.stream.Collectors;
 /**
  * A raw (wire) query string split into parameters. Each parameter is kept decoded, for reading
  * {@code X-Amz-*} values, and re-encoded with {@link UriEncoding}, for the SigV4 canonical query string.
- * A {@code +} is a literal plus and canonicalises to {@code %2B}.
+ * A {@code +} is a space, as the Query protocol's parameter parser reads it (form encoding), and canonicalises to
+ * {@code %20}: the signature covers the value the action gets. (Read as a literal plus, a presigned URL whose
+ * {@code %2B} was changed to {@code +} kept its signature but gave the action a space: issue 42.) Signers encode a
+ * plus as {@code %2B} and a space as {@code %20}, so a signed URL never needs a raw {@code +}.
  */
 final class QueryString {
     /** One {@code name=value} pair; a piece without {@code =} has the empty value. */
@@ -33,8 +36,8 @@ final class QueryString {
                     continue;
                 }
                 int eq = piece.indexOf('=');
-                String rawName = eq < 0 ? piece : piece.substring(0, eq);
-                String rawValue = eq < 0 ? "" : piece.substring(eq + 1);
+                String rawName = (eq < 0 ? piece : piece.substring(0, eq)).replace("+", "%20");
+                String rawValue = (eq < 0 ? "" : piece.substring(eq + 1)).replace("+", "%20");
                 byte[] name = UriEncoding.decode(rawName);
                 byte[] value = UriEncoding.decode(rawValue);
                 parameters.add(new Parameter(UriEncoding.decodeToString(rawName), UriEncoding.decodeToString(rawValue),

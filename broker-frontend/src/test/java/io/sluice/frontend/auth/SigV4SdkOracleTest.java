@@ -175,8 +175,13 @@ class SigV4SdkOracleTest {
         assertTrue(signed.rawQuery().contains("%2B") && signed.rawQuery().contains("%C3%A9"), signed.rawQuery());
         SigV4Verifier verifier = verifier(SIGNING_TIME, KEY, SECRET);
 
+        // a '+' is a space, as the Query parser reads it: a signed plus (%2B) changed to '+' would give the action a
+        // space under the same signature (issue 42), so it no longer verifies
         String literalPlus = signed.rawQuery().replace("%2B", "+");
-        assertTrue(verifier.verify(withQuery(signed, literalPlus)).isAuthenticated(), "'+' is a literal plus");
+        assertEquals(Optional.of(SqsError.SIGNATURE_DOES_NOT_MATCH), verifier.verify(withQuery(signed, literalPlus))
+                .rejection().map(io.sluice.common.SqsFailure::error), "'+' read as a space");
+        String plusForSpace = signed.rawQuery().replace("%20", "+");
+        assertTrue(verifier.verify(withQuery(signed, plusForSpace)).isAuthenticated(), "'+' for a space verifies");
         String lowerHex = signed.rawQuery().replace("%C3%A9", "%c3%a9").replace("~", "%7E");
         assertTrue(verifier.verify(withQuery(signed, lowerHex)).isAuthenticated(), "escapes are re-encoded");
         String plusAsSpace = signed.rawQuery().replace("%2B", "%20");
