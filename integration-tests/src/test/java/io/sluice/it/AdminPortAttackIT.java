@@ -137,6 +137,36 @@ class AdminPortAttackIT {
         }
     }
 
+    /**
+     * Item 8: guessing a secret is slowed down per client address. After 10 wrong signatures for a key from one address
+     * within a minute, that address's requests for the key are refused before their signature is checked (the right
+     * secret included: a guess that hits is not told apart); the real client at another address is served as ever.
+     */
+    @Test
+    void signatureGuessingIsRefusedPerAddressWithoutLockingOutTheRealClient() throws Exception {
+        java.util.function.Function<String, String> listQueues = secret -> new String(RawHttp.build(server.port(),
+                "POST", "/", Map.of("Content-Type", "application/x-amz-json-1.0", "X-Amz-Target",
+                        "AmazonSQS.ListQueues", "Connection", "close"), "{}".getBytes(StandardCharsets.UTF_8),
+                SluiceProcess.ACCESS_KEY, secret),
+                StandardCharsets.ISO_8859_1);
+        InetAddress attacker = InetAddress.getByName("127.0.0.7");
+        for (int i = 0; i < 10; i++) {
+            try (Socket s = connect(attacker, server.port())) {
+                assertEquals(403, exchange(s, listQueues.apply("guess-" + i)), "SignatureDoesNotMatch");
+            }
+        }
+        try (Socket s = connect(attacker, server.port())) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(listQueues.apply(SluiceProcess.SECRET_KEY).getBytes(StandardCharsets.ISO_8859_1));
+            String answer = new String(s.getInputStream().readNBytes(2048), StandardCharsets.ISO_8859_1);
+            assertTrue(answer.startsWith("HTTP/1.1 403") && answer.contains("RequestThrottled"),
+                    "the eleventh try, right or wrong, is refused unchecked: " + answer);
+        }
+        try (Socket s = connect(InetAddress.getByName("127.0.0.8"), server.port())) {
+            assertEquals(200, exchange(s, listQueues.apply(SluiceProcess.SECRET_KEY)), "the real client elsewhere");
+        }
+    }
+
     /** How many are still open (well inside the 10 s a silent connection is given: closes past a cap are at once). */
     private static int stillOpen(List<Socket> sockets) throws Exception {
         Thread.sleep(500);

@@ -65,6 +65,9 @@ public final class SqsRequestProcessor {
     private final MeterRegistry metrics;
     private final AccessKeyRateLimiter limiter;
     private final java.util.function.Predicate<String> knownQueue;
+    /** Failed signatures by client address and key: guessing a secret is slowed down, per address. */
+    private final io.sluice.frontend.auth.AuthFailures authFailures =
+            new io.sluice.frontend.auth.AuthFailures(System::nanoTime);
 
     /**
      * @param verifier null disables authentication (every request is from the anonymous key, which may do
@@ -251,12 +254,48 @@ public final class SqsRequestProcessor {
         if (verifier == null) {
             return "anonymous";
         }
+        String address = addressOf(in.remoteAddress());
+        String keyId = io.sluice.frontend.auth.AuthFailures.accessKeyOf(in.header("authorization"),
+                name -> queryParameter(rawQuery, name));
+        if (authFailures.blocked(address, keyId)) {
+            throw new SqsException(SqsError.REQUEST_THROTTLED, "Too many failed signatures from this address; retry"
+                    + " in a minute.");
+        }
         SignedRequest signed = SignedRequest.of(in.method(), rawPath, rawQuery, in.headers(), in.body());
         AuthResult result = verifier.verify(signed);
         if (result instanceof AuthResult.Rejected rejected) {
+            SqsError error = rejected.failure().error();
+            if (error == SqsError.SIGNATURE_DOES_NOT_MATCH || error == SqsError.INVALID_CLIENT_TOKEN_ID) {
+                authFailures.failed(address, keyId); // a guess at a secret, or at a key id
+            }
             throw new SqsException(rejected.failure());
         }
         return ((AuthResult.Authenticated) result).accessKeyId();
+    }
+
+    /** The host part of a connection's remote address ({@code /127.0.0.1:5000} gives {@code 127.0.0.1}). */
+    private static String addressOf(String remote) {
+        String a = remote == null ? "" : remote.startsWith("/") ? remote.substring(1) : remote;
+        int colon = a.lastIndexOf(':');
+        return colon > 0 ? a.substring(0, colon) : a;
+    }
+
+    /** A raw query's first value of {@code name}, percent-decoded, or null. */
+    private static String queryParameter(String rawQuery, String name) {
+        if (rawQuery == null) {
+            return null;
+        }
+        for (String piece : rawQuery.split("&")) {
+            if (piece.startsWith(name + "=")) {
+                try {
+                    return java.net.URLDecoder.decode(piece.substring(name.length() + 1),
+                            java.nio.charset.StandardCharsets.UTF_8);
+                } catch (IllegalArgumentException malformed) {
+                    return null;
+                }
+            }
+        }
+        return null;
     }
 
     static Protocol detect(Incoming in) {
