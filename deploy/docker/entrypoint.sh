@@ -22,4 +22,6 @@ fi
 
 # JAVA_OPTS is split on spaces on purpose (several flags in one variable).
 # shellcheck disable=SC2086
+# files and folders the process creates are its own only (message bodies, key secrets; docs/security.md)
+umask 077
 exec java $JAVA_OPTS -jar /opt/sluice/sluice.jar "$@"

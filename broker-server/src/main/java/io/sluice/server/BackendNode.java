@@ -72,7 +72,9 @@ public final class BackendNode implements AutoCloseable {
         int raftPort = config.get(ServerConfigKeys.BACKEND_RAFT_PORT);
         String host = config.get(ServerConfigKeys.HOST);
         Path dataDir = Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath();
-        LostDiskGuard guard = new LostDiskGuard(dataDir, !java.nio.file.Files.exists(dataDir.resolve("raft")));
+        boolean fresh = !java.nio.file.Files.exists(dataDir.resolve("raft"));
+        DataDirs.prepare(dataDir, config.get(ServerConfigKeys.DATA_DIR_ALLOW_SHARED));
+        LostDiskGuard guard = new LostDiskGuard(dataDir, fresh);
         // From now on the folder is not "fresh": a restart before the first join is not mistaken for a lost disk.
         java.nio.file.Files.createDirectories(dataDir.resolve("raft"));
         RaftTransport transport = ClusterTransport.forServer(config, "sluice backend", host);

@@ -37,6 +37,7 @@ public final class CombinedNode implements AutoCloseable {
             throw new IllegalArgumentException("sluice node needs --node-id and --metadata-peers");
         }
         Path data = Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath();
+        DataDirs.prepare(data, config.get(ServerConfigKeys.DATA_DIR_ALLOW_SHARED));
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         DevServer.bindJvmMetrics(registry);
         metadata = new MetadataNode(config.with(ServerConfigKeys.DATA_DIR, data.resolve("metadata").toString()));

@@ -124,6 +124,9 @@ public final class DevServer implements AutoCloseable {
     public void start() throws InterruptedException {
         SslContext httpTls = HttpTls.context(config); // first: a bad file stops the start before anything runs
         Path data = Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath();
+        if (!frontendOnly) { // sluice dev keeps messages and the catalog's secrets there (a frontend has no data)
+            DataDirs.prepare(data, config.get(ServerConfigKeys.DATA_DIR_ALLOW_SHARED));
+        }
         CachedCatalog catalog = startMetadata(data);
         io.sluice.partition.PartitionService partitions;
         if (frontendOnly) {

@@ -50,7 +50,9 @@ public final class MetadataNode implements AutoCloseable {
         peers = MetadataPeers.parse(peersSpec);
         // its Raft port binds the configured host, like its admin port; its peers reach it at its --peers address
         String host = config.get(ServerConfigKeys.HOST);
-        server = new MetadataServer(id, host, peers, Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath(),
+        Path dataDir = Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath();
+        DataDirs.prepare(dataDir, config.get(ServerConfigKeys.DATA_DIR_ALLOW_SHARED));
+        server = new MetadataServer(id, host, peers, dataDir,
                 SystemClock.INSTANCE, config.get(ServerConfigKeys.REPLICATION_FACTOR),
                 config.get(ServerConfigKeys.BACKEND_DEAD_AFTER_MS), config.get(ServerConfigKeys.METADATA_SNAPSHOT_EVERY),
                 config.get(ServerConfigKeys.SHARDS), ClusterTransport.forServer(config, "sluice metadata", host),

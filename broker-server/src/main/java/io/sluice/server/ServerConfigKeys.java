@@ -36,6 +36,10 @@ public final class ServerConfigKeys {
             "Admin port: GET /health and GET /metrics (Prometheus). 0 picks a free port.");
     public static final ConfigKey<String> DATA_DIR = ConfigKey.string("sluice.data-dir", "./data",
             "Where queues and messages are stored.");
+    public static final ConfigKey<Boolean> DATA_DIR_ALLOW_SHARED = ConfigKey.bool("sluice.data-dir.allow-shared",
+            false, "Start although the data folder is open to other users and not this process's to make owner-only"
+                    + " (a volume mounted with a group, say): the data then lives in owner-only folders inside it. Without"
+                    + " it such a start is refused; a folder the process owns is made owner-only (rwx------) either way.");
     public static final ConfigKey<String> ACCESS_KEY = ConfigKey.string("sluice.access-key", "sluice",
             "Access key id accepted by SigV4 verification (dev credentials; printed at start).");
     public static final ConfigKey<String> SECRET_KEY = ConfigKey.string("sluice.secret-key", "sluice-dev-secret",
