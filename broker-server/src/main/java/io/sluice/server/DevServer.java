@@ -400,16 +400,17 @@ public final class DevServer implements AutoCloseable {
         if (spec.isEmpty()) {
             // the in-process metadata member is used in-process only: its Raft port binds loopback, whatever --host
             peers = new MetadataPeers(Map.of("meta-1", "127.0.0.1:" + config.get(ServerConfigKeys.METADATA_PORT)));
-            metadataServer = new MetadataServer("meta-1", peers, data.resolve("metadata"), clock,
+            // loopback is no trust boundary: mutual TLS with a certificate made now, trusted by this process alone
+            transport = DevRaftTls.create(data);
+            metadataServer = new MetadataServer("meta-1", "127.0.0.1", peers, data.resolve("metadata"), clock,
                     config.get(ServerConfigKeys.REPLICATION_FACTOR), config.get(ServerConfigKeys.BACKEND_DEAD_AFTER_MS),
-                    config.get(ServerConfigKeys.METADATA_SNAPSHOT_EVERY));
+                    config.get(ServerConfigKeys.METADATA_SNAPSHOT_EVERY), 0, transport);
             metadataServer.autoSplit(ServerConfigKeys.autoSplit(config));
             try {
                 metadataServer.start();
             } catch (java.io.IOException e) {
                 throw new java.io.UncheckedIOException("cannot start the metadata member", e);
             }
-            transport = RaftTransport.PLAINTEXT; // loopback, and only this process dials it
         } else {
             peers = MetadataPeers.parse(spec);
             transport = ClusterTransport.forClient(config);

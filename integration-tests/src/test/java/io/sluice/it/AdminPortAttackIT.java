@@ -167,6 +167,51 @@ class AdminPortAttackIT {
         }
     }
 
+    /**
+     * Item 1: {@code sluice dev}'s metadata Raft port on loopback was a takeover for any local process (a Ratis client
+     * read the catalog's secrets and wrote an access key). It speaks mutual TLS with a certificate made at the
+     * process's start: a plaintext client, and a TLS client with a certificate of its own, get nothing.
+     */
+    @Test
+    void theDevMetadataPortServesOnlyItsOwnProcess() throws Exception {
+        io.sluice.metadata.raft.MetadataPeers peers = new io.sluice.metadata.raft.MetadataPeers(
+                Map.of("meta-1", "127.0.0.1:" + server.metadataPort()));
+        for (io.sluice.common.raft.RaftTransport intruder : List.of(io.sluice.common.raft.RaftTransport.PLAINTEXT,
+                ownCertificate())) {
+            try (io.sluice.metadata.raft.MetadataClient client = new io.sluice.metadata.raft.MetadataClient(peers,
+                    intruder, org.apache.ratis.retry.RetryPolicies.retryUpToMaximumCountWithFixedSleep(2,
+                            org.apache.ratis.util.TimeDuration.valueOf(200, java.util.concurrent.TimeUnit.MILLISECONDS)))) {
+                org.junit.jupiter.api.Assertions.assertThrows(Exception.class, client::fetchImage,
+                        "a local process read the catalog through " + intruder);
+            }
+        }
+        // the server itself still works through it (queues are catalog writes)
+        try (var sqs = SqsClients.client(server.endpoint())) {
+            sqs.createQueue(b -> b.queueName("still-mine"));
+        }
+    }
+
+    /** A mutual-TLS transport with a self-signed certificate of the intruder's own (keytool, as the server makes). */
+    private static io.sluice.common.raft.RaftTransport ownCertificate() throws Exception {
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory(SluiceProcess.itDir(), "intruder-");
+        java.nio.file.Path store = dir.resolve("intruder.p12");
+        Process p = new ProcessBuilder(java.nio.file.Path.of(System.getProperty("java.home"), "bin", "keytool")
+                .toString(), "-genkeypair", "-alias", "x", "-keyalg", "EC", "-groupname", "secp256r1", "-dname",
+                "CN=sluice-dev", "-ext", "SAN=ip:127.0.0.1,dns:localhost", "-storetype", "PKCS12", "-keystore",
+                store.toString(), "-storepass", "intruder").redirectErrorStream(true).start();
+        p.getInputStream().readAllBytes();
+        assertEquals(0, p.waitFor());
+        java.security.KeyStore keys = java.security.KeyStore.getInstance("PKCS12");
+        try (var in = java.nio.file.Files.newInputStream(store)) {
+            keys.load(in, "intruder".toCharArray());
+        }
+        var km = javax.net.ssl.KeyManagerFactory.getInstance(javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
+        km.init(keys, "intruder".toCharArray());
+        var tm = javax.net.ssl.TrustManagerFactory.getInstance(javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+        tm.init(keys);
+        return io.sluice.common.raft.RaftTransport.mutualTls(km.getKeyManagers()[0], tm.getTrustManagers()[0]);
+    }
+
     /** How many are still open (well inside the 10 s a silent connection is given: closes past a cap are at once). */
     private static int stillOpen(List<Socket> sockets) throws Exception {
         Thread.sleep(500);

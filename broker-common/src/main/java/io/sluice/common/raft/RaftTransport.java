@@ -25,7 +25,7 @@ import org.apache.ratis.server.RaftServer;
  * that could open a plaintext connection by accident.
  */
 public final class RaftTransport {
-    /** No TLS: {@code sluice dev}'s in-process member (loopback, used by the process itself) and unit tests. */
+    /** No TLS: unit tests, and test clusters on loopback that allow it. */
     public static final RaftTransport PLAINTEXT = new RaftTransport(null);
 
     private final GrpcTlsConfig tls;
@@ -53,6 +53,14 @@ public final class RaftTransport {
             throw new UncheckedIOException("cannot read the Raft TLS private key " + privateKey, e);
         }
         return new RaftTransport(new GrpcTlsConfig(keyManager(certificate, privateKey), trustManager(trustedCa), true));
+    }
+
+    /**
+     * Mutual TLS with key and trust managers built by the caller: {@code sluice dev}'s in-process member, whose
+     * throwaway certificate (made at each start, its key never on disk) is both its identity and the one it trusts.
+     */
+    public static RaftTransport mutualTls(javax.net.ssl.KeyManager keyManager, javax.net.ssl.TrustManager trustManager) {
+        return new RaftTransport(new GrpcTlsConfig(keyManager, trustManager, true));
     }
 
     /*
