@@ -251,7 +251,9 @@ final class AdminServer implements AutoCloseable {
         private void serveConsole(ChannelHandlerContext ctx, FullHttpRequest request, String path, String query) {
             var in = new io.sluice.frontend.console.Console.Request(request.method().name(), path, query,
                     request.headers().get(HttpHeaderNames.COOKIE), request.headers().get(HttpHeaderNames.CONTENT_TYPE),
-                    io.netty.buffer.ByteBufUtil.getBytes(request.content()), tls, remoteAddress(ctx));
+                    io.netty.buffer.ByteBufUtil.getBytes(request.content()), tls, remoteAddress(ctx),
+                    request.headers().get(HttpHeaderNames.HOST), request.headers().get(HttpHeaderNames.ORIGIN),
+                    request.headers().get("Sec-Fetch-Site"));
             boolean keepAlive = HttpUtil.isKeepAlive(request);
             java.util.concurrent.CompletableFuture<io.sluice.frontend.console.Console.Response> work;
             try {

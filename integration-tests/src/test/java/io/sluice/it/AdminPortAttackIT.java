@@ -212,6 +212,50 @@ class AdminPortAttackIT {
         return io.sluice.common.raft.RaftTransport.mutualTls(km.getKeyManagers()[0], tm.getTrustManagers()[0]);
     }
 
+    /**
+     * Item 11: an unsigned {@code X-Amzn-Trace-Id} of 10,000 characters was stored as the message's AWSTraceHeader. The
+     * SDKs do not sign that header, so an unsigned one is taken only in X-Ray's own form (a signed one, from a signer
+     * that does sign it, as it is).
+     */
+    @Test
+    void anUnsignedTraceHeaderSetsOnlyAnXRayTrace() throws Exception {
+        try (var sqs = SqsClients.client(server.endpoint())) {
+            String url = sqs.createQueue(b -> b.queueName("traced")).queueUrl();
+            String xray = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1";
+            assertEquals(null, sendAndReadTrace(sqs, url, "j".repeat(10_000), false), "unsigned junk is not stored");
+            assertEquals(null, sendAndReadTrace(sqs, url, "not-a-trace", false));
+            assertEquals(xray, sendAndReadTrace(sqs, url, xray, false), "an unsigned X-Ray trace is");
+            // the AWS SDK's signer leaves X-Amzn-Trace-Id out of the signed headers even when asked to sign it (as
+            // botocore does): so a value that is not X-Ray's is not taken, however it was sent
+            assertEquals(null, sendAndReadTrace(sqs, url, "custom-trace", true), "the SDK did not sign it");
+        }
+    }
+
+    /** Sends a message with the trace header (signed or added after signing), receives it, returns its trace. */
+    private static String sendAndReadTrace(software.amazon.awssdk.services.sqs.SqsClient sqs, String url, String trace,
+                                           boolean signed) throws Exception {
+        Map<String, String> headers = new java.util.LinkedHashMap<>(Map.of("Content-Type", "application/x-amz-json-1.0",
+                "X-Amz-Target", "AmazonSQS.SendMessage", "Connection", "close"));
+        if (signed) {
+            headers.put("X-Amzn-Trace-Id", trace);
+        }
+        String request = new String(RawHttp.build(server.port(), "POST", "/", headers, ("{\"QueueUrl\":\"" + url
+                        + "\",\"MessageBody\":\"traced\"}").getBytes(StandardCharsets.UTF_8), SluiceProcess.ACCESS_KEY,
+                SluiceProcess.SECRET_KEY), StandardCharsets.ISO_8859_1);
+        if (!signed) {
+            int end = request.indexOf("\r\n\r\n");
+            request = request.substring(0, end) + "\r\nX-Amzn-Trace-Id: " + trace + request.substring(end);
+        }
+        try (Socket s = new Socket("127.0.0.1", server.port())) {
+            assertEquals(200, exchange(s, request));
+        }
+        var got = sqs.receiveMessage(b -> b.queueUrl(url).messageSystemAttributeNamesWithStrings("AWSTraceHeader"))
+                .messages();
+        assertEquals(1, got.size());
+        sqs.deleteMessage(b -> b.queueUrl(url).receiptHandle(got.get(0).receiptHandle()));
+        return got.get(0).attributesAsStrings().get("AWSTraceHeader");
+    }
+
     /** How many are still open (well inside the 10 s a silent connection is given: closes past a cap are at once). */
     private static int stillOpen(List<Socket> sockets) throws Exception {
         Thread.sleep(500);

@@ -240,7 +240,7 @@ class ConsoleIT {
     @Test
     void failedSignInsFromOneAddressAreThrottled() throws Exception {
         java.net.URI admin = java.net.URI.create(base);
-        String page = exchange(admin, "GET /console/login HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        String page = exchange(admin, "GET /console/login HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
         java.util.regex.Matcher cookie = java.util.regex.Pattern.compile("(?i)set-cookie: sluice_console_login=([^;]+)")
                 .matcher(page);
         assertTrue(cookie.find(), page);
@@ -248,7 +248,7 @@ class ConsoleIT {
         for (int i = 0; i <= 10; i++) {
             String secret = i < 10 ? "guess-" + i : SluiceProcess.SECRET_KEY;
             String form = "csrf=" + csrf + "&access_key=" + SluiceProcess.ACCESS_KEY + "&secret_key=" + secret;
-            String answer = exchange(admin, "POST /console/login HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+            String answer = exchange(admin, "POST /console/login HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
                     + "Cookie: sluice_console_login=" + cookie.group(1) + "\r\nContent-Type: application/x-www-form-"
                     + "urlencoded\r\nContent-Length: " + form.length() + "\r\n\r\n" + form);
             String status = answer.substring(0, answer.indexOf("\r\n"));
@@ -395,6 +395,47 @@ class ConsoleIT {
     private static String cell(WebDriver driver, String queue, int column) {
         return driver.findElement(By.xpath("//table[@id='queues']//tr[td/a[text()='" + queue + "']]/td[" + column
                 + "]")).getText();
+    }
+
+    /**
+     * Issue 42, item 6: login CSRF by cookie tossing. A page on another port of the same host (cookies ignore ports;
+     * SameSite counts every port as one site) sets the console's sign-in cookie to a value it knows and posts the
+     * sign-in form with its own key: the victim's browser must not end up signed in as the attacker. The post comes
+     * from another origin and is refused; the console's own sign-in still works in the same browser.
+     */
+    @Test
+    void aPageOnAnotherPortCannotSignTheBrowserInAsItsKey() throws Exception {
+        int adminPort = server.adminEndpoint().getPort();
+        com.sun.net.httpserver.HttpServer attacker = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+        byte[] page = ("<html><body><script>document.cookie = 'sluice_console_login=tossed; path=/console';</script>"
+                + "<form id='f' method='post' action='http://127.0.0.1:" + adminPort + "/console/login'>"
+                + "<input name='csrf' value='tossed'><input name='access_key' value='mine'>"
+                + "<input name='secret_key' value='mine-secret'></form>"
+                + "<script>document.getElementById('f').submit();</script></body></html>")
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        attacker.createContext("/", exchange -> {
+            exchange.getResponseHeaders().add("Content-Type", "text/html; charset=utf-8");
+            exchange.sendResponseHeaders(200, page.length);
+            exchange.getResponseBody().write(page);
+            exchange.close();
+        });
+        attacker.start();
+        WebDriver driver = ConsoleSession.browser();
+        try {
+            driver.get("http://127.0.0.1:" + attacker.getAddress().getPort() + "/");
+            await().atMost(Duration.ofSeconds(30)).until(() -> driver.getCurrentUrl().contains(":" + adminPort + "/"));
+            assertTrue(driver.getPageSource().contains("posted from another site"), driver.getPageSource());
+            driver.get(base + "/console/queues");
+            assertTrue(driver.getCurrentUrl().endsWith("/console/login"), "signed in by another site's page: "
+                    + driver.getCurrentUrl());
+            signIn(driver, base, SluiceProcess.ACCESS_KEY, SluiceProcess.SECRET_KEY);
+            assertTrue(driver.getCurrentUrl().endsWith("/console/queues"), "the console's own sign-in: "
+                    + driver.getCurrentUrl());
+        } finally {
+            driver.quit();
+            attacker.stop(0);
+        }
     }
 
     @Test

@@ -49,8 +49,17 @@ public final class Console {
      * One request as the admin server hands it over; {@code remoteAddress} is the client's IP address (failed sign-ins
      * are counted per address).
      */
+    /**
+     * @param host      the request's {@code Host} header (null if none)
+     * @param origin    its {@code Origin} header (null if none)
+     * @param fetchSite its {@code Sec-Fetch-Site} header (null if none)
+     */
     public record Request(String method, String path, String query, String cookieHeader, String contentType,
-                          byte[] body, boolean tls, String remoteAddress) {
+                          byte[] body, boolean tls, String remoteAddress, String host, String origin, String fetchSite) {
+        public Request(String method, String path, String query, String cookieHeader, String contentType, byte[] body,
+                       boolean tls, String remoteAddress) {
+            this(method, path, query, cookieHeader, contentType, body, tls, remoteAddress, null, null, null);
+        }
     }
 
     /** The answer; {@code headers} may repeat a name (Set-Cookie). */
@@ -110,6 +119,12 @@ public final class Console {
     private CompletableFuture<Response> route(Request r) {
         String path = r.path();
         boolean post = r.method().equals("POST");
+        if (post && !sameOrigin(r)) {
+            LOG.info("console {} from {} refused: posted from another origin ({}, {})", path, r.remoteAddress(),
+                    r.origin(), r.fetchSite());
+            return done(page(403, "Refused", null, "<p class=\"error\">This form was posted from another site."
+                    + " Open the console itself and try again.</p>"));
+        }
         if (path.equals("/console/static/console.css") && !post) {
             return done(response(200, "text/css; charset=utf-8", Html.CSS));
         }
@@ -184,6 +199,26 @@ public final class Console {
             }
         }
         return done(page(404, "Not found", nav(session), "<p>No such page.</p>"));
+    }
+
+    /**
+     * Whether a POST comes from the console's own pages. Cookies ignore ports, and browsers count every port of a host
+     * as one site (SameSite), so a page served from another port of the same host can set the console's cookies and
+     * post its forms — the sign-in form too, with a CSRF cookie it set itself (login CSRF by cookie tossing: issue
+     * 42). A browser says where a post comes from: {@code Sec-Fetch-Site}, which a page cannot set, must be
+     * {@code same-origin} (or {@code none}: typed by the user); a browser without it must send an {@code Origin} naming
+     * this scheme, host and port, or {@code null} (the console's pages send no referrer, so a browser may send
+     * {@code Origin: null} for their own forms). A request with neither (a non-browser client) is not a browser's
+     * cross-site post.
+     */
+    static boolean sameOrigin(Request r) {
+        if (r.fetchSite() != null) {
+            return r.fetchSite().equals("same-origin") || r.fetchSite().equals("none");
+        }
+        if (r.origin() == null || r.origin().equals("null")) {
+            return true;
+        }
+        return r.host() != null && r.origin().equalsIgnoreCase((r.tls() ? "https://" : "http://") + r.host());
     }
 
     // ---- sign-in ----
