@@ -8,14 +8,16 @@ import java.util.function.LongSupplier;
 /**
  * Slows down secret guessing on the SQS port: failed signatures are counted per client address and access key id,
  * and per client address, in fixed one-minute windows. Past {@link #PER_KEY} failures for one key from one address, or
- * {@link #PER_ADDRESS} from one address whatever the key, that address's requests (for that key, or at all) are
- * refused before their signature is checked until the window ends. A real client elsewhere is never locked out: the
- * counts are per client address, so an attacker can only lock out its own address (and those sharing it, behind one
- * NAT or proxy). At most {@link #MAX_TRACKED} entries are kept; past that, a window's counts start over (a flood of
- * addresses gets less protection, never a refusal it did not earn).
+ * {@link #PER_ADDRESS} from one address whatever the key, each further wrong signature from there is answered only
+ * after {@link #DELAY_MILLIS} (a tarpit) until the window ends: a guesser gets one answer a second per connection,
+ * and connections are capped per address. A right signature is never delayed nor refused, so no one is locked out,
+ * not even behind a proxy that gives every client its address (blocking by address would let one bad client there
+ * lock out all the others). At most {@link #MAX_TRACKED} entries are kept; past that, a window's counts start over.
  */
 public final class AuthFailures {
     static final int PER_KEY = 10;
+    /** How long the answer to a wrong signature waits once its address is past a limit. */
+    public static final long DELAY_MILLIS = 1_000;
     static final int PER_ADDRESS = 100;
     static final long WINDOW_NANOS = 60_000_000_000L;
     static final int MAX_TRACKED = 100_000;
@@ -30,8 +32,8 @@ public final class AuthFailures {
         this.nanoTime = nanoTime;
     }
 
-    /** Whether requests for {@code accessKeyId} (null: none named) from {@code address} are refused now. */
-    public boolean blocked(String address, String accessKeyId) {
+    /** Whether a wrong signature for {@code accessKeyId} (null: none named) from {@code address} is slowed now. */
+    public boolean slowed(String address, String accessKeyId) {
         return failures(address) >= PER_ADDRESS || accessKeyId != null && failures(address + " " + accessKeyId) >= PER_KEY;
     }
 

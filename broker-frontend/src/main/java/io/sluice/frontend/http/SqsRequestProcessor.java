@@ -175,7 +175,17 @@ public final class SqsRequestProcessor {
                                                    String[] accessKey, String[] queue) {
         URI uri = parseUri(in.uri());
         String rawQuery = uri.getRawQuery();
-        String principal = authenticate(in, uri.getRawPath(), rawQuery);
+        String principal;
+        try {
+            principal = authenticate(in, uri.getRawPath(), rawQuery);
+        } catch (TarpittedRejection slowed) {
+            // the answer to a guess after many wrong ones waits (never an event loop: a timer completes it)
+            CompletableFuture<ObjectNode> later = new CompletableFuture<>();
+            CompletableFuture.delayedExecutor(io.sluice.frontend.auth.AuthFailures.DELAY_MILLIS,
+                    java.util.concurrent.TimeUnit.MILLISECONDS).execute(() -> later.completeExceptionally(
+                    new SqsException(slowed.failure())));
+            return later;
+        }
         accessKey[0] = principal;
         // action[0] (the metric label and access-log field) is set only to a name of the action table, never to
         // raw client input: that would let clients create label values without bound
@@ -257,20 +267,34 @@ public final class SqsRequestProcessor {
         String address = addressOf(in.remoteAddress());
         String keyId = io.sluice.frontend.auth.AuthFailures.accessKeyOf(in.header("authorization"),
                 name -> queryParameter(rawQuery, name));
-        if (authFailures.blocked(address, keyId)) {
-            throw new SqsException(SqsError.REQUEST_THROTTLED, "Too many failed signatures from this address; retry"
-                    + " in a minute.");
-        }
         SignedRequest signed = SignedRequest.of(in.method(), rawPath, rawQuery, in.headers(), in.body());
         AuthResult result = verifier.verify(signed);
         if (result instanceof AuthResult.Rejected rejected) {
             SqsError error = rejected.failure().error();
             if (error == SqsError.SIGNATURE_DOES_NOT_MATCH || error == SqsError.INVALID_CLIENT_TOKEN_ID) {
+                boolean slowed = authFailures.slowed(address, keyId);
                 authFailures.failed(address, keyId); // a guess at a secret, or at a key id
+                if (slowed) {
+                    throw new TarpittedRejection(rejected.failure());
+                }
             }
             throw new SqsException(rejected.failure());
         }
         return ((AuthResult.Authenticated) result).accessKeyId();
+    }
+
+    /** A wrong signature from an address past its failures: answered after {@code AuthFailures.DELAY_MILLIS}. */
+    private static final class TarpittedRejection extends RuntimeException {
+        private final io.sluice.common.SqsFailure failure;
+
+        TarpittedRejection(io.sluice.common.SqsFailure failure) {
+            super(null, null, false, false);
+            this.failure = failure;
+        }
+
+        io.sluice.common.SqsFailure failure() {
+            return failure;
+        }
     }
 
     /** An X-Ray trace header as X-Ray writes it: what an unsigned {@code X-Amzn-Trace-Id} may carry. */

@@ -11,30 +11,30 @@ import org.junit.jupiter.api.Test;
 /** Failed signatures slow guessing per address, per key; a window's end forgives them; other addresses never see it. */
 class AuthFailuresTest {
     @Test
-    void tenFailuresForAKeyBlockItFromThatAddressForTheRestOfTheMinute() {
+    void tenFailuresForAKeySlowItsWrongSignaturesFromThatAddressForTheRestOfTheMinute() {
         AtomicLong now = new AtomicLong(1_000);
         AuthFailures f = new AuthFailures(now::get);
         for (int i = 0; i < AuthFailures.PER_KEY - 1; i++) {
             f.failed("10.0.0.1", "key");
         }
-        assertFalse(f.blocked("10.0.0.1", "key"));
+        assertFalse(f.slowed("10.0.0.1", "key"));
         f.failed("10.0.0.1", "key");
-        assertTrue(f.blocked("10.0.0.1", "key"));
-        assertFalse(f.blocked("10.0.0.2", "key"), "the real client elsewhere");
-        assertFalse(f.blocked("10.0.0.1", "other"), "another key from the same address");
+        assertTrue(f.slowed("10.0.0.1", "key"));
+        assertFalse(f.slowed("10.0.0.2", "key"), "the real client elsewhere");
+        assertFalse(f.slowed("10.0.0.1", "other"), "another key from the same address");
         now.addAndGet(AuthFailures.WINDOW_NANOS);
-        assertFalse(f.blocked("10.0.0.1", "key"), "the next minute starts afresh");
+        assertFalse(f.slowed("10.0.0.1", "key"), "the next minute starts afresh");
     }
 
     @Test
-    void manyKeysFromOneAddressBlockTheAddress() {
+    void manyKeysFromOneAddressSlowTheAddress() {
         AuthFailures f = new AuthFailures(() -> 0);
         for (int i = 0; i < AuthFailures.PER_ADDRESS; i++) {
             f.failed("10.0.0.1", "key-" + i);
         }
-        assertTrue(f.blocked("10.0.0.1", "fresh"));
-        assertTrue(f.blocked("10.0.0.1", null));
-        assertFalse(f.blocked("10.0.0.2", "fresh"));
+        assertTrue(f.slowed("10.0.0.1", "fresh"));
+        assertTrue(f.slowed("10.0.0.1", null));
+        assertFalse(f.slowed("10.0.0.2", "fresh"));
     }
 
     @Test
