@@ -218,7 +218,8 @@ public final class SqsRequestProcessor {
                     : new SqsException(SqsError.INVALID_ACTION, "The action " + abbreviate(name) + " is not valid for this endpoint.");
         }
         return run(principal, policy, handler, new Params(tree), protocol, requestId, uri.getRawPath(),
-                in.header("host"), traceHeader(in, rawQuery), in.connected(), queue);
+                in.header("host"), TraceHeader.accepted(in.header("x-amzn-trace-id"), verifier != null,
+                        () -> signedHeaders(in, rawQuery)), in.connected(), queue);
     }
 
     /**
@@ -295,31 +296,6 @@ public final class SqsRequestProcessor {
         io.sluice.common.SqsFailure failure() {
             return failure;
         }
-    }
-
-    /** An X-Ray trace header as X-Ray writes it: what an unsigned {@code X-Amzn-Trace-Id} may carry. */
-    private static final java.util.regex.Pattern XRAY_TRACE_HEADER = java.util.regex.Pattern.compile(
-            "Root=1-[0-9a-f]{8}-[0-9a-f]{24}(;(Parent=[0-9a-f]{16}|Sampled=[01?]|Self=1-[0-9a-f]{8}-[0-9a-f]{24}"
-                    + "|Lineage=[0-9A-Za-z:-]{1,64}))*");
-    /** The longest {@code X-Amzn-Trace-Id} that becomes {@code AWSTraceHeader}. */
-    static final int MAX_TRACE_HEADER = 1024;
-
-    /**
-     * The {@code X-Amzn-Trace-Id} that becomes the message's {@code AWSTraceHeader}, or null. The AWS SDKs and botocore
-     * leave that header out of what they sign (tracing rewrites it in transit), so an unsigned one is taken only in
-     * X-Ray's own form (whoever could change it in transit can then only point the message at another trace); a
-     * signed one up to {@link #MAX_TRACE_HEADER} characters. Anything else is ignored, never stored (issue 42: an
-     * unsigned 10,000-character value was).
-     */
-    private String traceHeader(Incoming in, String rawQuery) {
-        String value = in.header("x-amzn-trace-id");
-        if (value == null || value.isEmpty() || value.length() > MAX_TRACE_HEADER) {
-            return null;
-        }
-        if (XRAY_TRACE_HEADER.matcher(value).matches() && value.length() <= 256) {
-            return value;
-        }
-        return verifier != null && signedHeaders(in, rawQuery).contains("x-amzn-trace-id") ? value : null;
     }
 
     /** The signed header names of an authenticated request (its Authorization header's, or a presigned query's). */
