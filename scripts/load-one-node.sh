@@ -14,8 +14,9 @@ build_load_classpath
 data=$(mktemp -d)
 port=${SLUICE_LOAD_PORT:-19524}
 jar=${SLUICE_JAR:-broker-server/target/sluice.jar}
+# /admin/status open without a token (sluice.admin.read-auth=false): a throwaway node whose admin port is on loopback
 # shellcheck disable=SC2086 # SLUICE_JAVA_OPTS is a list of JVM flags
-SLUICE_SHARDS=1 SLUICE_REPLICATION_FACTOR=1 SLUICE_ACCESS_LOG_LEVEL=OFF java ${SLUICE_JAVA_OPTS:-} -jar "$jar" node \
+SLUICE_ADMIN_READ_AUTH=false SLUICE_SHARDS=1 SLUICE_REPLICATION_FACTOR=1 SLUICE_ACCESS_LOG_LEVEL=OFF java ${SLUICE_JAVA_OPTS:-} -jar "$jar" node \
   --node-id n1 --metadata-peers "n1=127.0.0.1:$((port + 50))" --raft-port $((port + 60)) \
   --port "$port" --admin-port $((port + 1)) --data-dir "$data/data" \
   --access-key "${SLUICE_ACCESS_KEY:-sluice}" --secret-key "${SLUICE_SECRET_KEY:-sluice-dev-secret}" \

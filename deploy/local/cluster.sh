@@ -21,6 +21,10 @@
 # The processes speak Raft over mutual TLS: on its first start the script makes a throwaway CA and one certificate per
 # process under DIR/tls (deploy/tls/make-certs.sh; needs openssl). SLUICE_CLUSTER_TLS=off runs plaintext Raft instead
 # (to measure what TLS costs).
+#
+# GET /metrics and /admin/status need a token outside sluice dev: the first start writes a random read token to
+# DIR/read-token (owner-only) and every process reads it (sluice.admin.read-token-file); Prometheus or curl present it
+# as `Authorization: Bearer <token>` (curl -H @DIR/read-token.header), `sluice admin status` as --token-file.
 set -euo pipefail
 
 cmd=${1:-}
@@ -61,7 +65,7 @@ launch() {
     tls=(SLUICE_CLUSTER_TLS_CERT_FILE="$dir/tls/$role-$n.pem" SLUICE_CLUSTER_TLS_KEY_FILE="$dir/tls/$role-$n-key.pem"
       SLUICE_CLUSTER_TLS_CA_FILE="$dir/tls/ca.pem")
   fi
-  env "${tls[@]}" SLUICE_SHARDS=$shards SLUICE_REPLICATION_FACTOR=3 SLUICE_ACCESS_LOG_LEVEL=${SLUICE_ACCESS_LOG_LEVEL:-WARN} \
+  env "${tls[@]}" SLUICE_ADMIN_READ_TOKEN_FILE="$dir/read-token" SLUICE_SHARDS=$shards SLUICE_REPLICATION_FACTOR=3 SLUICE_ACCESS_LOG_LEVEL=${SLUICE_ACCESS_LOG_LEVEL:-WARN} \
     nohup "$java_bin" $java_opts -jar "$jar" "$role" "$@" >"$dir/$role-$n.log" 2>&1 &
   echo $! >"$pidfile"
 }
@@ -70,7 +74,7 @@ launch() {
 wait_for() {
   local url=$1 seconds=$2 pattern=$3
   for _ in $(seq 1 $((seconds * 5))); do
-    if curl -sf "$url" 2>/dev/null | grep -q -- "$pattern"; then
+    if curl -sf -H @"$dir/read-token.header" "$url" 2>/dev/null | grep -q -- "$pattern"; then
       return 0
     fi
     sleep 0.2
@@ -85,12 +89,21 @@ wait_for() {
 wait_hosting() {
   local url=$1 name=$2 hosted=0
   for _ in $(seq 1 900); do
-    hosted=$(curl -sf "$url/admin/status" 2>/dev/null | grep -o '"groupId"' | wc -l || true)
+    hosted=$(curl -sf -H @"$dir/read-token.header" "$url/admin/status" 2>/dev/null | grep -o '"groupId"' | wc -l || true)
     [ "${hosted:-0}" -ge "$shards" ] && return 0
     sleep 0.2
   done
   echo "$name did not join its shards; see $dir/$name.log" >&2
   exit 1
+}
+
+# The read token of /metrics and /admin/status (made once; a header file so that it never shows on a command line).
+make_read_token() {
+  if [ ! -s "$dir/read-token" ]; then
+    (umask 077 && od -An -N24 -tx1 /dev/urandom | tr -d ' \n' >"$dir/read-token.tmp" \
+      && mv "$dir/read-token.tmp" "$dir/read-token")
+  fi
+  (umask 077 && printf 'Authorization: Bearer %s\n' "$(cat "$dir/read-token")" >"$dir/read-token.header")
 }
 
 make_certs() {
@@ -104,6 +117,7 @@ make_certs() {
 }
 
 start_combined() {
+  make_read_token
   make_certs node-1 node-2 node-3
   if [ ! -f "$jar" ]; then
     (cd "$root" && mvn -B -q -ntp -DskipTests package)
@@ -130,6 +144,7 @@ start() {
     start_combined
     return
   fi
+  make_read_token
   make_certs metadata-1 metadata-2 metadata-3 backend-1 backend-2 backend-3 frontend-1 frontend-2
   if [ ! -f "$jar" ]; then
     (cd "$root" && mvn -B -q -ntp -DskipTests package)
@@ -181,8 +196,9 @@ status() {
   fi
   for n in 1 2 3; do
     url="http://127.0.0.1:$((base + admin + n))"
-    if curl -sf "$url/admin/status" 2>/dev/null | grep -q "\"id\":\"$id$n\",[^}]*\"role\":\"leader\""; then
-      "$java_bin" -jar "$jar" admin status --admin-url "$url"
+    if curl -sf -H @"$dir/read-token.header" "$url/admin/status" 2>/dev/null \
+        | grep -q "\"id\":\"$id$n\",[^}]*\"role\":\"leader\""; then
+      "$java_bin" -jar "$jar" admin status --admin-url "$url" --token-file "$dir/read-token"
       return $rc
     fi
   done

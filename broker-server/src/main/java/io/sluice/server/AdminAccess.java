@@ -11,30 +11,85 @@ import java.security.SecureRandom;
 import java.util.HexFormat;
 
 /**
- * Who may use the admin port's state-changing endpoints: whoever presents the admin token
- * ({@code Authorization: Bearer <token>}, compared in constant time). The token comes from
+ * Who may use the admin port: whoever presents the admin token ({@code Authorization: Bearer <token>}, compared in
+ * constant time) may write ({@code POST /admin/...}) and read; whoever presents the read token may only read
+ * {@code GET /metrics} and {@code GET /admin/status}, which name queues and access key ids and so need a token
+ * ({@code sluice.admin.read-auth}, on by default except in {@code sluice dev}). The admin token comes from
  * {@code sluice.admin.token}; {@code sluice dev} without one generates a random token into
  * {@code DATA_DIR/admin-token} (owner-only), which {@code sluice admin --token-file} reads. A cluster role without a
- * token refuses every admin write. The token is never logged.
+ * token refuses every admin write, and every read that needs a token. Neither token is ever logged; a token from the
+ * documentation's examples is refused where the admin port binds beyond loopback.
  */
 final class AdminAccess {
     static final String TOKEN_FILE = "admin-token";
 
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(AdminAccess.class);
+
     private final byte[] token; // null: admin writes are refused
-    private final boolean metricsNeedToken;
+    private final byte[] readToken; // null: only the admin token reads what needs a token
+    private final boolean readsNeedToken;
     /** Host names answered besides IP literals and localhost (lower case). */
     private final java.util.Set<String> allowedHosts;
 
-    private AdminAccess(String token, boolean metricsNeedToken, java.util.Set<String> allowedHosts) {
-        this.token = token == null || token.isEmpty() ? null : token.getBytes(StandardCharsets.UTF_8);
-        this.metricsNeedToken = metricsNeedToken;
-        this.allowedHosts = allowedHosts;
+    private AdminAccess(String token, ServerConfig config, boolean readsNeedToken) {
+        this.token = bytes(token);
+        this.readToken = bytes(readToken(config));
+        this.readsNeedToken = readsNeedToken;
+        this.allowedHosts = allowedHosts(config);
+        String host = config.get(ServerConfigKeys.ADMIN_HOST);
+        if (!ClusterTransport.isLoopback(host)) {
+            for (byte[] t : new byte[][] {this.token, this.readToken}) {
+                if (t != null && ConfiguredKeys.PLACEHOLDER_SECRETS.contains(new String(t, StandardCharsets.UTF_8))) {
+                    throw new IllegalArgumentException("an admin token (sluice.admin.token or sluice.admin.read-token)"
+                            + " is an example from the documentation, and the admin port binds " + host + ": give it"
+                            + " a value of its own (e.g. openssl rand -hex 24)");
+                }
+            }
+        }
     }
 
-    /** For a cluster role: the configured token, if any. */
+    private static byte[] bytes(String token) {
+        return token == null || token.isEmpty() ? null : token.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static String readToken(ServerConfig config) {
+        String token = config.get(ServerConfigKeys.ADMIN_READ_TOKEN);
+        String file = config.get(ServerConfigKeys.ADMIN_READ_TOKEN_FILE);
+        if (!token.isEmpty() || file.isEmpty()) {
+            return token;
+        }
+        try {
+            String read = Files.readString(Path.of(file)).trim();
+            if (read.isEmpty()) {
+                throw new IllegalArgumentException("sluice.admin.read-token-file " + file + " is empty");
+            }
+            return read;
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot read sluice.admin.read-token-file " + file + ": " + e, e);
+        }
+    }
+
+    /** Whether reads need a token: sluice.admin.read-auth, else the deprecated metrics-auth, else the role's default. */
+    private static boolean readsNeedToken(ServerConfig config, boolean roleDefault) {
+        if (config.isSet(ServerConfigKeys.ADMIN_READ_AUTH)) {
+            return config.get(ServerConfigKeys.ADMIN_READ_AUTH);
+        }
+        if (config.isSet(ServerConfigKeys.ADMIN_METRICS_AUTH)) {
+            return config.get(ServerConfigKeys.ADMIN_METRICS_AUTH);
+        }
+        return roleDefault;
+    }
+
+    /** For a cluster role: the configured tokens, if any; reads need one unless sluice.admin.read-auth is off. */
     static AdminAccess configured(ServerConfig config) {
-        return new AdminAccess(config.get(ServerConfigKeys.ADMIN_TOKEN), config.get(ServerConfigKeys.ADMIN_METRICS_AUTH),
-                allowedHosts(config));
+        AdminAccess access = new AdminAccess(config.get(ServerConfigKeys.ADMIN_TOKEN), config,
+                readsNeedToken(config, true));
+        if (access.readsNeedToken && access.token == null && access.readToken == null) {
+            LOG.warn("GET /metrics and GET /admin/status will answer 403: they need a token and none is configured"
+                    + " (set sluice.admin.read-token for Prometheus, or sluice.admin.read-auth=false where the admin"
+                    + " port is reachable only by those who may read them)");
+        }
+        return access;
     }
 
     private static java.util.Set<String> allowedHosts(ServerConfig config) {
@@ -79,9 +134,9 @@ final class AdminAccess {
     /** For {@code sluice dev}: the configured token, else the one in {@code dataDir/admin-token} (made once). */
     static AdminAccess forDev(ServerConfig config, Path dataDir) {
         String configured = config.get(ServerConfigKeys.ADMIN_TOKEN);
-        boolean metrics = config.get(ServerConfigKeys.ADMIN_METRICS_AUTH);
+        boolean reads = readsNeedToken(config, false);
         if (!configured.isEmpty()) {
-            return new AdminAccess(configured, metrics, allowedHosts(config));
+            return new AdminAccess(configured, config, reads);
         }
         Path file = dataDir.resolve(TOKEN_FILE);
         try {
@@ -98,7 +153,7 @@ final class AdminAccess {
                 Files.writeString(tmp, HexFormat.of().formatHex(random));
                 Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
             }
-            return new AdminAccess(Files.readString(file).trim(), metrics, allowedHosts(config));
+            return new AdminAccess(Files.readString(file).trim(), config, reads);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the admin token file " + file, e);
         }
@@ -109,16 +164,31 @@ final class AdminAccess {
         return token != null;
     }
 
-    boolean metricsNeedToken() {
-        return metricsNeedToken;
+    /** Whether GET /metrics and GET /admin/status need a token. */
+    boolean readsNeedToken() {
+        return readsNeedToken;
+    }
+
+    /** Whether any token could read them (else a read that needs one is refused outright: 403, not 401). */
+    boolean readsEnabled() {
+        return token != null || readToken != null;
     }
 
     /** Whether an {@code Authorization} header value carries the admin token. */
     boolean permits(String authorization) {
-        if (token == null || authorization == null || !authorization.startsWith("Bearer ")) {
+        return carries(authorization, token);
+    }
+
+    /** Whether an {@code Authorization} header value carries the read token or the admin token. */
+    boolean permitsRead(String authorization) {
+        return carries(authorization, readToken) | carries(authorization, token);
+    }
+
+    private static boolean carries(String authorization, byte[] expected) {
+        if (expected == null || authorization == null || !authorization.startsWith("Bearer ")) {
             return false;
         }
         byte[] presented = authorization.substring("Bearer ".length()).trim().getBytes(StandardCharsets.UTF_8);
-        return MessageDigest.isEqual(presented, token);
+        return MessageDigest.isEqual(presented, expected);
     }
 }

@@ -13,7 +13,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code sluice admin status|queues --admin-url http://HOST:ADMINPORT [--json]}: the cluster as an operator reads it.
+ * {@code sluice admin status|queues --admin-url http://HOST:ADMINPORT [--json] [--token T|--token-file F]}: the
+ * cluster as an operator reads it (outside {@code sluice dev} with the read token or the admin token).
  * A contract: {@code status} prints one line per metadata member and per partition, each naming its leader with
  * the word "leader".
  */
@@ -36,14 +37,37 @@ final class AdminCommand implements Runnable {
         java.nio.file.Path tokenFile;
 
         String value() throws java.io.IOException {
-            if (token != null && !token.isEmpty()) {
-                return token;
-            }
-            if (tokenFile != null) {
-                return java.nio.file.Files.readString(tokenFile).trim();
-            }
-            return System.getenv().getOrDefault("SLUICE_ADMIN_TOKEN", "");
+            return given(token, tokenFile, "SLUICE_ADMIN_TOKEN");
         }
+    }
+
+    /**
+     * The token of the read commands ({@code status}, {@code queues}): {@code --token}, else {@code --token-file},
+     * else SLUICE_ADMIN_READ_TOKEN, else SLUICE_ADMIN_TOKEN (either token reads).
+     */
+    static final class ReadToken {
+        @Option(names = "--token", description = "The read token (sluice.admin.read-token) or the admin token. Default:"
+                + " --token-file, else SLUICE_ADMIN_READ_TOKEN, else SLUICE_ADMIN_TOKEN. sluice dev needs none.")
+        String token;
+
+        @Option(names = "--token-file", description = "A file holding the read token or the admin token.")
+        java.nio.file.Path tokenFile;
+
+        String value() throws java.io.IOException {
+            String read = given(token, tokenFile, "SLUICE_ADMIN_READ_TOKEN");
+            return read.isEmpty() ? System.getenv().getOrDefault("SLUICE_ADMIN_TOKEN", "") : read;
+        }
+    }
+
+    private static String given(String token, java.nio.file.Path tokenFile, String environment)
+            throws java.io.IOException {
+        if (token != null && !token.isEmpty()) {
+            return token;
+        }
+        if (tokenFile != null) {
+            return java.nio.file.Files.readString(tokenFile).trim();
+        }
+        return System.getenv().getOrDefault(environment, "");
     }
 
     /** POSTs a JSON body to an admin write endpoint with the token; prints the answer; 0 on 200. */
@@ -68,12 +92,20 @@ final class AdminCommand implements Runnable {
         @Option(names = "--json", description = "Print the raw JSON.")
         boolean json;
 
+        @picocli.CommandLine.Mixin
+        ReadToken token = new ReadToken();
+
         @Override
         public Integer call() throws Exception {
             String base = adminUrl.endsWith("/") ? adminUrl.substring(0, adminUrl.length() - 1) : adminUrl;
+            HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + "/admin/status"))
+                    .timeout(Duration.ofSeconds(10));
+            String value = token.value();
+            if (!value.isEmpty()) {
+                request.header("Authorization", "Bearer " + value);
+            }
             HttpResponse<String> r = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()
-                    .send(HttpRequest.newBuilder(URI.create(base + "/admin/status")).timeout(Duration.ofSeconds(10))
-                            .build(), HttpResponse.BodyHandlers.ofString());
+                    .send(request.build(), HttpResponse.BodyHandlers.ofString());
             if (r.statusCode() != 200) {
                 System.err.println("admin endpoint answered " + r.statusCode() + ": " + r.body());
                 return 1;

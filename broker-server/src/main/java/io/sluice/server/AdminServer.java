@@ -36,8 +36,9 @@ import java.util.function.BooleanSupplier;
  *
  * <p>State-changing endpoints ({@code POST}) need the admin token ({@link AdminAccess}: 401 without it, 403 when no
  * token is configured) and a JSON body ({@code Content-Type: application/json}, else 415), so a browser cannot post
- * to them across sites. {@code /metrics} needs the token when {@code sluice.admin.metrics-auth} is on; {@code /health}
- * and {@code /ready} never do.
+ * to them across sites. {@code /metrics} and {@code /admin/status} need the read token or the admin token unless
+ * {@code sluice.admin.read-auth} is off ({@code sluice dev}'s default): 401 without it, 403 when neither is
+ * configured; {@code /health} and {@code /ready} never do.
  *
  * <p>The port is a door like the SQS port, bounded before anything is authenticated ({@link #LIMITS}): a request must
  * arrive whole within 10 s, an idle connection closes after 60 s, at most 256 connections in all and 32 from one
@@ -196,10 +197,18 @@ final class AdminServer implements AutoCloseable {
                 });
                 return;
             }
-            if (path.equals("/metrics") && access.metricsNeedToken() && !access.permits(authorization)) {
-                FullHttpResponse r = text(HttpResponseStatus.UNAUTHORIZED, "the admin token is required\n",
-                        "text/plain; charset=utf-8");
-                r.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer");
+            if ((path.equals("/metrics") || path.equals("/admin/status")) && access.readsNeedToken()
+                    && !access.permitsRead(authorization)) {
+                FullHttpResponse r;
+                if (access.readsEnabled()) {
+                    r = text(HttpResponseStatus.UNAUTHORIZED, "a token is required (Authorization: Bearer <the read"
+                            + " token or the admin token>)\n", "text/plain; charset=utf-8");
+                    r.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer");
+                } else {
+                    r = text(HttpResponseStatus.FORBIDDEN, "reading this needs a token and none is configured: set"
+                            + " sluice.admin.read-token (or sluice.admin.read-auth=false)\n", "text/plain; charset=utf-8");
+                }
+                r.headers().set(HttpHeaderNames.CONNECTION, "close");
                 ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
                 return;
             }

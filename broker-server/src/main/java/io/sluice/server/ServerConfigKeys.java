@@ -19,8 +19,17 @@ public final class ServerConfigKeys {
     public static final ConfigKey<String> ADMIN_TOKEN = ConfigKey.string("sluice.admin.token", "",
             "Bearer token that state-changing admin endpoints (POST /admin/...) require. Empty: sluice dev generates"
                     + " one into DATA_DIR/admin-token; the cluster roles refuse admin writes.");
+    public static final ConfigKey<Boolean> ADMIN_READ_AUTH = ConfigKey.bool("sluice.admin.read-auth", true,
+            "Whether GET /metrics and GET /admin/status need a token (the read token or the admin token): they name"
+                    + " queues and access key ids. On by default except in sluice dev; /health and /ready never need"
+                    + " one. A cluster role with it on and no token answers them 403 (and says so at start).");
     public static final ConfigKey<Boolean> ADMIN_METRICS_AUTH = ConfigKey.bool("sluice.admin.metrics-auth", false,
-            "Whether GET /metrics requires the admin token too (/health and /ready never do).");
+            "Deprecated: sluice.admin.read-auth, which it sets when that is not given.");
+    public static final ConfigKey<String> ADMIN_READ_TOKEN = ConfigKey.string("sluice.admin.read-token", "",
+            "Bearer token that lets Prometheus and operators read GET /metrics and GET /admin/status, and nothing else"
+                    + " (the admin token reads them too). Give Prometheus this one, not the admin token.");
+    public static final ConfigKey<String> ADMIN_READ_TOKEN_FILE = ConfigKey.string("sluice.admin.read-token-file", "",
+            "A file holding sluice.admin.read-token (read at start; the setting itself wins when both are given).");
     public static final ConfigKey<String> ADMIN_ALLOWED_HOSTS = ConfigKey.string("sluice.admin.allowed-hosts", "",
             "Host names the admin endpoint answers to besides IP addresses and localhost (comma-separated): the names"
                     + " Prometheus, probes and browsers reach it by. A request naming another host gets 403, so a web"

@@ -68,12 +68,32 @@ class AlertRulesTest {
         assertPromtool(PROMETHEUS, "test", "rules", "alerts.test.yml");
     }
 
-    /** prometheus.yml names alerts.yml relative to itself, so the check reads the rule file too. */
+    /**
+     * prometheus.yml names alerts.yml relative to itself, so the check reads the rule file too. The scrape jobs read
+     * the admin read token from the compose secret's path, which promtool requires to exist: the check runs on a copy
+     * of the folder with that path pointed at a file of the copy.
+     */
     @Test
     void promtoolChecksTheConfiguration() throws Exception {
-        String out = assertPromtool(PROMETHEUS, "check", "config", "prometheus.yml");
-        assertTrue(out.contains("alerts.yml"), "the configuration loads alerts.yml: " + out);
+        Path promtool = promtool();
+        Path dir = Files.createTempDirectory("prometheus-config");
+        Files.writeString(dir.resolve("admin-read-token"), "a-token\n");
+        for (String name : List.of("prometheus.yml", "prometheus.combined.yml", "alerts.yml")) {
+            String text = Files.readString(PROMETHEUS.resolve(name));
+            if (name.startsWith("prometheus")) {
+                assertTrue(text.contains(READ_TOKEN_FILE), name + " scrapes with the read token");
+                text = text.replace(READ_TOKEN_FILE, dir.resolve("admin-read-token").toString());
+            }
+            Files.writeString(dir.resolve(name), text);
+        }
+        for (String config : List.of("prometheus.yml", "prometheus.combined.yml")) {
+            String out = assertPromtool(promtool, dir, "check", "config", config);
+            assertTrue(out.contains("alerts.yml"), "the configuration loads alerts.yml: " + out);
+        }
     }
+
+    /** Where the compose files hand Prometheus the admin read token (the secret admin-read-token). */
+    static final String READ_TOKEN_FILE = "/run/secrets/admin-read-token";
 
     /** Every query of the Grafana dashboard is valid PromQL (as recording rules, Grafana's variables filled in). */
     @Test

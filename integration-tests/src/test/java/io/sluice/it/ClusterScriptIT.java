@@ -78,7 +78,7 @@ class ClusterScriptIT {
                         .until(() -> two.receiveMessage(b -> b.queueUrl(url).waitTimeSeconds(1)).messages(),
                                 m -> !m.isEmpty()).get(0).body();
                 assertEquals("through frontend one", body, "served by the other frontend");
-                metricsAreExportedOncePerPartition(one, two, 21000);
+                metricsAreExportedOncePerPartition(one, two, 21000, readToken(dir));
             }
             raftPortsRequireTheClusterCertificate(dir, 21000);
             String status = run("status", dir);
@@ -98,7 +98,22 @@ class ClusterScriptIT {
      * queue is exported exactly once, the sums match what was done and what GetQueueAttributes says, frontends and
      * metadata members export none, every shard has one leader and 3 replicas in sync, and every role is ready.
      */
-    private static void metricsAreExportedOncePerPartition(SqsClient one, SqsClient two, int base) throws Exception {
+    /**
+     * The read token cluster.sh made (owner-only): what Prometheus needs for /metrics, which answers 401 without it.
+     */
+    private static String readToken(Path dir) throws Exception {
+        Path file = dir.resolve("read-token");
+        assertEquals(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"),
+                Files.getPosixFilePermissions(file), "the read token is owner-only");
+        java.net.http.HttpResponse<String> anonymous = java.net.http.HttpClient.newHttpClient().send(
+                java.net.http.HttpRequest.newBuilder(URI.create("http://127.0.0.1:21211/metrics")).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertEquals(401, anonymous.statusCode(), "a cluster's /metrics needs a token: " + anonymous.body());
+        return Files.readString(file).trim();
+    }
+
+    private static void metricsAreExportedOncePerPartition(SqsClient one, SqsClient two, int base, String token)
+            throws Exception {
         String url = one.createQueue(b -> b.queueName("metered").attributesWithStrings(
                 java.util.Map.of("SluicePartitions", "3"))).queueUrl();
         for (int i = 0; i < 30; i++) {
@@ -119,7 +134,7 @@ class ClusterScriptIT {
             double inflight = 0;
             java.util.Map<String, Double> leaders = new java.util.TreeMap<>();
             for (int port : backends) {
-                PromScrape m = PromScrape.of(URI.create("http://127.0.0.1:" + port));
+                PromScrape m = PromScrape.of(URI.create("http://127.0.0.1:" + port), token);
                 sent.addAll(m.find("sluice_queue_messages_sent_total", "queue", "metered"));
                 visible += m.sum("sluice_queue_messages", "queue", "metered", "state", "visible");
                 inflight += m.sum("sluice_queue_messages", "queue", "metered", "state", "inflight");
@@ -140,7 +155,7 @@ class ClusterScriptIT {
             assertEquals(3, leaders.size(), "shards: " + leaders);
             leaders.forEach((shard, n) -> assertEquals(1, n, "leaders of " + shard));
             for (int port : others) {
-                assertTrue(PromScrape.of(URI.create("http://127.0.0.1:" + port))
+                assertTrue(PromScrape.of(URI.create("http://127.0.0.1:" + port), token)
                         .find("sluice_queue_messages").isEmpty(), "port " + port + " exports no partition");
             }
         });
@@ -150,7 +165,7 @@ class ClusterScriptIT {
         assertEquals("5", attrs.get("ApproximateNumberOfMessagesNotVisible"));
         java.util.Set<String> exported = new java.util.HashSet<>();
         for (int port : List.of(base + 111, base + 211, base + 212, base + 213, base + 311)) {
-            PromScrape.of(URI.create("http://127.0.0.1:" + port)).names()
+            PromScrape.of(URI.create("http://127.0.0.1:" + port), token).names()
                     .forEach(n -> exported.add(AlertRulesTest.baseName(n)));
         }
         for (String used : AlertRulesTest.referencedMetrics()) {

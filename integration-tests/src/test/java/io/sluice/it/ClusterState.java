@@ -88,7 +88,7 @@ final class ClusterState {
 
     private static String get(int port, String path) {
         try {
-            HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+            HttpResponse<String> r = HTTP.send(ProcessFixtures.adminRequest(URI.create("http://127.0.0.1:" + port + path))
                     .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
             return r.statusCode() == 200 ? r.body() : "HTTP " + r.statusCode();
         } catch (IOException | InterruptedException e) {

@@ -95,7 +95,7 @@ class ConnectionLifecycleIT {
         try (SqsClient sqs = SqsClients.client(server.endpoint())) {
             String url = sqs.createQueue(b -> b.queueName("draining")).queueUrl();
             sqs.sendMessage(b -> b.queueUrl(url).messageBody("x"));
-            String metrics = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(server.adminEndpoint()
+            String metrics = HttpClient.newHttpClient().send(ProcessFixtures.adminRequest(URI.create(server.adminEndpoint()
                     + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
             assertTrue(metrics.contains("sqs_requests_seconds_count{action=\"SendMessage\",outcome=\"ok\"")
                     || metrics.contains("sqs_requests_seconds_count{action=\"SendMessage\""), metrics);

@@ -722,6 +722,52 @@ class DeployManifestsTest {
         assertEquals(List.of("alerts.yml"), strings(config, "rule_files"));
     }
 
+    /**
+     * Outside sluice dev, /metrics and /admin/status need a token (issue 42 item 10): every Sluice service of both
+     * compose files reads the read token from the compose secret, Prometheus holds that secret (and no Sluice key or
+     * certificate) and scrapes every Sluice job with it; every Kubernetes pod takes it from its own Secret.
+     */
+    @Test
+    void metricsAndStatusAreReadWithTheReadToken() throws IOException {
+        for (String file : List.of("docker-compose.yml", "docker-compose.combined.yml")) {
+            Map<String, Object> compose = DeployFiles.load(DeployFiles.deploy(file));
+            assertEquals("SLUICE_ADMIN_READ_TOKEN", map(map(compose, "secrets"), "admin-read-token").get("environment"),
+                    file + ": the secret comes from the environment, required like SLUICE_SECRET_KEY");
+            Map<String, Object> services = map(compose, "services");
+            for (String name : composeRoles(compose).values().stream().flatMap(List::stream).toList()) {
+                Map<String, Object> svc = map(services, name);
+                assertTrue(strings(svc, "secrets").contains("admin-read-token"), file + " " + name + ": the secret");
+                assertEquals(AlertRulesTest.READ_TOKEN_FILE, map(svc, "environment").get("SLUICE_ADMIN_READ_TOKEN_FILE"),
+                        file + " " + name + ": reads it as sluice.admin.read-token-file");
+            }
+            Map<String, Object> prometheus = map(services, serviceWithImage(services, "prom/prometheus"));
+            assertEquals(List.of("admin-read-token"), strings(prometheus, "secrets"), file + ": Prometheus's secrets");
+            assertTrue(strings(prometheus, "volumes").stream().noneMatch(v -> v.startsWith("cluster-tls")),
+                    file + ": Prometheus holds no cluster certificate");
+            String config = strings(prometheus, "command").stream().filter(c -> c.startsWith("--config.file="))
+                    .findFirst().orElseThrow().substring("--config.file=/etc/prometheus/".length());
+            int sluiceJobs = 0;
+            for (Object job : (List<?>) DeployFiles.load(DeployFiles.deploy("prometheus/" + config)).get("scrape_configs")) {
+                Map<String, Object> j = asMap(job, "scrape config");
+                if (String.valueOf(j.get("job_name")).startsWith("sluice-")) {
+                    sluiceJobs++;
+                    assertEquals(AlertRulesTest.READ_TOKEN_FILE, map(j, "authorization").get("credentials_file"),
+                            config + " " + j.get("job_name") + ": scraped with the read token");
+                }
+            }
+            assertTrue(sluiceJobs > 0, config + ": Sluice jobs");
+        }
+        for (Workload w : workloads()) {
+            V1EnvVar token = w.container().getEnv().stream().filter(e -> e.getName().equals("SLUICE_ADMIN_READ_TOKEN"))
+                    .findFirst().orElseThrow(() -> new AssertionError(w.name() + ": SLUICE_ADMIN_READ_TOKEN"));
+            assertEquals("sluice-admin-read-token", token.getValueFrom().getSecretKeyRef().getName(), w.name());
+            assertEquals("token", token.getValueFrom().getSecretKeyRef().getKey(), w.name());
+        }
+        V1Secret secret = ofKind("Secret").stream().filter(m -> m.name().equals("sluice-admin-read-token"))
+                .map(m -> m.as(V1Secret.class)).findFirst().orElseThrow();
+        assertEquals(Set.of("token"), secret.getStringData().keySet(), "the read token's Secret holds only it");
+    }
+
     // ------------------------------------------------------------------------------------------------ image
 
     @Test

@@ -116,7 +116,7 @@ class HttpsIT {
     @Test
     void theAdminPortSpeaksHttps() throws Exception {
         HttpClient https = HttpClient.newBuilder().sslContext(trusting(ca)).build();
-        HttpResponse<String> metrics = https.send(HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + adminPort
+        HttpResponse<String> metrics = https.send(ProcessFixtures.adminRequest(URI.create("https://127.0.0.1:" + adminPort
                 + "/metrics")).build(), HttpResponse.BodyHandlers.ofString());
         assertEquals(200, metrics.statusCode());
         assertTrue(metrics.body().contains("sqs_http_connections_open"), "a Prometheus scrape");

@@ -175,7 +175,7 @@ final class LocalCluster implements AutoCloseable {
     /** The {@code /admin/status} of the process whose admin port is given, or null if it does not answer. */
     static JsonNode status(int adminPort) {
         try {
-            HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminPort
+            HttpResponse<String> r = HTTP.send(ProcessFixtures.adminRequest(URI.create("http://127.0.0.1:" + adminPort
                     + "/admin/status")).timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
             return r.statusCode() == 200 ? JSON.readTree(r.body()) : null;
         } catch (IOException | InterruptedException e) {

@@ -51,7 +51,7 @@ final class MetadataProcess {
     /** This member's /admin/status, or null if it cannot answer. */
     JsonNode status() {
         try {
-            HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(adminUri("/admin/status"))
+            HttpResponse<String> r = HTTP.send(ProcessFixtures.adminRequest(adminUri("/admin/status"))
                     .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
             return r.statusCode() == 200 ? new ObjectMapper().readTree(r.body()) : null;
         } catch (Exception e) {
@@ -78,6 +78,17 @@ final class MetadataProcess {
 
     void stop() throws InterruptedException {
         ProcessFixtures.stop(process);
+    }
+
+    /** A one-member metadata group on free loopback ports (not started), with {@code env} as its configuration. */
+    static MetadataProcess single(String name, Map<String, String> env) throws IOException {
+        Path base = Files.createTempDirectory(SluiceProcess.itDir(), name + "-");
+        return new MetadataProcess("m1", "m1=127.0.0.1:" + freePort(), base.resolve("m1"), freePort(), env);
+    }
+
+    /** Its log (output of the process). */
+    Path log() {
+        return dataDir.resolveSibling(dataDir.getFileName() + ".log");
     }
 
     /** Three members on free loopback ports. */

@@ -21,6 +21,17 @@ final class ProcessFixtures {
     private ProcessFixtures() {
     }
 
+    /**
+     * The read token every process these fixtures start is given (SLUICE_ADMIN_READ_TOKEN, unless the test sets its
+     * own): outside {@code sluice dev}, GET /metrics and /admin/status need it.
+     */
+    static final String READ_TOKEN = "it-read-" + java.util.UUID.randomUUID();
+
+    /** A request to an admin endpoint carrying {@link #READ_TOKEN}. */
+    static HttpRequest.Builder adminRequest(URI uri) {
+        return HttpRequest.newBuilder(uri).header("Authorization", "Bearer " + READ_TOKEN);
+    }
+
     /** {@code java <jvmArgs> -jar sluice.jar <args>}, output appended to {@code log}. */
     static Process launch(List<String> jvmArgs, List<String> args, Path log, Map<String, String> env) throws IOException {
         List<String> cmd = new ArrayList<>();
@@ -30,6 +41,9 @@ final class ProcessFixtures {
         cmd.addAll(args);
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        if (!env.containsKey("SLUICE_ADMIN_READ_TOKEN") && !env.containsKey("SLUICE_ADMIN_READ_TOKEN_FILE")) {
+            pb.environment().put("SLUICE_ADMIN_READ_TOKEN", READ_TOKEN);
+        }
         pb.environment().putAll(env);
         return pb.start();
     }

@@ -44,9 +44,16 @@ final class PromScrape {
         }
     }
 
+    /** Scrapes with the fixtures' read token ({@link ProcessFixtures#READ_TOKEN}). */
     static PromScrape of(URI adminEndpoint) throws IOException, InterruptedException {
+        return of(adminEndpoint, ProcessFixtures.READ_TOKEN);
+    }
+
+    /** Scrapes presenting {@code token} as Prometheus does ({@code Authorization: Bearer}). */
+    static PromScrape of(URI adminEndpoint, String token) throws IOException, InterruptedException {
         HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
-                URI.create(adminEndpoint + "/metrics")).build(), HttpResponse.BodyHandlers.ofString());
+                URI.create(adminEndpoint + "/metrics")).header("Authorization", "Bearer " + token).build(),
+                HttpResponse.BodyHandlers.ofString());
         if (r.statusCode() != 200) {
             throw new IOException("scrape answered " + r.statusCode() + ": " + r.body());
         }

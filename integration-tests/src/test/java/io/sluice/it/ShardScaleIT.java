@@ -58,7 +58,7 @@ class ShardScaleIT {
                 for (LocalCluster.Member b : backends) {
                     long t0 = System.nanoTime();
                     String text = java.net.http.HttpClient.newHttpClient().send(
-                            java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:"
+                            ProcessFixtures.adminRequest(java.net.URI.create("http://127.0.0.1:"
                                     + b.adminPort + "/metrics")).build(),
                             java.net.http.HttpResponse.BodyHandlers.ofString()).body();
                     long scrapeMillis = (System.nanoTime() - t0) / 1_000_000;

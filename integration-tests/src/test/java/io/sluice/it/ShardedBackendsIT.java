@@ -170,7 +170,8 @@ class ShardedBackendsIT {
         ClusterState.awaitTrue("s1 led by " + leader + ", " + inSync + " in sync, " + membership
                 + " on the console's cluster page", CEILING, () -> row.matcher(
                 ConsoleSession.get(console, "/console/cluster", session).body()).find(), cluster::state);
-        String status = SluiceProcess.runCli("admin", "status", "--admin-url", console);
+        String status = SluiceProcess.runCli("admin", "status", "--admin-url", console, "--token",
+                ProcessFixtures.READ_TOKEN);
         assertTrue(status.lines().anyMatch(l -> l.matches("shard +s1 +leader=" + leader + " in-sync="
                 + inSync.replace(" ", "") + " lag=.*")), status);
     }
