@@ -295,12 +295,28 @@ class ClusterScriptIT {
         }
     }
 
+    /** This test's own runs: cluster.sh makes its read token itself. */
     private static String run(String command, Path dir) throws IOException, InterruptedException {
-        return run(command, dir, 21000, java.util.Map.of());
+        return script(command, dir, 21000, java.util.Map.of());
     }
 
-    /** Runs {@code cluster.sh COMMAND DIR} with 3 shards, the built jar and default credentials; fails if it fails. */
+    /**
+     * Runs {@code cluster.sh COMMAND DIR} with 3 shards, the built jar and default credentials; fails if it fails. The
+     * cluster's read token (DIR/read-token, which cluster.sh keeps when it exists) is the fixtures' own, so the tests'
+     * status and scrape helpers read it as they read every other process they start.
+     */
     static String run(String command, Path dir, int basePort, java.util.Map<String, String> env)
+            throws IOException, InterruptedException {
+        Path token = dir.resolve("read-token");
+        if (!Files.exists(token)) {
+            Files.createFile(token, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                    java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+            Files.writeString(token, ProcessFixtures.READ_TOKEN);
+        }
+        return script(command, dir, basePort, env);
+    }
+
+    private static String script(String command, Path dir, int basePort, java.util.Map<String, String> env)
             throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder("bash", SCRIPT.toString(), command, dir.toString())
                 .redirectErrorStream(true);

@@ -100,7 +100,8 @@ class MetadataClusterIT {
     }
 
     private static String runAdmin(String command, int adminPort) throws Exception {
-        return SluiceProcess.runCli("admin", command, "--admin-url", "http://127.0.0.1:" + adminPort);
+        return SluiceProcess.runCli("admin", command, "--admin-url", "http://127.0.0.1:" + adminPort, "--token",
+                ProcessFixtures.READ_TOKEN);
     }
 
 }
