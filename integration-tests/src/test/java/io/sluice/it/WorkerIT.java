@@ -20,7 +20,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,9 +32,9 @@ import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
 
 /**
  * The {@code sluice-worker} library against {@code sluice dev} through the AWS SDK: the heartbeat keeps long handlers'
- * messages from being redelivered, a killed worker JVM's message comes back after its timeout, a failing downstream
- * opens the breaker (receives stop) and recovery closes it, shutdown under load loses nothing and strands nothing
- * invisible, and failures back off with jitter.
+ * messages from being redelivered, a killed worker JVM's message comes back after its timeout, shutdown under load
+ * loses nothing and strands nothing invisible, and failures back off with jitter. The breaker, FIFO order and the
+ * handler's context are WorkerSemanticsIT's, on ElasticMQ too.
  */
 class WorkerIT extends SharedServer {
     @TempDir
@@ -145,40 +144,6 @@ class WorkerIT extends SharedServer {
         }
         assertEquals(Files.readString(marker).strip(), handled.keySet().iterator().next(), "the same message");
         assertTrue(handled.values().iterator().next() >= 2, "received again: " + handled);
-    }
-
-    @Test
-    void aFailingDownstreamOpensTheBreakerWhichStopsReceivingAndRecoveryClosesIt() throws Exception {
-        String url = queue("breaker", 30);
-        send(url, 30);
-        AtomicBoolean downstreamUp = new AtomicBoolean(false);
-        AtomicInteger receives = new AtomicInteger();
-        Set<String> done = ConcurrentHashMap.newKeySet();
-        CircuitBreaker breaker = CircuitBreaker.of("downstream", CircuitBreakerConfig.custom()
-                .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED).slidingWindowSize(10)
-                .minimumNumberOfCalls(5).failureRateThreshold(50).waitDurationInOpenState(Duration.ofSeconds(10))
-                .permittedNumberOfCallsInHalfOpenState(2).build()); // resilience4j's default: no automatic half-open
-        try (SqsAsyncClient client = asyncClient(server.endpoint(), receives);
-             SluiceWorker worker = SluiceWorker.builder(client, url, m -> {
-                 if (!downstreamUp.get()) {
-                     throw new IllegalStateException("downstream unavailable");
-                 }
-                 done.add(m.body());
-             }).concurrency(2).waitTime(Duration.ofSeconds(1)).circuitBreaker(breaker)
-                     .backoff(new Backoff(Duration.ofSeconds(1), 1, Duration.ofSeconds(1))).build().start()) {
-            await().atMost(Duration.ofSeconds(120)).until(() -> breaker.getState() == CircuitBreaker.State.OPEN);
-            Thread.sleep(1_500); // a long poll begun before it opened has returned (wait 1 s)
-            int receivesWhileOpen = receives.get();
-            Thread.sleep(2_000); // the window under test: no receive call in it
-            assertEquals(CircuitBreaker.State.OPEN, breaker.getState());
-            assertEquals(receivesWhileOpen, receives.get(), "no receive while the breaker is open");
-            assertEquals(0, worker.inFlight(), "holds nothing while open");
-
-            downstreamUp.set(true);
-            await().atMost(Duration.ofSeconds(120)).until(() -> breaker.getState() == CircuitBreaker.State.CLOSED);
-            await().atMost(Duration.ofSeconds(120)).until(() -> done.size() == 30);
-        }
-        await().atMost(Duration.ofSeconds(120)).until(() -> counts(url).values().stream().allMatch("0"::equals));
     }
 
     @Test

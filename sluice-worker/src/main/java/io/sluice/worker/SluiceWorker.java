@@ -9,7 +9,9 @@ import io.micrometer.core.instrument.Metrics;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -26,6 +28,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.services.sqs.SqsAsyncClient;
@@ -41,22 +44,35 @@ import software.amazon.awssdk.services.sqs.model.ReceiveMessageResponse;
  *
  * <ul>
  *   <li><b>Bounded concurrency.</b> At most {@code concurrency} handlers run at once, and a receive asks for no more
- *       messages than there are free handler slots: the worker never holds a message it cannot start.</li>
- *   <li><b>Visibility heartbeat.</b> While a handler runs, its message's visibility is extended ahead of expiry (once
- *       a third of the lease has run, checked every sixth of the timeout), up to {@code maxExtension} after the
- *       receive; a handler that takes longer than the timeout is not redelivered to another worker meanwhile.</li>
- *   <li><b>Failures back off.</b> A handler that throws leaves its message undeleted (the queue's redrive policy
- *       decides when it is dead-lettered) and makes it visible again after a jittered exponential {@link Backoff}.</li>
+ *       than there are free handler slots: the worker never holds a message it cannot start, except a FIFO group's
+ *       later messages, which wait for the ones before them.</li>
+ *   <li><b>FIFO order.</b> On a FIFO queue (its URL ends in {@code .fifo}) the messages of one group run one at a
+ *       time, in order; groups run in parallel up to the concurrency. A message that does not succeed (failed, retried
+ *       later, given back) stops its group here: the group's later messages this worker holds are given back unhandled,
+ *       and the server delivers them only after that message (SQS keeps a group locked while a message of it is in
+ *       flight). Other groups go on.</li>
+ *   <li><b>Visibility heartbeat.</b> While a message is held, its visibility is extended ahead of expiry (once a third
+ *       of the lease has run, checked every sixth of the timeout), up to {@code maxExtension} after the receive.</li>
+ *   <li><b>Handler control</b> ({@link ContextHandler}, {@link BatchHandler}, {@link MessageContext}): every system
+ *       attribute, extending the lease, retrying after a set time, dead-lettering a poison message at once,
+ *       acknowledging early, per-message outcomes of a batch.</li>
+ *   <li><b>Failures back off.</b> A failed message is left undeleted (the queue's redrive policy decides when it is
+ *       dead-lettered) and visible again after a jittered exponential {@link Backoff}.</li>
  *   <li><b>Batched deletes</b> of handled messages, up to 10 per request, flushed every 50 ms.</li>
- *   <li><b>Circuit breaker</b> (resilience4j) around the handler: failures open it; while open the worker stops
+ *   <li><b>A circuit breaker that protects the downstream</b> (resilience4j): it counts only downstream failures
+ *       ({@link DownstreamException} in the cause chain, or {@link Builder#downstreamFailure}), against successes, over
+ *       a 30 s window; a failure of one message (a poison message) only backs that message off. Open, the worker stops
  *       receiving and gives back (visibility 0) what it holds but has not started; half-open, it receives one message
  *       at a time as probes, and closes when they succeed.</li>
  *   <li><b>Graceful shutdown</b> ({@link #close()}): stop receiving (an outstanding long poll is waited for, and what
  *       it brings is given back), let running handlers finish within the grace period, give back the rest with
  *       visibility 0, flush the deletes.</li>
+ *   <li><b>Logging</b> (SLF4J, logger {@code io.sluice.worker.SluiceWorker}, every line names the queue): start, stop
+ *       and drain at INFO; breaker transitions at WARN; handler failures at WARN, at most one line per 10 s with the
+ *       count of those not logged.</li>
  *   <li><b>Metrics</b> (Micrometer, tag {@code queue}): {@code sluice.worker.processed}, {@code .failed},
- *       {@code .extended}, {@code .released}, {@code .handler} (latency), {@code .inflight},
- *       {@code .breaker.state} (0 closed, 1 open, 2 half-open).</li>
+ *       {@code .retried}, {@code .dead_lettered}, {@code .extended}, {@code .released}, {@code .handler} (latency),
+ *       {@code .inflight}, {@code .breaker.state} (0 closed, 1 open, 2 half-open).</li>
  * </ul>
  */
 public final class SluiceWorker implements AutoCloseable {
@@ -66,91 +82,90 @@ public final class SluiceWorker implements AutoCloseable {
 
     private final SqsAsyncClient sqs;
     private final String queueUrl;
-    private final MessageHandler handler;
+    private final String queue;
+    private final boolean fifo;
+    private final ContextHandler handler; // one of handler and batchHandler
+    private final BatchHandler batchHandler;
     private final int concurrency;
     private final int visibilitySeconds;
     private final Duration maxExtension;
     private final int waitSeconds;
     private final Backoff backoff;
     private final CircuitBreaker breaker;
+    private final Predicate<Throwable> downstream;
     private final Duration shutdownGrace;
+    private final DeadLetters deadLetters;
+    private final FailureLog failureLog;
 
+    /** Free handler slots: one per lane (a message; a FIFO group's run; a batch). */
     private final Semaphore slots;
     private final ExecutorService handlers;
     private final ScheduledExecutorService timers;
     private final Thread poller;
-    /** By a key of each receive's own (one message received twice while its first handler runs is held twice). */
     private final Map<Long, Held> held = new ConcurrentHashMap<>();
     private final java.util.concurrent.atomic.AtomicLong heldKeys = new java.util.concurrent.atomic.AtomicLong();
+    /** FIFO queues: the lane of each group with messages held here. */
+    private final Map<String, Lane> groups = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Held> toDelete = new ConcurrentLinkedQueue<>();
     private final List<CompletableFuture<?>> calls = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final AtomicBoolean started = new AtomicBoolean();
     private volatile boolean running;
+    private final MessageContext.Actions actions = new ContextActions();
 
     private final Counter processed;
     private final Counter failed;
+    private final Counter retried;
+    private final Counter deadLettered;
     private final Counter extended;
     private final Counter released;
     private final Timer handlerLatency;
 
-    /** One message this worker holds, from its receive until it is deleted, backed off or given back. */
-    private static final class Held {
-        final long key;
-        final Message message;
-        /** When the receive was sent: the server's lease began after it, so the lease is counted from here. */
-        final long receivedNanos;
-        volatile long leaseEndNanos;
-        /**
-         * The visibility the worker left it with when it gave it back (0) or backed it off, or -1 while it runs: a
-         * heartbeat extension that lands after that is undone with this value.
-         */
-        volatile int finalVisibility = -1;
-        private final AtomicBoolean settled = new AtomicBoolean();
+    /**
+     * Messages run one unit after another on one handler slot: a standard queue's message (or a batch's messages), or
+     * the messages of one FIFO group this worker holds, in order.
+     */
+    private static final class Lane {
+        final String group; // null: not a FIFO group's
+        final ArrayDeque<Held> waiting = new ArrayDeque<>();
+        boolean closed;
 
-        Held(long key, Message message, long receiveSentNanos, int visibilitySeconds) {
-            this.key = key;
-            this.message = message;
-            this.receivedNanos = receiveSentNanos;
-            this.leaseEndNanos = receiveSentNanos + TimeUnit.SECONDS.toNanos(visibilitySeconds);
-        }
-
-        /** True for the one caller that decides this message's outcome. */
-        boolean settle() {
-            return settled.compareAndSet(false, true);
-        }
-
-        int receiveCount() {
-            String n = message.attributes().get(MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT);
-            try {
-                return n == null ? 1 : Integer.parseInt(n);
-            } catch (NumberFormatException e) {
-                return 1;
-            }
+        Lane(String group) {
+            this.group = group;
         }
     }
 
     private SluiceWorker(Builder b) {
         this.sqs = b.sqs;
         this.queueUrl = b.queueUrl;
+        this.queue = queueUrl.substring(queueUrl.lastIndexOf('/') + 1);
+        this.fifo = queue.endsWith(".fifo");
         this.handler = b.handler;
+        this.batchHandler = b.batchHandler;
         this.concurrency = b.concurrency;
         this.visibilitySeconds = (int) b.visibilityTimeout.toSeconds();
         this.maxExtension = b.maxExtension;
         this.waitSeconds = (int) b.waitTime.toSeconds();
         this.backoff = b.backoff;
-        String queue = queueUrl.substring(queueUrl.lastIndexOf('/') + 1);
+        this.downstream = b.downstream;
         this.breaker = b.breaker != null ? b.breaker : CircuitBreaker.of("sluice-worker-" + queue,
                 CircuitBreakerConfig.custom()
-                        .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
-                        .slidingWindowSize(20).minimumNumberOfCalls(10).failureRateThreshold(50)
+                        .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.TIME_BASED)
+                        .slidingWindowSize(30).minimumNumberOfCalls(10).failureRateThreshold(50)
                         .waitDurationInOpenState(Duration.ofSeconds(30)).permittedNumberOfCallsInHalfOpenState(3)
                         .automaticTransitionFromOpenToHalfOpenEnabled(true).build());
         this.shutdownGrace = b.shutdownGrace;
+        this.deadLetters = new DeadLetters(sqs, queueUrl);
+        this.failureLog = new FailureLog(LOG, queue, b.failureLogIntervalMillis);
         this.slots = new Semaphore(concurrency);
         this.handlers = Executors.newFixedThreadPool(concurrency, named("sluice-worker-" + queue + "-handler"));
         // two: the heartbeat is never queued behind a delete flush
         this.timers = Executors.newScheduledThreadPool(2, named("sluice-worker-" + queue + "-timer"));
         this.poller = named("sluice-worker-" + queue + "-poller").newThread(this::poll);
+        breaker.getEventPublisher().onStateTransition(e -> LOG.warn("queue {}: circuit breaker from {} to {} (failure"
+                + " rate {}% of the last calls; it counts downstream failures only){}", queue,
+                e.getStateTransition().getFromState(), e.getStateTransition().getToState(),
+                breaker.getMetrics().getFailureRate(), e.getStateTransition().getToState() == CircuitBreaker.State.OPEN
+                        ? ": receiving stops" : ""));
 
         MeterRegistry registry = b.registry;
         Tags tags = Tags.of("queue", queue);
@@ -158,10 +173,14 @@ public final class SluiceWorker implements AutoCloseable {
                 .tags(tags).register(registry);
         failed = Counter.builder("sluice.worker.failed").description("handler failures (message backed off)")
                 .tags(tags).register(registry);
+        retried = Counter.builder("sluice.worker.retried").description("messages the handler asked to retry later")
+                .tags(tags).register(registry);
+        deadLettered = Counter.builder("sluice.worker.dead_lettered")
+                .description("messages the handler sent to the dead-letter queue").tags(tags).register(registry);
         extended = Counter.builder("sluice.worker.extended").description("visibility extensions by the heartbeat")
                 .tags(tags).register(registry);
         released = Counter.builder("sluice.worker.released")
-                .description("messages given back unhandled (visibility 0): breaker open or shutdown")
+                .description("messages given back unhandled (visibility 0): breaker open, shutdown, FIFO group stopped")
                 .tags(tags).register(registry);
         handlerLatency = Timer.builder("sluice.worker.handler").description("handler run time")
                 .tags(tags).register(registry);
@@ -171,8 +190,20 @@ public final class SluiceWorker implements AutoCloseable {
                 .description("0 closed, 1 open, 2 half-open, 3 disabled or forced").tags(tags).register(registry);
     }
 
+    /** A worker whose handler takes the bare message. */
     public static Builder builder(SqsAsyncClient sqs, String queueUrl, MessageHandler handler) {
-        return new Builder(sqs, queueUrl, handler);
+        Objects.requireNonNull(handler, "handler");
+        return new Builder(sqs, queueUrl, context -> handler.handle(context.message()), null);
+    }
+
+    /** A worker whose handler takes the message's {@link MessageContext}. */
+    public static Builder contextBuilder(SqsAsyncClient sqs, String queueUrl, ContextHandler handler) {
+        return new Builder(sqs, queueUrl, Objects.requireNonNull(handler, "handler"), null);
+    }
+
+    /** A worker whose handler takes the messages of a receive at once. */
+    public static Builder batchBuilder(SqsAsyncClient sqs, String queueUrl, BatchHandler handler) {
+        return new Builder(sqs, queueUrl, null, Objects.requireNonNull(handler, "handler"));
     }
 
     /** Starts receiving. */
@@ -186,6 +217,9 @@ public final class SluiceWorker implements AutoCloseable {
         timers.scheduleWithFixedDelay(this::flushDeletes, DELETE_FLUSH_MILLIS, DELETE_FLUSH_MILLIS,
                 TimeUnit.MILLISECONDS);
         poller.start();
+        LOG.info("queue {}: worker started ({}concurrency {}, visibility {} s, wait {} s{})", queue,
+                fifo ? "FIFO, one message of a group at a time, " : "", concurrency, visibilitySeconds, waitSeconds,
+                batchHandler != null ? ", batch handler" : "");
         return this;
     }
 
@@ -193,7 +227,7 @@ public final class SluiceWorker implements AutoCloseable {
         return breaker;
     }
 
-    /** Messages held now (running, or received and about to run). */
+    /** Messages held now (running, waiting behind their FIFO group, or received and about to run). */
     public int inFlight() {
         return held.size();
     }
@@ -208,7 +242,7 @@ public final class SluiceWorker implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 return;
             } catch (RuntimeException e) { // never let the poller die: the worker would stop receiving for good
-                LOG.warn("the poller of {} failed; it goes on: {}", queueUrl, e.toString());
+                LOG.warn("queue {}: the poller failed; it goes on: {}", queue, e.toString());
                 pause(1000);
             }
         }
@@ -234,44 +268,118 @@ public final class SluiceWorker implements AutoCloseable {
         if (!slots.tryAcquire(200, TimeUnit.MILLISECONDS)) {
             return;
         }
-        int want = 1;
-        int more = state == CircuitBreaker.State.HALF_OPEN ? 0 : Math.min(BATCH - 1, slots.availablePermits());
+        boolean probe = state == CircuitBreaker.State.HALF_OPEN;
+        int permits = 1;
+        int more = probe ? 0 : Math.min(BATCH - 1, slots.availablePermits());
         if (more > 0 && slots.tryAcquire(more)) {
-            want += more;
+            permits += more;
         }
+        // each message may be a lane of its own (a standard queue's, or a new FIFO group's): no more than the slots;
+        // a standard queue's batch handler takes a whole receive on one slot
+        int asked = batchHandler != null && !fifo ? (probe ? 1 : BATCH) : permits;
         List<Message> got;
-        int asked = want;
         long sentNanos = System.nanoTime();
         try {
             ReceiveMessageResponse response = sqs.receiveMessage(r -> r.queueUrl(queueUrl)
                     .maxNumberOfMessages(asked).waitTimeSeconds(waitSeconds).visibilityTimeout(visibilitySeconds)
-                    .messageSystemAttributeNames(MessageSystemAttributeName.APPROXIMATE_RECEIVE_COUNT)
+                    .messageSystemAttributeNames(MessageSystemAttributeName.ALL)
                     .messageAttributeNames("All")).get();
             got = response.messages();
         } catch (InterruptedException e) {
-            slots.release(want);
+            slots.release(permits);
             throw e;
         } catch (ExecutionException | RuntimeException e) {
-            slots.release(want);
-            LOG.warn("receive from {} failed: {}", queueUrl, (e instanceof ExecutionException ? e.getCause() : e)
+            slots.release(permits);
+            LOG.warn("queue {}: receive failed: {}", queue, (e instanceof ExecutionException ? e.getCause() : e)
                     .toString());
             pause(1000);
             return;
         }
-        slots.release(Math.max(0, want - got.size()));
+        List<Held> received = new ArrayList<>(got.size());
         for (Message m : got) {
             Held h = new Held(heldKeys.incrementAndGet(), m, sentNanos, visibilitySeconds);
+            h.context = new MessageContext(h, actions, queueUrl);
             held.put(h.key, h);
-            if (!running) {
-                giveBack(List.of(h)); // shutting down: what the last poll brought goes back at once
-                continue;
-            }
-            try {
-                handlers.execute(() -> run(h));
-            } catch (java.util.concurrent.RejectedExecutionException closed) {
-                giveBack(List.of(h));
-            }
+            received.add(h);
         }
+        if (!running) {
+            slots.release(permits);
+            giveBack(received); // shutting down: what the last poll brought goes back at once
+            return;
+        }
+        int used = 0;
+        for (Lane lane : lanes(received)) {
+            used++;
+            start(lane);
+        }
+        slots.release(permits - used);
+    }
+
+    /**
+     * The new lanes of what one receive brought (each to run on a slot of its own): a lane per message, or per batch,
+     * or per FIFO group; a FIFO group whose lane is still running here gets the messages appended to it instead.
+     */
+    private List<Lane> lanes(List<Held> received) {
+        List<Lane> out = new ArrayList<>();
+        if (!fifo) {
+            if (batchHandler != null) {
+                Lane lane = new Lane(null);
+                lane.waiting.addAll(received);
+                if (!received.isEmpty()) {
+                    out.add(lane);
+                }
+                return out;
+            }
+            for (Held h : received) {
+                Lane lane = new Lane(null);
+                lane.waiting.add(h);
+                out.add(lane);
+            }
+            return out;
+        }
+        Map<String, List<Held>> byGroup = new LinkedHashMap<>();
+        for (Held h : received) {
+            byGroup.computeIfAbsent(Objects.requireNonNullElse(h.group(), ""), g -> new ArrayList<>()).add(h);
+        }
+        byGroup.forEach((group, messages) -> {
+            Lane running = groups.get(group);
+            if (running != null) {
+                synchronized (running) {
+                    if (!running.closed) { // a group locked here should not come again; if it does, keep its order
+                        running.waiting.addAll(messages);
+                        return;
+                    }
+                }
+            }
+            Lane lane = new Lane(group);
+            lane.waiting.addAll(messages);
+            groups.put(group, lane);
+            out.add(lane);
+        });
+        return out;
+    }
+
+    private void start(Lane lane) {
+        try {
+            handlers.execute(() -> runLane(lane));
+        } catch (java.util.concurrent.RejectedExecutionException closed) {
+            giveBack(closeLane(lane));
+            slots.release();
+        }
+    }
+
+    /** Closes a lane; what was still waiting in it. */
+    private List<Held> closeLane(Lane lane) {
+        List<Held> rest;
+        synchronized (lane) {
+            lane.closed = true;
+            rest = new ArrayList<>(lane.waiting);
+            lane.waiting.clear();
+        }
+        if (lane.group != null) {
+            groups.remove(lane.group, lane);
+        }
+        return rest;
     }
 
     private static void pause(long millis) {
@@ -284,60 +392,182 @@ public final class SluiceWorker implements AutoCloseable {
 
     // ---- handling --------------------------------------------------------------------------------------------
 
-    private void run(Held h) {
-        if (!running || !breaker.tryAcquirePermission()) {
-            giveBack(List.of(h)); // shutting down, or the breaker opened since the receive: not started
-            return;
-        }
-        long start = System.nanoTime();
+    /** Runs a lane's units in order until it is empty or one of them does not succeed; then frees its slot. */
+    private void runLane(Lane lane) {
         try {
-            handler.handle(h.message);
-            long took = System.nanoTime() - start;
-            breaker.onSuccess(took, TimeUnit.NANOSECONDS);
-            handlerLatency.record(took, TimeUnit.NANOSECONDS);
-            if (h.settle()) {
-                processed.increment();
-                toDelete.add(h);
-                if (toDelete.size() >= BATCH) {
-                    try {
-                        timers.execute(this::flushDeletes);
-                    } catch (java.util.concurrent.RejectedExecutionException closed) {
-                        // shutting down: close() flushes what is left
+            while (true) {
+                List<Held> unit;
+                synchronized (lane) {
+                    if (lane.waiting.isEmpty()) {
+                        lane.closed = true; // what a receive brings of this group from now on starts a lane of its own
+                        break;
+                    }
+                    if (batchHandler != null) {
+                        unit = new ArrayList<>(lane.waiting);
+                        lane.waiting.clear();
+                    } else {
+                        unit = List.of(lane.waiting.poll());
                     }
                 }
-            }
-        } catch (Throwable t) {
-            long took = System.nanoTime() - start;
-            handlerLatency.record(took, TimeUnit.NANOSECONDS);
-            if (!running && (t instanceof InterruptedException || Thread.currentThread().isInterrupted())) {
-                breaker.releasePermission(); // stopped by the shutdown, not a failure of its downstream
-                giveBack(List.of(h));
-                return;
-            }
-            breaker.onError(took, TimeUnit.NANOSECONDS, t);
-            if (h.settle()) {
-                failed.increment();
-                int seconds = backoff.visibilitySeconds(h.receiveCount());
-                h.finalVisibility = seconds;
-                LOG.debug("message {} failed (receive {}), visible again in {} s: {}", h.message.messageId(),
-                        h.receiveCount(), seconds, t.toString());
-                track(sqs.changeMessageVisibility(r -> r.queueUrl(queueUrl)
-                        .receiptHandle(h.message.receiptHandle()).visibilityTimeout(seconds))
-                        .whenComplete((ok, e) -> {
-                            if (e != null) {
-                                LOG.warn("backing off message {} failed: {}", h.message.messageId(), e.toString());
-                            }
-                        }));
+                if (!runUnit(unit)) {
+                    break; // its later messages are given back below, so the group's order holds
+                }
             }
         } finally {
-            done(h);
+            giveBack(closeLane(lane));
+            slots.release();
         }
     }
 
-    private void done(Held h) {
-        if (held.remove(h.key, h)) {
-            slots.release();
+    /** Runs the handler on one message (or one batch) and applies the outcomes; whether every message left the queue. */
+    private boolean runUnit(List<Held> unit) {
+        if (!running || !breaker.tryAcquirePermission()) {
+            giveBack(unit); // shutting down, or the breaker opened since the receive: not started
+            return false;
         }
+        long start = System.nanoTime();
+        Throwable thrown = null;
+        try {
+            if (batchHandler != null) {
+                batchHandler.handle(unit.stream().map(h -> h.context).toList());
+            } else {
+                handler.handle(unit.get(0).context);
+            }
+        } catch (Throwable t) {
+            thrown = t;
+        }
+        long took = System.nanoTime() - start;
+        handlerLatency.record(took, TimeUnit.NANOSECONDS);
+        // the interrupt is the shutdown's, past its grace; cleared here: the SDK calls below must not see it
+        boolean interrupted = Thread.interrupted() || thrown instanceof InterruptedException;
+        if (!running && interrupted) {
+            breaker.releasePermission(); // stopped by the shutdown, not a failure of its downstream
+            giveBack(unit.stream().filter(h -> h.chosen.get() != Held.Outcome.ACKNOWLEDGED).toList());
+            unit.forEach(this::done);
+            return false;
+        }
+        boolean allLeft = true;
+        Throwable downstreamFailure = thrown != null && isDownstream(thrown) ? thrown : null;
+        List<Held> givenBack = new ArrayList<>();
+        for (Held h : unit) {
+            Held.Outcome outcome = h.outcome(thrown);
+            if (!allLeft && fifo && h.chosen.get() == null) {
+                givenBack.add(h); // after one that did not succeed in its group: not done, whatever the call did
+                continue;
+            }
+            if (outcome.kind() == Held.Outcome.Kind.FAILED && downstreamFailure == null && isDownstream(outcome.cause())) {
+                downstreamFailure = outcome.cause();
+            }
+            if (!apply(h, outcome)) {
+                allLeft = false;
+            }
+        }
+        giveBack(givenBack);
+        if (downstreamFailure != null) {
+            breaker.onError(took, TimeUnit.NANOSECONDS, downstreamFailure);
+        } else if (allLeft) {
+            breaker.onSuccess(took, TimeUnit.NANOSECONDS);
+        } else {
+            breaker.releasePermission(); // a message's own failure: not the downstream's, not counted
+        }
+        return allLeft;
+    }
+
+    private boolean isDownstream(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (downstream.test(c)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Carries out one message's outcome; whether it left the queue. */
+    private boolean apply(Held h, Held.Outcome outcome) {
+        switch (outcome.kind()) {
+            case SUCCESS -> {
+                if (h.settle()) {
+                    processed.increment();
+                    toDelete.add(h);
+                    if (toDelete.size() >= BATCH) {
+                        try {
+                            timers.execute(this::flushDeletes);
+                        } catch (java.util.concurrent.RejectedExecutionException closed) {
+                            // shutting down: close() flushes what is left
+                        }
+                    }
+                }
+                done(h);
+                return true;
+            }
+            case ACKNOWLEDGED -> {
+                done(h); // counted and deleted when acknowledged
+                return true;
+            }
+            case RETRY -> {
+                if (h.settle()) {
+                    retried.increment();
+                    later(h, (int) Math.min(Backoff.LONGEST.toSeconds(), outcome.after().toSeconds()));
+                }
+                done(h);
+                return false;
+            }
+            case DEAD_LETTER -> {
+                if (h.settle()) {
+                    try { // waited for: a FIFO group's next message runs only once this one is out of the queue
+                        deadLetters.move(h.message, outcome.reason()).get(30, TimeUnit.SECONDS);
+                        deadLettered.increment();
+                        LOG.info("queue {}: message {} sent to the dead-letter queue by its handler: {}", queue,
+                                h.message.messageId(), outcome.reason());
+                        done(h);
+                        return true;
+                    } catch (InterruptedException e) { // the shutdown, past its grace: back to the queue as it was
+                        h.finalVisibility = 0;
+                        released.increment();
+                        changeVisibility(List.of(h), 0);
+                        done(h);
+                        return false;
+                    } catch (ExecutionException | TimeoutException e) {
+                        Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
+                        LOG.warn("queue {}: message {} could not be dead-lettered ({}); backed off instead", queue,
+                                h.message.messageId(), cause.toString());
+                        failed(h, cause);
+                    }
+                }
+                done(h);
+                return false;
+            }
+            default -> { // FAILED
+                if (h.settle()) {
+                    failed(h, outcome.cause());
+                }
+                done(h);
+                return false;
+            }
+        }
+    }
+
+    private void failed(Held h, Throwable cause) {
+        failed.increment();
+        int seconds = backoff.visibilitySeconds(h.receiveCount());
+        failureLog.failed(h.message.messageId(), h.receiveCount(), seconds, cause);
+        later(h, seconds);
+    }
+
+    /** Makes a settled message visible again after {@code seconds}. */
+    private void later(Held h, int seconds) {
+        h.finalVisibility = seconds;
+        track(sqs.changeMessageVisibility(r -> r.queueUrl(queueUrl).receiptHandle(h.message.receiptHandle())
+                .visibilityTimeout(seconds)).whenComplete((ok, e) -> {
+                    if (e != null) {
+                        LOG.warn("queue {}: making message {} visible in {} s failed: {}", queue,
+                                h.message.messageId(), seconds, e.toString());
+                    }
+                }));
+    }
+
+    private void done(Held h) {
+        held.remove(h.key, h);
     }
 
     /** Makes unstarted or abandoned messages visible again at once (visibility 0). */
@@ -352,6 +582,34 @@ public final class SluiceWorker implements AutoCloseable {
         return changeVisibility(mine, 0);
     }
 
+    /** What a handler does through its {@link MessageContext}. */
+    private final class ContextActions implements MessageContext.Actions {
+        @Override
+        public void extend(Held h, Duration visibility) throws Exception {
+            int seconds = (int) Math.min(Backoff.LONGEST.toSeconds(), Math.max(0, visibility.toSeconds()));
+            long sent = System.nanoTime();
+            await(sqs.changeMessageVisibility(r -> r.queueUrl(queueUrl).receiptHandle(h.message.receiptHandle())
+                    .visibilityTimeout(seconds)));
+            h.leaseEndNanos = sent + TimeUnit.SECONDS.toNanos(seconds);
+        }
+
+        @Override
+        public void acknowledge(Held h) throws Exception {
+            await(sqs.deleteMessage(r -> r.queueUrl(queueUrl).receiptHandle(h.message.receiptHandle())));
+            if (h.settle()) {
+                processed.increment();
+            }
+        }
+
+        private void await(CompletableFuture<?> call) throws Exception {
+            try {
+                call.get(30, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                throw e.getCause() instanceof Exception cause ? cause : e;
+            }
+        }
+    }
+
     // ---- heartbeat and deletes ---------------------------------------------------------------------------------
 
     /**
@@ -364,7 +622,7 @@ public final class SluiceWorker implements AutoCloseable {
             long third = TimeUnit.SECONDS.toNanos(visibilitySeconds) / 3;
             List<Held> due = new ArrayList<>();
             for (Held h : held.values()) {
-                if (!h.settled.get() && h.leaseEndNanos - now <= 2 * third
+                if (!h.isSettled() && h.leaseEndNanos - now <= 2 * third
                         && now - h.receivedNanos < maxExtension.toNanos()) {
                     due.add(h);
                 }
@@ -373,7 +631,7 @@ public final class SluiceWorker implements AutoCloseable {
                 changeVisibility(due, visibilitySeconds);
             }
         } catch (RuntimeException e) {
-            LOG.warn("heartbeat failed", e);
+            LOG.warn("queue {}: heartbeat failed", queue, e);
         }
     }
 
@@ -391,7 +649,8 @@ public final class SluiceWorker implements AutoCloseable {
             sent.add(track(sqs.changeMessageVisibilityBatch(r -> r.queueUrl(queueUrl).entries(entries))
                     .whenComplete((ChangeMessageVisibilityBatchResponse response, Throwable e) -> {
                         if (e != null) {
-                            LOG.warn("changing the visibility of {} messages failed: {}", batch.size(), e.toString());
+                            LOG.warn("queue {}: changing the visibility of {} messages failed: {}", queue, batch.size(),
+                                    e.toString());
                             return;
                         }
                         List<Held> overtaken = new ArrayList<>();
@@ -407,8 +666,8 @@ public final class SluiceWorker implements AutoCloseable {
                         }
                         overtaken.forEach(h -> track(sqs.changeMessageVisibility(r -> r.queueUrl(queueUrl)
                                 .receiptHandle(h.message.receiptHandle()).visibilityTimeout(h.finalVisibility))));
-                        response.failed().forEach(f -> LOG.warn("visibility of message {} not changed: {} {}",
-                                batch.get(Integer.parseInt(f.id())).message.messageId(), f.code(), f.message()));
+                        response.failed().forEach(f -> LOG.warn("queue {}: visibility of message {} not changed: {} {}",
+                                queue, batch.get(Integer.parseInt(f.id())).message.messageId(), f.code(), f.message()));
                     })));
         }
         return CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new));
@@ -432,16 +691,16 @@ public final class SluiceWorker implements AutoCloseable {
                 }
                 track(sqs.deleteMessageBatch(r -> r.queueUrl(queueUrl).entries(entries)).whenComplete((response, e) -> {
                     if (e != null) {
-                        LOG.warn("deleting {} handled messages failed (they will be delivered again): {}",
-                                batch.size(), e.toString());
+                        LOG.warn("queue {}: deleting {} handled messages failed (they will be delivered again): {}",
+                                queue, batch.size(), e.toString());
                     } else {
-                        response.failed().forEach(f -> LOG.warn("handled message {} not deleted: {} {}",
-                                batch.get(Integer.parseInt(f.id())).message.messageId(), f.code(), f.message()));
+                        response.failed().forEach(f -> LOG.warn("queue {}: handled message {} not deleted: {} {}",
+                                queue, batch.get(Integer.parseInt(f.id())).message.messageId(), f.code(), f.message()));
                     }
                 }));
             }
         } catch (RuntimeException e) {
-            LOG.warn("delete flush failed", e);
+            LOG.warn("queue {}: delete flush failed", queue, e);
         }
     }
 
@@ -467,6 +726,9 @@ public final class SluiceWorker implements AutoCloseable {
             return;
         }
         running = false;
+        LOG.info("queue {}: worker stopping: no more receives; {} messages held, up to {} ms for running handlers",
+                queue, held.size(), shutdownGrace.toMillis());
+        double releasedBefore = released.count();
         try {
             poller.join(TimeUnit.SECONDS.toMillis(waitSeconds + 10L));
             handlers.shutdown(); // the heartbeat goes on meanwhile: long handlers keep their leases
@@ -484,10 +746,12 @@ public final class SluiceWorker implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (ExecutionException | TimeoutException e) {
-            LOG.warn("shutdown of the worker of {} did not finish cleanly: {}", queueUrl, e.toString());
+            LOG.warn("queue {}: the worker's shutdown did not finish cleanly: {}", queue, e.toString());
         } finally {
             timers.shutdownNow();
         }
+        LOG.info("queue {}: worker stopped and drained: {} messages handled in all, {} given back unhandled at"
+                + " shutdown", queue, (long) processed.count(), (long) (released.count() - releasedBefore));
     }
 
     private static int stateCode(CircuitBreaker breaker) {
@@ -512,7 +776,8 @@ public final class SluiceWorker implements AutoCloseable {
     public static final class Builder {
         private final SqsAsyncClient sqs;
         private final String queueUrl;
-        private final MessageHandler handler;
+        private final ContextHandler handler;
+        private final BatchHandler batchHandler;
         private int concurrency = 10;
         private Duration visibilityTimeout = Duration.ofSeconds(30);
         private Duration maxExtension = Duration.ofHours(1);
@@ -521,14 +786,20 @@ public final class SluiceWorker implements AutoCloseable {
         private CircuitBreaker breaker;
         private Duration shutdownGrace = Duration.ofSeconds(30);
         private MeterRegistry registry = Metrics.globalRegistry;
+        private Predicate<Throwable> downstream = DownstreamException.class::isInstance;
+        private long failureLogIntervalMillis = 10_000;
 
-        private Builder(SqsAsyncClient sqs, String queueUrl, MessageHandler handler) {
+        private Builder(SqsAsyncClient sqs, String queueUrl, ContextHandler handler, BatchHandler batchHandler) {
             this.sqs = Objects.requireNonNull(sqs, "sqs");
             this.queueUrl = Objects.requireNonNull(queueUrl, "queueUrl");
-            this.handler = Objects.requireNonNull(handler, "handler");
+            this.handler = handler;
+            this.batchHandler = batchHandler;
         }
 
-        /** Handlers running at once, and so the most messages held (default 10). */
+        /**
+         * Handlers running at once (default 10): on a standard queue also the most messages held (a batch handler: the
+         * most batches); on a FIFO queue the most groups held, each with what one receive brought of it.
+         */
         public Builder concurrency(int n) {
             if (n < 1) {
                 throw new IllegalArgumentException("concurrency must be at least 1");
@@ -566,7 +837,10 @@ public final class SluiceWorker implements AutoCloseable {
             return this;
         }
 
-        /** A breaker of your own settings; default: 50 % of the last 20 calls failed (10 at least), open 30 s. */
+        /**
+         * A breaker of your own settings; default: 50 % of the calls of the last 30 s (10 at least) failed with a
+         * downstream failure, open 30 s, then 3 probes. Only downstream failures count either way.
+         */
         public Builder circuitBreaker(CircuitBreaker b) {
             breaker = Objects.requireNonNull(b);
             return this;
@@ -575,6 +849,22 @@ public final class SluiceWorker implements AutoCloseable {
         /** How long {@link SluiceWorker#close()} lets running handlers finish (default 30 s). */
         public Builder shutdownGrace(Duration d) {
             shutdownGrace = Objects.requireNonNull(d);
+            return this;
+        }
+
+        /**
+         * Which handler failures are the downstream's, the only ones the circuit breaker counts (tested on the failure
+         * and each of its causes). Default: {@link DownstreamException}. {@code t -> true} counts every failure, as a
+         * breaker around the handler would: then a run of poison messages stops the worker too.
+         */
+        public Builder downstreamFailure(Predicate<Throwable> p) {
+            downstream = Objects.requireNonNull(p);
+            return this;
+        }
+
+        /** At most one handler-failure line per this long (default 10 s); the next one counts those not logged. */
+        public Builder failureLogInterval(Duration d) {
+            failureLogIntervalMillis = Math.max(0, d.toMillis());
             return this;
         }
 
