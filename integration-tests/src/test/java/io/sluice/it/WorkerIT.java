@@ -146,6 +146,66 @@ class WorkerIT extends SharedServer {
         assertTrue(handled.values().iterator().next() >= 2, "received again: " + handled);
     }
 
+    /**
+     * Two queues on one budget of 8, weights 3 and 1: while both have a backlog the handlers running split about 6 to 2;
+     * alone, the light queue takes (nearly) the whole budget.
+     */
+    @Test
+    void severalQueuesShareOneBudgetByWeight() throws Exception {
+        String heavy = queue("weight3", 30);
+        String light = queue("weight1", 30);
+        send(heavy, 600);
+        send(light, 600);
+        AtomicInteger heavyRunning = new AtomicInteger();
+        AtomicInteger lightRunning = new AtomicInteger();
+        AtomicInteger lightHandled = new AtomicInteger();
+        AtomicInteger lightPeak = new AtomicInteger();
+        long[] sums = new long[3]; // samples, heavy running, light running
+        try (SqsAsyncClient client = asyncClient(server.endpoint(), null);
+             io.sluice.worker.SluiceWorkers workers = io.sluice.worker.SluiceWorkers.builder(8)
+                     .add(SluiceWorker.builder(client, heavy, m -> {
+                         heavyRunning.incrementAndGet();
+                         try {
+                             Thread.sleep(50);
+                         } finally {
+                             heavyRunning.decrementAndGet();
+                         }
+                     }).waitTime(Duration.ofSeconds(1)), 3)
+                     .add(SluiceWorker.builder(client, light, m -> {
+                         lightPeak.accumulateAndGet(lightRunning.incrementAndGet(), Math::max);
+                         try {
+                             Thread.sleep(50);
+                         } finally {
+                             lightRunning.decrementAndGet();
+                             lightHandled.incrementAndGet();
+                         }
+                     }).waitTime(Duration.ofSeconds(1)), 1)
+                     .build().start()) {
+            Thread.sleep(1_000); // both under way
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+            while (System.nanoTime() < until) { // sampling, while both still have a backlog
+                sums[0]++;
+                sums[1] += heavyRunning.get();
+                sums[2] += lightRunning.get();
+                Thread.sleep(10);
+            }
+            await().atMost(Duration.ofSeconds(120)).until(() -> counts(heavy).values().stream().allMatch("0"::equals));
+            lightPeak.set(0); // from here the light queue is alone
+            int lightBefore = lightHandled.get();
+            await().atMost(Duration.ofSeconds(120)).until(() -> lightHandled.get() == 600);
+            System.out.printf("one budget of 8, weights 3:1: %.1f and %.1f handlers running on average while both"
+                            + " had a backlog; the light queue alone ran up to %d at once (%d messages)%n",
+                    (double) sums[1] / sums[0], (double) sums[2] / sums[0], lightPeak.get(), 600 - lightBefore);
+        }
+        double heavyMean = (double) sums[1] / sums[0];
+        double lightMean = (double) sums[2] / sums[0];
+        assertTrue(heavyMean + lightMean <= 8.01, "never more than the budget");
+        // owed 6 and 2 slots; a slot also holds a receive in flight, so fewer handlers run than slots are taken
+        assertTrue(heavyMean >= 2 * lightMean && lightMean >= 0.8 && lightMean <= 2.2,
+                String.format("shares follow the weights: %.1f and %.1f", heavyMean, lightMean));
+        assertTrue(lightPeak.get() >= 6, "alone, the light queue borrows the idle share: " + lightPeak.get());
+    }
+
     @Test
     void aMessageReceivedAgainWhileItsFirstHandlerRunsKeepsTheSlotCountRight() throws Exception {
         String url = queue("again", 1);

@@ -22,7 +22,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -96,9 +95,12 @@ public final class SluiceWorker implements AutoCloseable {
     private final Duration shutdownGrace;
     private final DeadLetters deadLetters;
     private final FailureLog failureLog;
+    private final HandlerTracing tracing;
 
     /** Free handler slots: one per lane (a message; a FIFO group's run; a batch). */
-    private final Semaphore slots;
+    private final Slots slots;
+    /** The last receive brought nothing: with a shared budget, the next one holds a single slot while it waits. */
+    private boolean lastEmpty;
     private final ExecutorService handlers;
     private final ScheduledExecutorService timers;
     private final Thread poller;
@@ -112,6 +114,9 @@ public final class SluiceWorker implements AutoCloseable {
     private volatile boolean running;
     private final MessageContext.Actions actions = new ContextActions();
 
+    /** For the log: the meters may be no-ops (Micrometer's global registry without a registry added). */
+    private final java.util.concurrent.atomic.AtomicLong handledTotal = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong releasedTotal = new java.util.concurrent.atomic.AtomicLong();
     private final Counter processed;
     private final Counter failed;
     private final Counter retried;
@@ -156,7 +161,8 @@ public final class SluiceWorker implements AutoCloseable {
         this.shutdownGrace = b.shutdownGrace;
         this.deadLetters = new DeadLetters(sqs, queueUrl);
         this.failureLog = new FailureLog(LOG, queue, b.failureLogIntervalMillis);
-        this.slots = new Semaphore(concurrency);
+        this.tracing = HandlerTracing.detect(b.openTelemetry);
+        this.slots = b.slots != null ? b.slots : Slots.of(concurrency);
         this.handlers = Executors.newFixedThreadPool(concurrency, named("sluice-worker-" + queue + "-handler"));
         // two: the heartbeat is never queued behind a delete flush
         this.timers = Executors.newScheduledThreadPool(2, named("sluice-worker-" + queue + "-timer"));
@@ -227,6 +233,11 @@ public final class SluiceWorker implements AutoCloseable {
         return breaker;
     }
 
+    /** The queue this worker consumes. */
+    public String queueUrl() {
+        return queueUrl;
+    }
+
     /** Messages held now (running, waiting behind their FIFO group, or received and about to run). */
     public int inFlight() {
         return held.size();
@@ -265,14 +276,13 @@ public final class SluiceWorker implements AutoCloseable {
             return;
         }
         // a free handler slot, then as many more as are free (a receive takes up to 10)
-        if (!slots.tryAcquire(200, TimeUnit.MILLISECONDS)) {
+        if (!slots.acquire(200)) {
             return;
         }
         boolean probe = state == CircuitBreaker.State.HALF_OPEN;
         int permits = 1;
-        int more = probe ? 0 : Math.min(BATCH - 1, slots.availablePermits());
-        if (more > 0 && slots.tryAcquire(more)) {
-            permits += more;
+        if (!probe && !(slots.shared() && lastEmpty)) { // an idle queue does not hold a shared budget's slots
+            permits += slots.tryAcquireUpTo(BATCH - 1);
         }
         // each message may be a lane of its own (a standard queue's, or a new FIFO group's): no more than the slots;
         // a standard queue's batch handler takes a whole receive on one slot
@@ -285,6 +295,8 @@ public final class SluiceWorker implements AutoCloseable {
                     .messageSystemAttributeNames(MessageSystemAttributeName.ALL)
                     .messageAttributeNames("All")).get();
             got = response.messages();
+            lastEmpty = got.isEmpty();
+            slots.demand(!lastEmpty);
         } catch (InterruptedException e) {
             slots.release(permits);
             throw e;
@@ -364,7 +376,7 @@ public final class SluiceWorker implements AutoCloseable {
             handlers.execute(() -> runLane(lane));
         } catch (java.util.concurrent.RejectedExecutionException closed) {
             giveBack(closeLane(lane));
-            slots.release();
+            slots.release(1);
         }
     }
 
@@ -415,7 +427,7 @@ public final class SluiceWorker implements AutoCloseable {
             }
         } finally {
             giveBack(closeLane(lane));
-            slots.release();
+            slots.release(1);
         }
     }
 
@@ -427,6 +439,7 @@ public final class SluiceWorker implements AutoCloseable {
         }
         long start = System.nanoTime();
         Throwable thrown = null;
+        HandlerTracing.Run span = tracing.start(queue, unit.stream().map(h -> h.message).toList());
         try {
             if (batchHandler != null) {
                 batchHandler.handle(unit.stream().map(h -> h.context).toList());
@@ -435,6 +448,18 @@ public final class SluiceWorker implements AutoCloseable {
             }
         } catch (Throwable t) {
             thrown = t;
+        } finally {
+            Throwable failure = thrown;
+            for (Held h : unit) {
+                Held.Outcome chosen = h.chosen.get();
+                if (failure == null && chosen != null && chosen.kind() == Held.Outcome.Kind.FAILED) {
+                    failure = chosen.cause();
+                }
+            }
+            if (failure != null) {
+                span.failed(failure);
+            }
+            span.end();
         }
         long took = System.nanoTime() - start;
         handlerLatency.record(took, TimeUnit.NANOSECONDS);
@@ -488,6 +513,7 @@ public final class SluiceWorker implements AutoCloseable {
             case SUCCESS -> {
                 if (h.settle()) {
                     processed.increment();
+                    handledTotal.incrementAndGet();
                     toDelete.add(h);
                     if (toDelete.size() >= BATCH) {
                         try {
@@ -524,6 +550,7 @@ public final class SluiceWorker implements AutoCloseable {
                     } catch (InterruptedException e) { // the shutdown, past its grace: back to the queue as it was
                         h.finalVisibility = 0;
                         released.increment();
+                        releasedTotal.incrementAndGet();
                         changeVisibility(List.of(h), 0);
                         done(h);
                         return false;
@@ -579,6 +606,7 @@ public final class SluiceWorker implements AutoCloseable {
             return CompletableFuture.completedFuture(null);
         }
         released.increment(mine.size());
+        releasedTotal.addAndGet(mine.size());
         return changeVisibility(mine, 0);
     }
 
@@ -598,6 +626,7 @@ public final class SluiceWorker implements AutoCloseable {
             await(sqs.deleteMessage(r -> r.queueUrl(queueUrl).receiptHandle(h.message.receiptHandle())));
             if (h.settle()) {
                 processed.increment();
+                handledTotal.incrementAndGet();
             }
         }
 
@@ -728,7 +757,7 @@ public final class SluiceWorker implements AutoCloseable {
         running = false;
         LOG.info("queue {}: worker stopping: no more receives; {} messages held, up to {} ms for running handlers",
                 queue, held.size(), shutdownGrace.toMillis());
-        double releasedBefore = released.count();
+        long releasedBefore = releasedTotal.get();
         try {
             poller.join(TimeUnit.SECONDS.toMillis(waitSeconds + 10L));
             handlers.shutdown(); // the heartbeat goes on meanwhile: long handlers keep their leases
@@ -751,7 +780,7 @@ public final class SluiceWorker implements AutoCloseable {
             timers.shutdownNow();
         }
         LOG.info("queue {}: worker stopped and drained: {} messages handled in all, {} given back unhandled at"
-                + " shutdown", queue, (long) processed.count(), (long) (released.count() - releasedBefore));
+                + " shutdown", queue, handledTotal.get(), releasedTotal.get() - releasedBefore);
     }
 
     private static int stateCode(CircuitBreaker breaker) {
@@ -788,6 +817,8 @@ public final class SluiceWorker implements AutoCloseable {
         private MeterRegistry registry = Metrics.globalRegistry;
         private Predicate<Throwable> downstream = DownstreamException.class::isInstance;
         private long failureLogIntervalMillis = 10_000;
+        private Slots slots;
+        private Object openTelemetry; // an io.opentelemetry.api.OpenTelemetry, or null for the global one
 
         private Builder(SqsAsyncClient sqs, String queueUrl, ContextHandler handler, BatchHandler batchHandler) {
             this.sqs = Objects.requireNonNull(sqs, "sqs");
@@ -834,6 +865,21 @@ public final class SluiceWorker implements AutoCloseable {
 
         public Builder backoff(Backoff b) {
             backoff = Objects.requireNonNull(b);
+            return this;
+        }
+
+        /**
+         * The OpenTelemetry whose tracer makes the handler spans (see {@link HandlerTracing}); default: the global one,
+         * when OpenTelemetry's API is on the class path.
+         */
+        public Builder openTelemetry(io.opentelemetry.api.OpenTelemetry o) {
+            openTelemetry = Objects.requireNonNull(o);
+            return this;
+        }
+
+        /** Slots shared with other workers ({@link SluiceWorkers}); by default the worker's own. */
+        Builder slots(Slots s) {
+            slots = Objects.requireNonNull(s);
             return this;
         }
 

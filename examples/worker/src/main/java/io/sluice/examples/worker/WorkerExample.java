@@ -15,13 +15,26 @@ import software.amazon.awssdk.services.sqs.SqsAsyncClient;
 /**
  * A worker on a running {@code sluice dev} (or any SQS endpoint): creates queue {@code worker-example}, sends 200
  * messages, and handles them with 8 handlers that take 50-250 ms and fail one time in ten (those back off and come
- * back), printing the worker's metrics each second until every message is handled.
+ * back), printing the worker's metrics each second until every message is handled. Each message carries a W3C
+ * {@code traceparent} attribute, as a traced producer sets it: with OpenTelemetry on the worker's class path, each
+ * handler run is a span in that trace (docs/worker.md, Tracing).
  *
  * <p>Usage: {@code WorkerExample [ENDPOINT (default http://localhost:9324)]}; credentials from SLUICE_ACCESS_KEY and
  * SLUICE_SECRET_KEY, default {@code sluice} / {@code sluice-dev-secret} (those of {@code sluice dev}).
  */
 public final class WorkerExample {
     private WorkerExample() {
+    }
+
+    /**
+     * A W3C trace context for a message (version 00, a random trace and span id, sampled): what a producer instrumented
+     * with OpenTelemetry writes, e.g. {@code W3CTraceContextPropagator.getInstance().inject(Context.current(), ...)}.
+     */
+    static software.amazon.awssdk.services.sqs.model.MessageAttributeValue traceparent() {
+        ThreadLocalRandom r = ThreadLocalRandom.current();
+        String value = String.format("00-%016x%016x-%016x-01", r.nextLong() | 1, r.nextLong(), r.nextLong() | 1);
+        return software.amazon.awssdk.services.sqs.model.MessageAttributeValue.builder().dataType("String")
+                .stringValue(value).build();
     }
 
     public static void main(String[] args) throws Exception {
@@ -37,7 +50,8 @@ public final class WorkerExample {
                 int from = batch * 10;
                 sqs.sendMessageBatch(b -> b.queueUrl(url).entries(java.util.stream.IntStream.range(from, from + 10)
                         .mapToObj(i -> software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry.builder()
-                                .id("m" + i).messageBody("job " + i).build()).toList())).get();
+                                .id("m" + i).messageBody("job " + i).messageAttributes(Map.of("traceparent",
+                                        traceparent())).build()).toList())).get();
             }
             SimpleMeterRegistry metrics = new SimpleMeterRegistry();
             try (SluiceWorker worker = SluiceWorker.builder(sqs, url, message -> {

@@ -1,0 +1,44 @@
+package io.sluice.worker;
+
+import java.util.List;
+import software.amazon.awssdk.services.sqs.model.Message;
+
+/**
+ * The span of each handler run, when OpenTelemetry's API is on the class path (an optional dependency): a CONSUMER span
+ * "QUEUE process" whose parent is the trace the producer left on the message (a {@code traceparent} message
+ * attribute, W3C Trace Context, else the {@code AWSTraceHeader} system attribute, X-Ray's form), current while the
+ * handler runs, so the handler's own spans join the producer's trace. Without OpenTelemetry: nothing.
+ */
+interface HandlerTracing {
+    /** One handler run's span. */
+    interface Run {
+        void failed(Throwable cause);
+
+        void end();
+    }
+
+    Run NO_RUN = new Run() {
+        @Override
+        public void failed(Throwable cause) {
+        }
+
+        @Override
+        public void end() {
+        }
+    };
+
+    HandlerTracing NONE = (queue, messages) -> NO_RUN;
+
+    /** Starts the span of a run over {@code messages} (one, or a batch) and makes it current on this thread. */
+    Run start(String queue, List<Message> messages);
+
+    /** OpenTelemetry's tracing when its API is present ({@code openTelemetry}: an instance, or null for the global). */
+    static HandlerTracing detect(Object openTelemetry) {
+        try {
+            Class.forName("io.opentelemetry.api.GlobalOpenTelemetry", false, HandlerTracing.class.getClassLoader());
+        } catch (ClassNotFoundException | LinkageError absent) {
+            return NONE;
+        }
+        return OpenTelemetryTracing.create(openTelemetry);
+    }
+}
