@@ -36,19 +36,42 @@ final class OpenTelemetryTracing implements HandlerTracing {
         }
     };
 
-    private final Tracer tracer;
+    private static final String SCOPE = "io.sluice.worker";
+    /** The tracer: the given OpenTelemetry's, or the global one's once the application has set it. */
+    private volatile Tracer tracer;
 
-    private OpenTelemetryTracing(OpenTelemetry openTelemetry) {
-        this.tracer = openTelemetry.getTracer("io.sluice.worker");
+    private OpenTelemetryTracing(Tracer tracer) {
+        this.tracer = tracer;
     }
 
     static HandlerTracing create(Object openTelemetry) {
-        return new OpenTelemetryTracing(openTelemetry instanceof OpenTelemetry o ? o : GlobalOpenTelemetry.get());
+        return new OpenTelemetryTracing(openTelemetry instanceof OpenTelemetry o ? o.getTracer(SCOPE) : null);
+    }
+
+    /**
+     * The global tracer without fixing the global instance: GlobalOpenTelemetry.get() would set a no-op one when the
+     * application has not set its own yet, and the application's set() would then fail.
+     */
+    private Tracer tracer() {
+        Tracer t = tracer;
+        if (t != null) {
+            return t;
+        }
+        try {
+            if (!GlobalOpenTelemetry.isSet()) {
+                return GlobalOpenTelemetry.getOrNoop().getTracer(SCOPE); // no-op for now, asked again next time
+            }
+        } catch (NoSuchMethodError olderApi) { // before isSet/getOrNoop: get() is all there is
+            // fall through
+        }
+        t = GlobalOpenTelemetry.get().getTracer(SCOPE);
+        tracer = t;
+        return t;
     }
 
     @Override
     public Run start(String queue, List<Message> messages) {
-        SpanBuilder builder = tracer.spanBuilder(queue + " process").setSpanKind(SpanKind.CONSUMER)
+        SpanBuilder builder = tracer().spanBuilder(queue + " process").setSpanKind(SpanKind.CONSUMER)
                 .setAttribute("messaging.system", "aws_sqs").setAttribute("messaging.destination.name", queue)
                 .setAttribute("messaging.operation.type", "process");
         Context parent = null;

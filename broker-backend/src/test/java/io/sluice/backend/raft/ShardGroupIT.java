@@ -499,9 +499,19 @@ class ShardGroupIT {
         }
     }
 
+    private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * A free port, never the same twice in this JVM: the kernel may give a port just closed out again, and two members
+     * of a group on one port end the test JVM (Ratis exits when its server cannot bind).
+     */
     static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
+        while (true) {
+            try (ServerSocket s = new ServerSocket(0)) {
+                if (HANDED_OUT.add(s.getLocalPort())) {
+                    return s.getLocalPort();
+                }
+            }
         }
     }
 }
