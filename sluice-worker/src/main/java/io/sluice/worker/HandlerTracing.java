@@ -29,7 +29,10 @@ interface HandlerTracing {
 
     HandlerTracing NONE = (queue, messages) -> NO_RUN;
 
-    /** Starts the span of a run over {@code messages} (one, or a batch) and makes it current on this thread. */
+    /**
+     * Starts the span of a run over {@code messages} (one, or a batch) and makes it current on this thread. Never
+     * throws: tracing that fails leaves the run untraced.
+     */
     Run start(String queue, List<Message> messages);
 
     /** OpenTelemetry's tracing when its API is present ({@code openTelemetry}: an instance, or null for the global). */
@@ -39,6 +42,13 @@ interface HandlerTracing {
         } catch (ClassNotFoundException | LinkageError absent) {
             return NONE;
         }
-        return OpenTelemetryTracing.create(openTelemetry);
+        HandlerTracing otel = OpenTelemetryTracing.create(openTelemetry);
+        return (queue, messages) -> {
+            try {
+                return otel.start(queue, messages);
+            } catch (RuntimeException | LinkageError e) { // an OpenTelemetry of another version, a broken SDK
+                return NO_RUN;
+            }
+        };
     }
 }

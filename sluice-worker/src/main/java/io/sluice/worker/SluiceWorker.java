@@ -421,7 +421,15 @@ public final class SluiceWorker implements AutoCloseable {
                         unit = List.of(lane.waiting.poll());
                     }
                 }
-                if (!runUnit(unit)) {
+                boolean succeeded;
+                try {
+                    succeeded = runUnit(unit);
+                } catch (RuntimeException e) { // not the handler's (it is caught): never strand a held message
+                    LOG.warn("queue {}: running a handler failed; its messages go back: {}", queue, e.toString());
+                    giveBack(unit);
+                    succeeded = false;
+                }
+                if (!succeeded) {
                     break; // its later messages are given back below, so the group's order holds
                 }
             }
