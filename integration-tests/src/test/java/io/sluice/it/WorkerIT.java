@@ -181,7 +181,7 @@ class WorkerIT extends SharedServer {
                          }
                      }).waitTime(Duration.ofSeconds(1)), 1)
                      .build().start()) {
-            Thread.sleep(1_000); // both under way
+            await().atMost(Duration.ofSeconds(60)).until(() -> heavyRunning.get() > 0 && lightRunning.get() > 0);
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
             while (System.nanoTime() < until) { // sampling, while both still have a backlog
                 sums[0]++;
