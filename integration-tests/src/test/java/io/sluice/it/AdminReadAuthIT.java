@@ -1,5 +1,6 @@
 package io.sluice.it;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -11,6 +12,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -41,6 +43,10 @@ class AdminReadAuthIT {
         MetadataProcess m = MetadataProcess.single("read-auth", Map.of("SLUICE_ADMIN_TOKEN", ADMIN_TOKEN));
         m.start();
         try {
+            // readiness is open to anyone (no token); it turns 200 once the group has elected its leader
+            await("readiness, without a token").atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() -> get(m, "/ready", null).statusCode() == 200);
             for (String path : List.of("/metrics", "/admin/status")) {
                 HttpResponse<String> anonymous = get(m, path, null);
                 assertEquals(401, anonymous.statusCode(), path + " without a token: " + anonymous.body());
@@ -54,7 +60,6 @@ class AdminReadAuthIT {
             assertTrue(get(m, "/admin/status", ProcessFixtures.READ_TOKEN).body().contains("\"m1\""));
             assertTrue(get(m, "/metrics", ProcessFixtures.READ_TOKEN).body().contains("jvm_"), "a Prometheus scrape");
             assertEquals(200, get(m, "/health", null).statusCode(), "liveness stays open");
-            assertEquals(200, get(m, "/ready", null).statusCode(), "readiness stays open");
 
             // the read token reads; it does not write
             HttpResponse<String> write = putKey(m, ProcessFixtures.READ_TOKEN);
