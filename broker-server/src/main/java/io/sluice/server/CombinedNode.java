@@ -49,7 +49,8 @@ public final class CombinedNode implements AutoCloseable {
         java.util.function.Supplier<String> status =
                 () -> new String(MetadataJson.write(backend.status(metadata.status())), StandardCharsets.UTF_8);
         AdminAccess access = AdminAccess.configured(config);
-        admin = new AdminServer(registry, this::serving, () -> metadata.ready() && backend.ready(), status,
+        admin = new AdminServer(registry, this::serving, () -> metadata.ready() && backend.ready() && frontend.ready(),
+                status,
                 metadata.posts(), access).withConsole(frontend.console(access, status,
                 metadata.posts().get("/admin/rebalance")));
         adminAddress = admin.start(config.get(ServerConfigKeys.ADMIN_HOST), config.get(ServerConfigKeys.ADMIN_PORT),

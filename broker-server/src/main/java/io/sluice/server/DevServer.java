@@ -241,7 +241,8 @@ public final class DevServer implements AutoCloseable {
         this.accessKeys = accessKeys;
         this.services = services;
         SqsRequestProcessor processor = new SqsRequestProcessor(new ActionTable(services, longPolls, moveTasks),
-                verifier, accessKeys, workers, registry, limiter, name -> catalog.image().queues().containsKey(name));
+                verifier, accessKeys, workers, registry, limiter, name -> catalog.image().queues().containsKey(name),
+                config.get(ServerConfigKeys.REQUEST_TIMEOUT_MS));
         this.processor = processor;
 
         if (shard != null) { // in a cluster each shard's leader sweeps its own partitions (BackendServer.sweep)
@@ -310,7 +311,7 @@ public final class DevServer implements AutoCloseable {
                     health, rf)), java.nio.charset.StandardCharsets.UTF_8);
         };
         AdminAccess adminAccess = sharded == null ? AdminAccess.forDev(config, data) : AdminAccess.configured(config);
-        admin = new AdminServer(registry, () -> serving, () -> catalog.image().appliedIndex() > 0, status,
+        admin = new AdminServer(registry, () -> serving, this::ready, status,
                 Map.of("/admin/access-keys", AccessKeyAdmin.handler(metadataClient::submit),
                         "/admin/rebalance", AccessKeyAdmin.rebalance(metadataClient::submit)),
                 adminAccess).withConsole(console(adminAccess, status, AccessKeyAdmin.rebalance(metadataClient::submit)));
@@ -485,6 +486,26 @@ public final class DevServer implements AutoCloseable {
             LOG.warn("sweep failed", e);
             return 0;
         });
+    }
+
+    /**
+     * How recently this process must have reached the metadata group and every shard's leader to call itself ready:
+     * five probe (and catalog refresh) intervals, so a lost answer or a slow one under load does not flap it.
+     */
+    static final long READY_WINDOW_MILLIS = 5_000;
+
+    /**
+     * {@code GET /ready}: whether it can serve its clients now: it holds the catalog, reached the metadata group in
+     * the last {@link #READY_WINDOW_MILLIS}, and (in a cluster) reached every shard's leader as recently. A node cut
+     * off from the majority turns not ready within ~5 s, so a load balancer routes around it; ready again ~1 s after
+     * the network heals.
+     */
+    boolean ready() {
+        CachedCatalog c = catalog;
+        if (c == null || c.image().appliedIndex() == 0 || !c.reachedWithin(READY_WINDOW_MILLIS)) {
+            return false;
+        }
+        return sharded == null || sharded.unreachableShards(READY_WINDOW_MILLIS).isEmpty();
     }
 
     public InetSocketAddress sqsAddress() {

@@ -143,6 +143,11 @@ public final class ServerConfigKeys {
     public static final ConfigKey<Boolean> CLUSTER_ALLOW_PLAINTEXT = ConfigKey.bool("sluice.cluster.allow-plaintext",
             false, "Let a metadata member or backend whose Raft port binds a non-loopback address run without Raft"
                     + " TLS (anyone who reaches the port could then submit commands and read the catalog).");
+    public static final ConfigKey<Integer> REQUEST_TIMEOUT_MS = ConfigKey.integer("sluice.frontend.request-timeout-ms",
+            5_000, 500, 60_000, "How long an SQS request may take (a long poll: plus its wait) before the frontend"
+                    + " answers 503 ServiceUnavailable, which every SDK retries, instead of holding it: a node cut off"
+                    + " from a shard's leader or the metadata group fails fast. Keep it below the clients' timeouts"
+                    + " (the AWS SDKs' default socket timeout is 30-50 s) and above a leader failover (~1.5-4 s).");
     public static final ConfigKey<Integer> CATALOG_REFRESH_MS = ConfigKey.integer("sluice.catalog.refresh-ms", 1000, 50,
             60_000, "How often a frontend refreshes its cached catalog: the bound on how stale it can be.");
     public static final ConfigKey<Integer> WORKER_THREADS = ConfigKey.integer("sluice.worker-threads", 8, 1, 512,

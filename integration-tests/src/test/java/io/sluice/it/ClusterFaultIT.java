@@ -372,6 +372,6 @@ class ClusterFaultIT {
 
     /** A process's {@code /admin/status}, or null when it does not answer. */
     static JsonNode status(int adminPort) {
-        return LocalCluster.status(adminPort);
+        return LocalCluster.status(URI.create("http://127.0.0.1:" + adminPort));
     }
 }

@@ -30,14 +30,21 @@ final class ClusterState {
     private ClusterState() {
     }
 
-    /** The state of the processes whose admin ports are given (name → port); a process that does not answer says so. */
+    /** The state of the processes on loopback whose admin ports are given (name → port). */
     static String describe(Map<String, Integer> adminPorts) {
+        Map<String, URI> admins = new LinkedHashMap<>();
+        adminPorts.forEach((name, port) -> admins.put(name, URI.create("http://127.0.0.1:" + port)));
+        return describeAt(admins);
+    }
+
+    /** The state of the processes whose admin endpoints are given (name → base URI); one not answering says so. */
+    static String describeAt(Map<String, URI> admins) {
         StringBuilder out = new StringBuilder();
-        adminPorts.forEach((name, port) -> {
-            out.append("\n  ").append(name).append(" (admin ").append(port).append("): ");
-            String status = get(port, "/admin/status");
+        admins.forEach((name, admin) -> {
+            out.append("\n  ").append(name).append(" (admin ").append(admin.getAuthority()).append("): ");
+            String status = get(admin, "/admin/status");
             out.append(status == null ? "not answering" : status.strip());
-            String metrics = get(port, "/metrics");
+            String metrics = get(admin, "/metrics");
             if (metrics != null) {
                 for (String line : metrics.split("\n")) {
                     for (String gauge : GAUGES) {
@@ -86,9 +93,9 @@ final class ClusterState {
         await(what, ceiling, condition, Boolean.TRUE::equals, state);
     }
 
-    private static String get(int port, String path) {
+    private static String get(URI admin, String path) {
         try {
-            HttpResponse<String> r = HTTP.send(ProcessFixtures.adminRequest(URI.create("http://127.0.0.1:" + port + path))
+            HttpResponse<String> r = HTTP.send(ProcessFixtures.adminRequest(admin.resolve(path))
                     .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
             return r.statusCode() == 200 ? r.body() : "HTTP " + r.statusCode();
         } catch (IOException | InterruptedException e) {

@@ -2,6 +2,7 @@ package io.sluice.it;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sluice.common.raft.RaftTransport;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.PartitionAssignment;
 import io.sluice.metadata.raft.MetadataClient;
@@ -61,12 +62,15 @@ final class LocalCluster implements AutoCloseable {
     final String metadataPeers;
     private final Path base;
     private final Map<String, String> env;
+    private final Hosts hosts;
     private final Map<String, Member> members = new LinkedHashMap<>();
 
     /** One process of the cluster: its launcher arguments are fixed, so a restart reuses its ports and data. */
     static final class Member {
         final String name;
         final String role;
+        /** The address it binds and is reached at: loopback, or its host's address on a cluster of hosts. */
+        final String host;
         final int adminPort;
         /** Its SQS port (frontends and nodes), else 0. */
         final int sqsPort;
@@ -76,13 +80,16 @@ final class LocalCluster implements AutoCloseable {
         private final List<String> args;
         private final List<String> jvm;
         private final Map<String, String> env;
+        private final List<String> prefix;
         private Process process;
         private boolean paused;
 
-        Member(String name, String role, int adminPort, int sqsPort, int raftPort, Path dataDir, List<String> args,
-               List<String> jvm, Map<String, String> env) {
+        Member(String name, String role, String host, List<String> prefix, int adminPort, int sqsPort, int raftPort,
+               Path dataDir, List<String> args, List<String> jvm, Map<String, String> env) {
             this.name = name;
             this.role = role;
+            this.host = host;
+            this.prefix = prefix;
             this.adminPort = adminPort;
             this.sqsPort = sqsPort;
             this.raftPort = raftPort;
@@ -101,12 +108,12 @@ final class LocalCluster implements AutoCloseable {
             Path log = dataDir.resolveSibling(dataDir.getFileName() + ".log");
             Map<String, String> all = new LinkedHashMap<>(env);
             all.putAll(extra);
-            process = ProcessFixtures.launch(jvm, args, log, all);
+            process = ProcessFixtures.launch(prefix, jvm, args, log, all);
         }
 
         void awaitHealthy() {
             Path log = dataDir.resolveSibling(dataDir.getFileName() + ".log");
-            ProcessFixtures.awaitHealthy(process, adminPort, log, role + " " + name);
+            ProcessFixtures.awaitHealthy(process, adminUri(), log, role + " " + name);
         }
 
         boolean alive() {
@@ -118,12 +125,17 @@ final class LocalCluster implements AutoCloseable {
         }
 
         URI endpoint() {
-            return URI.create("http://127.0.0.1:" + sqsPort);
+            return URI.create("http://" + host + ":" + sqsPort);
+        }
+
+        /** Its admin endpoint's base URI. */
+        URI adminUri() {
+            return URI.create("http://" + host + ":" + adminPort);
         }
 
         /** Its {@code /admin/status}, or null if it does not answer. */
         JsonNode status() {
-            return LocalCluster.status(adminPort);
+            return LocalCluster.status(adminUri());
         }
 
         /** How many shard groups it hosts now, -1 if it does not answer. */
@@ -157,7 +169,7 @@ final class LocalCluster implements AutoCloseable {
         /** Its {@code GET /ready} status code, or -1 if it does not answer. */
         int readyStatus() {
             try {
-                return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + adminPort + "/ready"))
+                return HTTP.send(HttpRequest.newBuilder(adminUri().resolve("/ready"))
                         .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.discarding()).statusCode();
             } catch (IOException | InterruptedException e) {
                 return -1;
@@ -167,51 +179,64 @@ final class LocalCluster implements AutoCloseable {
         /** Waits until it holds at least {@code n} parked long polls (its {@code sqs_long_polls_parked} gauge). */
         void awaitParkedPolls(int n) {
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20))
-                    .until(() -> PromScrape.of(URI.create("http://127.0.0.1:" + adminPort)).sum("sqs_long_polls_parked")
+                    .until(() -> PromScrape.of(adminUri()).sum("sqs_long_polls_parked")
                             >= n);
         }
     }
 
-    /** The {@code /admin/status} of the process whose admin port is given, or null if it does not answer. */
-    static JsonNode status(int adminPort) {
+    /** The {@code /admin/status} of the process whose admin endpoint is given, or null if it does not answer. */
+    static JsonNode status(URI admin) {
         try {
-            HttpResponse<String> r = HTTP.send(ProcessFixtures.adminRequest(URI.create("http://127.0.0.1:" + adminPort
-                    + "/admin/status")).timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = HTTP.send(ProcessFixtures.adminRequest(admin.resolve("/admin/status"))
+                    .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
             return r.statusCode() == 200 ? JSON.readTree(r.body()) : null;
         } catch (IOException | InterruptedException e) {
             return null;
         }
     }
 
-    private LocalCluster(Topology topology, String metadataPeers, Path base, Map<String, String> env) {
+    private LocalCluster(Topology topology, String metadataPeers, Path base, Map<String, String> env, Hosts hosts) {
         this.topology = topology;
         this.metadataPeers = metadataPeers;
         this.base = base;
         this.env = env;
+        this.hosts = hosts;
     }
 
     /**
      * Starts three metadata members, {@code backends} backends and {@code frontends} frontends, and waits until every
-     * backend hosts its shards ({@code shards} groups at R = min(3, backends)).
+     * backend hosts its shards ({@code shards} groups at R = min(3, backends)); on hosts only with
+     * {@code -Dsluice.netns=true}.
      *
      * @param env configuration of every process, as SLUICE_... variables ({@code SLUICE_SHARDS} and
      *            {@code SLUICE_REPLICATION_FACTOR} are set from the arguments unless given)
      */
     static LocalCluster split(String name, int shards, int backends, int frontends, Map<String, String> env)
             throws IOException {
+        return split(name, shards, backends, frontends, env, Hosts.everywhere());
+    }
+
+    /**
+     * {@link #split(String, int, int, int, Map)}, each process in a host of its own ({@link Hosts}: a network
+     * namespace with its own address, Raft over mutual TLS with certificates for those addresses) when
+     * {@code onHosts}, else all on loopback.
+     */
+    static LocalCluster split(String name, int shards, int backends, int frontends, Map<String, String> env,
+                              boolean onHosts) throws IOException {
         Path base = Files.createTempDirectory(SluiceProcess.itDir(), name + "-");
         Map<String, String> all = clusterEnv(shards, Math.min(3, backends), env);
+        Hosts hosts = onHosts ? Hosts.create(List.of("m1", "m2", "m3")) : null;
         List<String> parts = new ArrayList<>();
-        Map<String, Integer> raftPorts = new LinkedHashMap<>();
         for (int i = 1; i <= 3; i++) {
-            raftPorts.put("m" + i, MetadataProcess.freePort());
-            parts.add("m" + i + "=127.0.0.1:" + raftPorts.get("m" + i));
+            String id = "m" + i;
+            parts.add(id + "=" + (hosts == null ? "127.0.0.1" : hosts.address(id)) + ":" + MetadataProcess.freePort());
         }
-        LocalCluster cluster = new LocalCluster(Topology.SPLIT, String.join(",", parts), base, all);
+        LocalCluster cluster = new LocalCluster(Topology.SPLIT, String.join(",", parts), base, all, hosts);
         try {
-            for (String id : raftPorts.keySet()) {
+            for (String part : parts) {
+                String id = part.substring(0, part.indexOf('='));
                 int admin = MetadataProcess.freePort();
-                cluster.add(new Member(id, "metadata", admin, 0, 0, base.resolve(id), List.of("metadata", "--node-id", id,
+                cluster.add(cluster.newMember(id, "metadata", admin, 0, 0, List.of("metadata", "--node-id", id,
                         "--peers", cluster.metadataPeers, "--data-dir", base.resolve(id).toString(), "--admin-port",
                         Integer.toString(admin)), List.of("-Xmx256m", "-XX:+UseSerialGC"), all));
             }
@@ -224,7 +249,7 @@ final class LocalCluster implements AutoCloseable {
                 String id = "f" + i;
                 int admin = MetadataProcess.freePort();
                 int sqs = MetadataProcess.freePort();
-                cluster.add(new Member(id, "frontend", admin, sqs, 0, base.resolve(id), List.of("frontend",
+                cluster.add(cluster.newMember(id, "frontend", admin, sqs, 0, List.of("frontend",
                         "--metadata-peers", cluster.metadataPeers, "--port", Integer.toString(sqs), "--admin-port",
                         Integer.toString(admin), "--access-key", SluiceProcess.ACCESS_KEY, "--secret-key",
                         SluiceProcess.SECRET_KEY), List.of("-Xmx512m", "-XX:+UseSerialGC"), all));
@@ -239,30 +264,39 @@ final class LocalCluster implements AutoCloseable {
 
     /**
      * Starts {@code nodes} combined nodes ({@code sluice node}: every role in one JVM), all launched before any is
-     * awaited (the metadata group needs a majority to serve), and waits until every node hosts its shards.
+     * awaited (the metadata group needs a majority to serve), and waits until every node hosts its shards; on hosts
+     * only with {@code -Dsluice.netns=true}.
      */
     static LocalCluster combined(String name, int shards, int nodes, Map<String, String> env) throws IOException {
+        return combined(name, shards, nodes, env, Hosts.everywhere());
+    }
+
+    /** {@link #combined(String, int, int, Map)}, each node in a host of its own when {@code onHosts}. */
+    static LocalCluster combined(String name, int shards, int nodes, Map<String, String> env, boolean onHosts)
+            throws IOException {
         Path base = Files.createTempDirectory(SluiceProcess.itDir(), name + "-");
         Map<String, String> all = clusterEnv(shards, Math.min(3, nodes), env);
-        List<String> parts = new ArrayList<>();
+        List<String> names = new ArrayList<>();
         for (int i = 1; i <= nodes; i++) {
-            parts.add("n" + i + "=127.0.0.1:" + MetadataProcess.freePort());
+            names.add("n" + i);
         }
-        LocalCluster cluster = new LocalCluster(Topology.COMBINED, String.join(",", parts), base, all);
+        Hosts hosts = onHosts ? Hosts.create(names) : null;
+        List<String> parts = new ArrayList<>();
+        for (String id : names) {
+            parts.add(id + "=" + (hosts == null ? "127.0.0.1" : hosts.address(id)) + ":" + MetadataProcess.freePort());
+        }
+        LocalCluster cluster = new LocalCluster(Topology.COMBINED, String.join(",", parts), base, all, hosts);
         try {
-            List<String> names = new ArrayList<>();
-            for (int i = 1; i <= nodes; i++) {
-                String id = "n" + i;
+            for (String id : names) {
                 int admin = MetadataProcess.freePort();
                 int sqs = MetadataProcess.freePort();
                 int raft = MetadataProcess.freePort();
-                cluster.add(new Member(id, "node", admin, sqs, raft, base.resolve(id), List.of("node", "--node-id", id,
+                cluster.add(cluster.newMember(id, "node", admin, sqs, raft, List.of("node", "--node-id", id,
                         "--metadata-peers", cluster.metadataPeers, "--raft-port",
                         Integer.toString(raft), "--port", Integer.toString(sqs), "--admin-port",
                         Integer.toString(admin), "--data-dir", base.resolve(id).toString(), "--access-key",
                         SluiceProcess.ACCESS_KEY, "--secret-key", SluiceProcess.SECRET_KEY),
                         List.of("-Xmx768m", "-XX:+UseSerialGC"), all));
-                names.add(id);
             }
             cluster.startAll(names);
             cluster.awaitShardsHosted(shards, nodes);
@@ -271,6 +305,60 @@ final class LocalCluster implements AutoCloseable {
             cluster.close();
             throw e;
         }
+    }
+
+    /**
+     * A process of this cluster. On hosts it gets a host of its own (made here unless it exists), binds that host's
+     * address ({@code --host}, the admin endpoint too), and speaks Raft over mutual TLS with a certificate for it.
+     */
+    private Member newMember(String id, String role, int admin, int sqs, int raft, List<String> args, List<String> jvm,
+                             Map<String, String> env) throws IOException {
+        if (hosts == null) {
+            return new Member(id, role, "127.0.0.1", List.of(), admin, sqs, raft, base.resolve(id), args, jvm, env);
+        }
+        hosts.add(List.of(id));
+        String host = hosts.address(id);
+        List<String> onHost = new ArrayList<>(args);
+        onHost.addAll(List.of("--host", host));
+        Map<String, String> own = new LinkedHashMap<>(env);
+        own.put("SLUICE_ADMIN_HOST", host);
+        own.putAll(certificate(id, host));
+        return new Member(id, role, host, hosts.prefix(id), admin, sqs, raft, base.resolve(id), List.copyOf(onHost),
+                jvm, Map.copyOf(own));
+    }
+
+    /** A certificate of the cluster's CA (made on first use) for {@code name} at {@code address}, as TLS settings. */
+    private Map<String, String> certificate(String name, String address) throws IOException {
+        Path tls = base.resolve("tls");
+        Process make = new ProcessBuilder("bash", DeployFiles.root().resolve("deploy/tls/make-certs.sh").toString(),
+                tls.toString(), name + "=IP:" + address).redirectErrorStream(true).start();
+        String out = new String(make.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        try {
+            if (!make.waitFor(60, TimeUnit.SECONDS) || make.exitValue() != 0) {
+                throw new IOException("make-certs.sh for " + name + " failed: " + out);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        }
+        return Map.of("SLUICE_CLUSTER_TLS_CERT_FILE", tls.resolve(name + ".pem").toString(),
+                "SLUICE_CLUSTER_TLS_KEY_FILE", tls.resolve(name + "-key.pem").toString(),
+                "SLUICE_CLUSTER_TLS_CA_FILE", tls.resolve("ca.pem").toString());
+    }
+
+    /** How this test talks Raft to the cluster (the metadata group): plaintext on loopback, mutual TLS on hosts. */
+    private RaftTransport transport() throws IOException {
+        if (hosts == null) {
+            return RaftTransport.PLAINTEXT;
+        }
+        Map<String, String> tls = certificate("it-client", hosts.machineAddress());
+        return RaftTransport.mutualTls(Path.of(tls.get("SLUICE_CLUSTER_TLS_CERT_FILE")),
+                Path.of(tls.get("SLUICE_CLUSTER_TLS_KEY_FILE")), Path.of(tls.get("SLUICE_CLUSTER_TLS_CA_FILE")));
+    }
+
+    /** The hosts this cluster runs on, for network faults; null on loopback. */
+    Hosts hosts() {
+        return hosts;
     }
 
     /**
@@ -295,8 +383,8 @@ final class LocalCluster implements AutoCloseable {
         args.addAll(List.of(extraArgs));
         Map<String, String> own = new LinkedHashMap<>(env);
         own.putAll(extraEnv);
-        Member m = new Member(id, "backend", admin, 0, raft, base.resolve(id), List.copyOf(args),
-                List.of("-Xmx384m", "-XX:+UseSerialGC"), own);
+        Member m = newMember(id, "backend", admin, 0, raft, List.copyOf(args), List.of("-Xmx384m", "-XX:+UseSerialGC"),
+                own);
         add(m);
         start(id);
         return m;
@@ -433,7 +521,7 @@ final class LocalCluster implements AutoCloseable {
 
     /** The catalog as the metadata group holds it now. */
     ClusterImage image() throws IOException {
-        try (MetadataClient metadata = new MetadataClient(MetadataPeers.parse(metadataPeers))) {
+        try (MetadataClient metadata = new MetadataClient(MetadataPeers.parse(metadataPeers), transport())) {
             return metadata.fetchImage();
         }
     }
@@ -456,10 +544,10 @@ final class LocalCluster implements AutoCloseable {
 
     /** Every process's status and shard gauges, for the message of a wait that timed out. */
     String state() {
-        Map<String, Integer> ports = new LinkedHashMap<>();
-        members.values().forEach(m -> ports.put(m.role + " " + m.name + (m.paused ? " (paused)" : "")
-                + (m.alive() ? "" : " (not running)"), m.adminPort));
-        StringBuilder out = new StringBuilder(ClusterState.describe(ports));
+        Map<String, URI> admins = new LinkedHashMap<>();
+        members.values().forEach(m -> admins.put(m.role + " " + m.name + (m.paused ? " (paused)" : "")
+                + (m.alive() ? "" : " (not running)"), m.adminUri()));
+        StringBuilder out = new StringBuilder(ClusterState.describeAt(admins));
         for (Member m : members.values()) {
             List<String> lines = raftEvents(m.dataDir.resolveSibling(m.dataDir.getFileName() + ".log"), 8);
             if (!lines.isEmpty()) {
@@ -484,9 +572,22 @@ final class LocalCluster implements AutoCloseable {
         }
     }
 
-    /** Stops every process (SIGTERM, then SIGKILL after 30 s), resuming paused ones first; frontends first. */
+    /**
+     * Stops every process (SIGTERM, then SIGKILL after 30 s), resuming paused ones first; frontends first. Then
+     * removes the hosts, if any (their faults go with them).
+     */
     @Override
     public void close() {
+        try {
+            closeProcesses();
+        } finally {
+            if (hosts != null) {
+                hosts.close();
+            }
+        }
+    }
+
+    private void closeProcesses() {
         List<Member> order = new ArrayList<>(members.values());
         java.util.Collections.reverse(order);
         for (Member m : order) {

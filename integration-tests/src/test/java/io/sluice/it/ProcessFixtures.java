@@ -34,7 +34,16 @@ final class ProcessFixtures {
 
     /** {@code java <jvmArgs> -jar sluice.jar <args>}, output appended to {@code log}. */
     static Process launch(List<String> jvmArgs, List<String> args, Path log, Map<String, String> env) throws IOException {
-        List<String> cmd = new ArrayList<>();
+        return launch(List.of(), jvmArgs, args, log, env);
+    }
+
+    /**
+     * {@link #launch(List, List, Path, Map)} behind {@code prefix}, a command that execs it, keeping its PID (e.g.
+     * {@code ip netns exec NAMESPACE}: a process on a host of its own).
+     */
+    static Process launch(List<String> prefix, List<String> jvmArgs, List<String> args, Path log,
+                          Map<String, String> env) throws IOException {
+        List<String> cmd = new ArrayList<>(prefix);
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(jvmArgs);
         cmd.addAll(List.of("-jar", SluiceProcess.jar()));
@@ -50,7 +59,12 @@ final class ProcessFixtures {
 
     /** Waits until {@code GET /health} on the admin port answers 200; fails at once if the process exits. */
     static void awaitHealthy(Process process, int adminPort, Path log, String name) {
-        URI health = URI.create("http://127.0.0.1:" + adminPort + "/health");
+        awaitHealthy(process, URI.create("http://127.0.0.1:" + adminPort), log, name);
+    }
+
+    /** {@link #awaitHealthy(Process, int, Path, String)} for an admin endpoint at any address. */
+    static void awaitHealthy(Process process, URI admin, Path log, String name) {
+        URI health = admin.resolve("/health");
         await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100)).until(() -> {
             if (!process.isAlive()) {
                 throw new IllegalStateException(name + " exited with " + process.exitValue() + "; see " + log);

@@ -16,14 +16,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
-import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
-import org.apache.ratis.util.TimeDuration;
 
 /**
  * Sends partition commands to one shard, grouping concurrent ones into one Raft entry (group commit). A Raft entry
@@ -149,20 +146,22 @@ public final class ShardClient implements AutoCloseable {
     }
 
     private RaftClient newClient() {
-        return transport.client(group)
-                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(40,
-                        TimeDuration.valueOf(250, TimeUnit.MILLISECONDS)))
+        return transport.client(group, RatisSettings.WRITE_ATTEMPT_TIMEOUT_MS)
+                .setRetryPolicy(RatisSettings.retryWithin(RatisSettings.DEFAULT_RETRY_WINDOW_MS))
                 .build();
     }
 
     /**
      * Ratis' ordered async client closes itself for good after some failures (a replica that has not joined the
-     * group yet, for one); the next entry then goes through a fresh client.
+     * group yet, for one, or a request that ran out of retries: its sliding window then refuses every later request);
+     * the next entry then goes through a fresh client.
      */
     private void replaceIfClosed(RaftClient used, Throwable error) {
         for (Throwable t = error; t != null; t = t.getCause()) {
             if (t instanceof org.apache.ratis.protocol.exceptions.AlreadyClosedException
-                    || t instanceof org.apache.ratis.protocol.exceptions.GroupMismatchException) {
+                    || t instanceof org.apache.ratis.protocol.exceptions.GroupMismatchException
+                    || t instanceof org.apache.ratis.protocol.exceptions.RaftRetryFailureException
+                    || t instanceof org.apache.ratis.protocol.exceptions.TimeoutIOException) {
                 synchronized (this) {
                     if (client == used) {
                         client = newClient();

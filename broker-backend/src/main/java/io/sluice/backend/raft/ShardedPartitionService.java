@@ -29,9 +29,7 @@ import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
-import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
-import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,6 +58,10 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
     private final Map<RaftGroupId, ShardClient> writers = new ConcurrentHashMap<>();
     private final Map<RaftGroupId, RaftClient> readers = new ConcurrentHashMap<>();
     private final Map<RaftGroupId, Boolean> watched = new ConcurrentHashMap<>();
+    /** A client per shard for readiness probes: short attempts, retried for a few seconds only. */
+    private final Map<RaftGroupId, ShardProbe> probes = new ConcurrentHashMap<>();
+    /** When each shard's leader last answered a probe. */
+    private final Map<RaftGroupId, Long> reachedAt = new ConcurrentHashMap<>();
     private final List<EffectListener> listeners = new CopyOnWriteArrayList<>();
     private final ScheduledExecutorService watcher = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "sluice-shard-watch");
@@ -98,7 +100,66 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
         this.transport = transport;
         if (watchArrivals) {
             watcher.scheduleWithFixedDelay(this::watchNewShards, 0, 1, TimeUnit.SECONDS);
+            watcher.scheduleWithFixedDelay(this::probeAll, 0, PROBE_EVERY_MILLIS, TimeUnit.MILLISECONDS);
         }
+    }
+
+    /** How often each shard's leader is probed (readiness). */
+    static final long PROBE_EVERY_MILLIS = 1_000;
+
+    /** A shard's probe client, bound to its members (replaced when they change), and whether a probe is out. */
+    private record ShardProbe(java.util.SortedSet<String> members, RaftClient client,
+                              java.util.concurrent.atomic.AtomicBoolean out) {
+    }
+
+    /**
+     * Asks every shard's leader a no-op read (an {@code AWAIT} of 1 ms, which every backend version answers): the
+     * answer proves this process reaches the leader now. An attempt lasts at most 2 s, a probe 4 s in all; a probe
+     * still out is not doubled.
+     */
+    private void probeAll() {
+        try {
+            for (RaftGroup g : router.allGroups()) {
+                ShardProbe probe = probes.compute(g.getGroupId(), (id, existing) -> {
+                    if (existing != null && existing.members().equals(ShardClient.members(g.getPeers()))) {
+                        return existing;
+                    }
+                    closeQuietly(existing == null ? null : existing.client());
+                    return new ShardProbe(ShardClient.members(g.getPeers()), transport.client(g, 2_000)
+                            .setRetryPolicy(RatisSettings.retryWithin(4_000)).build(),
+                            new java.util.concurrent.atomic.AtomicBoolean());
+                });
+                if (!probe.out().compareAndSet(false, true)) {
+                    continue;
+                }
+                Message ping = Message.valueOf(ByteString.copyFrom(ShardQueries.simple(ShardQueries.AWAIT, 1)));
+                LocalLeaders.send(local, g.getGroupId(), ping, true,
+                        () -> probe.client().async().sendReadOnlyUnordered(ping), replies).whenComplete((r, e) -> {
+                            probe.out().set(false);
+                            if (e == null && r.isSuccess()) {
+                                reachedAt.put(g.getGroupId(), System.nanoTime());
+                            }
+                        });
+            }
+        } catch (RuntimeException e) {
+            LOG.debug("shard probes failed", e);
+        }
+    }
+
+    /**
+     * The shards (group ids) whose leader this process has not reached in the last {@code millis}: empty when it can
+     * serve every partition of the catalog now. Only a frontend (one that watches arrivals) probes.
+     */
+    public List<String> unreachableShards(long millis) {
+        long now = System.nanoTime();
+        List<String> out = new ArrayList<>();
+        for (RaftGroup g : router.allGroups()) {
+            Long at = reachedAt.get(g.getGroupId());
+            if (at == null || now - at >= TimeUnit.MILLISECONDS.toNanos(millis)) {
+                out.add(g.getGroupId().toString());
+            }
+        }
+        return out;
     }
 
     /** The shard's client; replaced (atomically) only when the shard's replicas or their addresses change. */
@@ -127,8 +188,8 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
 
     private RaftClient reader(RaftGroup group) {
         return readers.computeIfAbsent(group.getGroupId(), id -> transport.client(group, AWAIT_MILLIS + 5_000)
-                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(20,
-                        TimeDuration.valueOf(250, TimeUnit.MILLISECONDS))).build());
+                .setRetryPolicy(RatisSettings.retryWithin(AWAIT_MILLIS + RatisSettings.DEFAULT_RETRY_WINDOW_MS))
+                .build());
     }
 
     @Override
@@ -278,6 +339,7 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
         watcher.shutdownNow();
         writers.values().forEach(ShardedPartitionService::closeQuietly);
         readers.values().forEach(ShardedPartitionService::closeQuietly);
+        probes.values().forEach(p -> closeQuietly(p.client()));
         replies.shutdown(); // after the clients: their failed futures still complete through it
     }
 

@@ -8,9 +8,13 @@ import java.nio.file.Path;
 import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
 import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.client.RaftClientRpc;
+import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.grpc.GrpcFactory;
 import org.apache.ratis.grpc.GrpcTlsConfig;
+import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.server.RaftServer;
 
@@ -152,10 +156,17 @@ public final class RaftTransport {
         return p;
     }
 
-    /** A client of {@code group} whose requests may take {@code timeoutMillis} (see {@link RatisSettings#client}). */
+    /**
+     * A client of {@code group} whose requests may take {@code timeoutMillis} (see {@link RatisSettings#client}); its
+     * reconnects after a failed attempt run off Ratis' timer thread ({@link ReconnectOffThread}).
+     */
     public RaftClient.Builder client(RaftGroup group, long timeoutMillis) {
-        return RaftClient.newBuilder().setProperties(RatisSettings.client(timeoutMillis)).setParameters(parameters())
-                .setRaftGroup(group);
+        ClientId id = ClientId.randomId();
+        RaftProperties properties = RatisSettings.client(timeoutMillis);
+        Parameters parameters = parameters();
+        RaftClientRpc rpc = new GrpcFactory(parameters).newRaftClientRpc(id, properties);
+        return RaftClient.newBuilder().setClientId(id).setProperties(properties).setParameters(parameters)
+                .setRaftGroup(group).setClientRpc(new ReconnectOffThread(rpc, group.getPeers()));
     }
 
     /** A client with the default request timeout. */

@@ -5,8 +5,12 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.ratis.RaftConfigKeys;
 import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.client.retry.RequestTypeDependentRetryPolicy;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.proto.RaftProtos.RaftClientRequestProto;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.retry.RetryPolicy;
 import org.apache.ratis.rpc.SupportedRpcType;
 import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.util.SizeInBytes;
@@ -92,6 +96,38 @@ public final class RatisSettings {
 
     /** Request timeout of a client that does not park: writes, admin calls, short reads. */
     public static final long DEFAULT_CLIENT_TIMEOUT_MS = 3_000;
+
+    /**
+     * Request timeout of a shard's write client, per attempt. An attempt to a leader that cannot be reached (a
+     * partition: no reply, no refused connection) costs this much before the client tries another member, which names
+     * the new leader; a killed leader's refused connection costs nothing. Measured (PartitionIT, docs/reliability.md):
+     * sends through the majority stalled ~6 s with 3 s attempts while the cut-off leader was replaced. A slow attempt
+     * that times out is sent again with the same call id: the leader's retry cache answers it once it commits, so it is
+     * never applied twice.
+     */
+    public static final long WRITE_ATTEMPT_TIMEOUT_MS = 1_500;
+
+    /** How long a client request may be retried in all (across leader changes) unless a caller says otherwise. */
+    public static final long DEFAULT_RETRY_WINDOW_MS = 10_000;
+
+    /**
+     * A client's retry policy: a failed attempt is tried again 250 ms later (at once when a follower names the new
+     * leader), but never after {@code windowMillis} since the request was made. An unreachable leader costs an attempt
+     * its whole request timeout, so a count alone (40 attempts: ~130 s at 3 s each) would hold a request, and every
+     * request queued behind it in the client's ordered window, for minutes; the window bounds it: ~10 s covers a
+     * failover (killed leader ~1.4 s, partitioned one ~4 s) with room to spare. Every request type gets it (a type
+     * left out would be retried forever).
+     */
+    public static RetryPolicy retryWithin(long windowMillis) {
+        RetryPolicy each = RetryPolicies.retryUpToMaximumCountWithFixedSleep(40,
+                TimeDuration.valueOf(250, TimeUnit.MILLISECONDS));
+        RequestTypeDependentRetryPolicy.Builder builder = RequestTypeDependentRetryPolicy.newBuilder();
+        for (RaftClientRequestProto.TypeCase type : RaftClientRequestProto.TypeCase.values()) {
+            builder.setRetryPolicy(type, each).setTimeout(type, TimeDuration.valueOf(windowMillis,
+                    TimeUnit.MILLISECONDS));
+        }
+        return builder.build();
+    }
 
     public static RaftProperties client() {
         return client(DEFAULT_CLIENT_TIMEOUT_MS);

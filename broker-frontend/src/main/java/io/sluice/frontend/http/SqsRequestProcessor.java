@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.Timer;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsException;
 import io.sluice.common.SqsFailure;
+import io.sluice.common.SqsLimits;
 import io.sluice.frontend.action.ActionContext;
 import io.sluice.frontend.action.ActionTable;
 import io.sluice.frontend.action.Params;
@@ -30,6 +31,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -65,6 +67,7 @@ public final class SqsRequestProcessor {
     private final MeterRegistry metrics;
     private final AccessKeyRateLimiter limiter;
     private final java.util.function.Predicate<String> knownQueue;
+    private final long deadlineMillis;
     /** Failed signatures by client address and key: guessing a secret is slowed down, per address. */
     private final io.sluice.frontend.auth.AuthFailures authFailures =
             new io.sluice.frontend.auth.AuthFailures(System::nanoTime);
@@ -86,6 +89,21 @@ public final class SqsRequestProcessor {
     public SqsRequestProcessor(ActionTable actions, SigV4Verifier verifier, Authorizer policy, Executor workers,
                                MeterRegistry metrics, AccessKeyRateLimiter limiter,
                                java.util.function.Predicate<String> knownQueue) {
+        this(actions, verifier, policy, workers, metrics, limiter, knownQueue, DEFAULT_DEADLINE_MILLIS);
+    }
+
+    /** How long a request may take by default before it is answered {@code ServiceUnavailable} (503). */
+    public static final long DEFAULT_DEADLINE_MILLIS = 5_000;
+
+    /**
+     * @param deadlineMillis how long an action may take (a long poll: plus its wait) before the client is answered
+     *                       {@code ServiceUnavailable} (503, which every SDK retries) instead of being held: a frontend
+     *                       cut off from a shard's leader or the metadata group fails fast rather than hanging
+     */
+    public SqsRequestProcessor(ActionTable actions, SigV4Verifier verifier, Authorizer policy, Executor workers,
+                               MeterRegistry metrics, AccessKeyRateLimiter limiter,
+                               java.util.function.Predicate<String> knownQueue, long deadlineMillis) {
+        this.deadlineMillis = deadlineMillis;
         this.actions = actions;
         this.verifier = verifier;
         this.policy = verifier == null ? AuthorizationPolicy.allowAll() : policy;
@@ -258,7 +276,28 @@ public final class SqsRequestProcessor {
         }
         ActionContext ctx = new ActionContext(requestId, protocol, principal, host, path, traceHeader, connected,
                 resources.queue(), (act, queueName) -> authorizer.isAllowed(principal, act, queueName));
-        return CompletableFuture.supplyAsync(() -> handler.execute(ctx, params), workers).thenCompose(f -> f);
+        long deadline = deadlineMillis + waitMillis(handler.name(), params);
+        return CompletableFuture.supplyAsync(() -> handler.execute(ctx, params), workers).thenCompose(f -> f)
+                .orTimeout(deadline, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * How long the action may wait on purpose: a receive its WaitTimeSeconds (the most a queue's default can be when
+     * it gives none), anything else nothing.
+     */
+    private static long waitMillis(String action, Params params) {
+        if (!"ReceiveMessage".equals(action)) {
+            return 0;
+        }
+        Integer wait;
+        try {
+            wait = params.integer("WaitTimeSeconds");
+        } catch (RuntimeException e) {
+            wait = null; // the action refuses it with the right error
+        }
+        int seconds = wait == null || wait < 0 || wait > SqsLimits.MAX_WAIT_TIME_SECONDS ? SqsLimits.MAX_WAIT_TIME_SECONDS
+                : wait;
+        return TimeUnit.SECONDS.toMillis(seconds);
     }
 
     private String authenticate(Incoming in, String rawPath, String rawQuery) {
@@ -384,8 +423,27 @@ public final class SqsRequestProcessor {
         if (e instanceof SqsException s) {
             return s.failure();
         }
+        if (e instanceof java.util.concurrent.TimeoutException) {
+            LOG.warn("request {} did not complete within its deadline: answered ServiceUnavailable", requestId);
+            return SqsError.SERVICE_UNAVAILABLE.withMessage("The request did not complete in time: the cluster may be"
+                    + " failing over. Retry it.");
+        }
+        if (unavailable(e)) { // the shard or the metadata group could not be reached (Raft: an IOException)
+            LOG.warn("request {}: the cluster could not be reached: {}", requestId, e.toString());
+            return SqsError.SERVICE_UNAVAILABLE.withMessage("The cluster could not be reached. Retry the request.");
+        }
         LOG.error("request {} failed", requestId, e);
         return SqsError.INTERNAL_FAILURE.failure();
+    }
+
+    /** Whether a failure says the cluster could not be reached (Ratis reports those as IOExceptions). */
+    private static boolean unavailable(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause()) {
+            if (t instanceof java.io.IOException || t instanceof java.util.concurrent.TimeoutException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private Outgoing success(Protocol protocol, String action, ObjectNode tree, String requestId) {

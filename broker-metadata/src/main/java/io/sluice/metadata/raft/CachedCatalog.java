@@ -46,6 +46,8 @@ public final class CachedCatalog implements QueueCatalog, AutoCloseable {
     private volatile long lastFailedFetchNanos = System.nanoTime() - TimeUnit.SECONDS.toNanos(10);
     /** When the last fetch started. */
     private volatile long lastFetchNanos = System.nanoTime() - TimeUnit.SECONDS.toNanos(1);
+    /** When the group last answered a refresh (its leader was reached); readiness asks how long ago. */
+    private volatile long lastReachedNanos = System.nanoTime() - TimeUnit.DAYS.toNanos(1);
     private final AtomicLong imageFetches = new AtomicLong();
     private final AtomicLong deltaFetches = new AtomicLong();
 
@@ -117,6 +119,7 @@ public final class CachedCatalog implements QueueCatalog, AutoCloseable {
             if (image.appliedIndex() == 0 || client.imageIndex() > image.appliedIndex()) {
                 refresh();
             }
+            lastReachedNanos = System.nanoTime();
         } catch (RuntimeException e) {
             lastFailedFetchNanos = System.nanoTime();
             LOG.debug("catalog refresh failed; serving the cached image (index {})", image.appliedIndex(), e);
@@ -125,6 +128,14 @@ public final class CachedCatalog implements QueueCatalog, AutoCloseable {
 
     public ClusterImage image() {
         return image;
+    }
+
+    /**
+     * Whether the metadata group answered a refresh in the last {@code millis} (refreshes run every refresh interval,
+     * and one blocked on an unreachable leader does not count): a frontend cut off from the group is not ready.
+     */
+    public boolean reachedWithin(long millis) {
+        return System.nanoTime() - lastReachedNanos < TimeUnit.MILLISECONDS.toNanos(millis);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.sluice.metadata.raft;
 
 import io.sluice.common.raft.RaftTransport;
+import io.sluice.common.raft.RatisSettings;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.MetadataCommand;
 import io.sluice.metadata.image.MetadataDelta;
@@ -11,13 +12,10 @@ import io.sluice.metadata.image.ShardReport;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
-import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.retry.RetryPolicy;
-import org.apache.ratis.util.TimeDuration;
 
 /**
  * Talks to the metadata group: linearizable writes (a command is answered once committed on a majority) and reads
@@ -33,11 +31,10 @@ public final class MetadataClient implements AutoCloseable {
 
     /** @param transport how it reaches the members (mutual TLS in a cluster) */
     public MetadataClient(MetadataPeers peers, RaftTransport transport) {
-        this(peers, transport, RetryPolicies.retryUpToMaximumCountWithFixedSleep(40,
-                TimeDuration.valueOf(250, TimeUnit.MILLISECONDS)));
+        this(peers, transport, RatisSettings.retryWithin(RatisSettings.DEFAULT_RETRY_WINDOW_MS));
     }
 
-    /** @param retry how often a failed call is retried (the default: 40 times, 250 ms apart) */
+    /** @param retry how often a failed call is retried (the default: 250 ms apart, for at most 10 s in all) */
     public MetadataClient(MetadataPeers peers, RaftTransport transport, RetryPolicy retry) {
         this.client = transport.client(peers.group()).setRetryPolicy(retry).build();
     }
