@@ -534,6 +534,23 @@ final class LocalCluster implements AutoCloseable {
         return image.shards().get(shardId).groupId();
     }
 
+    /** The metadata member (or node) that leads the metadata group now, as its members see it; null if none says. */
+    String metadataLeader() {
+        for (Member m : members.values()) {
+            if (m.role.equals("metadata") || m.role.equals("node")) {
+                JsonNode s = m.status();
+                if (s != null) {
+                    for (JsonNode member : s.path("metadata")) {
+                        if (member.path("role").asText().equals("leader")) {
+                            return member.path("id").asText();
+                        }
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
     /** The backend (or node) leading the shard of partition {@code index} of {@code queue}, waiting for one. */
     String shardLeader(String queue, int index) throws IOException {
         String group = shardGroupOf(queue, index);

@@ -32,13 +32,20 @@ import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
  * (ChangeMessageVisibility 0), FIFO producers resend some messages with the same deduplication id. Meanwhile the
  * nemesis injects, at random for a bounded time: SIGKILL and restart of any process, SIGSTOP/SIGCONT of a shard
  * leader for longer than the election timeout, a backend restarted with its clock shifted (the test-only
- * {@code sluice.test.clock-offset-ms}). Every operation and its outcome is recorded ({@link History}); after the
- * faults stop and the cluster is whole, the queues are drained and the checker verifies: no acknowledged send lost,
- * no message delivered again inside an unexpired visibility window (except across a pause, counted and reported),
- * FIFO order per group, one message per deduplication id, every poison message in its dead-letter queue.
+ * {@code sluice.test.clock-offset-ms}); and, where the machine can make network namespaces (root: every process then
+ * runs on a host of its own, {@link Hosts}), cuts in the network: a node isolated (the busy shard's leader, the
+ * metadata leader, a frontend, or any), a majority/minority split, a "bridge" (two halves that cannot see each other
+ * and one process that sees both), a one-way cut, and a slow, lossy link (100-500 ms with jitter, 5-30 % loss); each
+ * healed after a bounded time, and some overlapping another fault. Every operation and its outcome is recorded
+ * ({@link History}); after the faults stop and the cluster is whole, the queues are drained and the checker
+ * verifies: no acknowledged send lost (an acknowledgement from a minority side that the majority does not have would
+ * be one), no message delivered again inside an unexpired visibility window (except across a pause, counted and
+ * reported; never across a partition), FIFO order per group, one message per deduplication id, every poison message
+ * in its dead-letter queue.
  *
- * <p>CI runs a bounded form ({@code -Dsluice.nemesis.seconds}, 45 s of faults by default); {@code scripts/nemesis.sh}
- * runs the long one. A fixed seed ({@code -Dsluice.nemesis.seed}) replays the same fault schedule.
+ * <p>CI runs a bounded form ({@code -Dsluice.nemesis.seconds}, 45 s of faults by default, on hosts: at least one
+ * partition and one lossy link); {@code scripts/nemesis.sh} runs the long one, on either topology. A fixed seed
+ * ({@code -Dsluice.nemesis.seed}) replays the same fault schedule.
  */
 @Timeout(value = 75, unit = TimeUnit.MINUTES)
 class NemesisIT {
@@ -47,6 +54,7 @@ class NemesisIT {
     static final int CLOCK_OFFSET_MS = 300;
 
     final History history = new History();
+    final NetworkFaults network = new NetworkFaults(history);
     final AtomicBoolean producing = new AtomicBoolean(true);
     final AtomicBoolean consuming = new AtomicBoolean(true);
 
@@ -55,9 +63,14 @@ class NemesisIT {
         int seconds = Integer.getInteger("sluice.nemesis.seconds", 45);
         String seedText = System.getProperty("sluice.nemesis.seed", "");
         long seed = seedText.isBlank() ? System.nanoTime() : Long.parseLong(seedText.trim());
-        System.out.printf("nemesis: %d s of faults, seed %d%n", seconds, seed);
-        try (LocalCluster cluster = LocalCluster.split("nemesis", 3, 3, 2, Map.of(
-                "SLUICE_BACKEND_DEAD_AFTER_MS", "120000"))) {
+        boolean onHosts = Hosts.wanted();
+        LocalCluster.Topology topology = LocalCluster.topologies().findFirst().orElse(LocalCluster.Topology.SPLIT);
+        System.out.printf("nemesis: %d s of faults, seed %d, %s topology, %s%n", seconds, seed, topology,
+                onHosts ? "each process on a host of its own (network faults on)" : "on loopback (no network faults)");
+        Map<String, String> env = Map.of("SLUICE_BACKEND_DEAD_AFTER_MS", "120000");
+        try (LocalCluster cluster = topology == LocalCluster.Topology.SPLIT
+                ? LocalCluster.split("nemesis", 3, 3, 2, env, onHosts)
+                : LocalCluster.combined("nemesis-combined", 3, 3, env, onHosts)) {
             List<URI> endpoints = cluster.frontends().stream().map(LocalCluster.Member::endpoint).toList();
             String std;
             String fifo;
@@ -104,6 +117,12 @@ class NemesisIT {
                     Thread.sleep(2_000);
                     cluster.start(primary);
                     history.faults.add(new History.Fault("kill", primary + " (primary)", start, History.now()));
+                } else if (injected == 1 && cluster.hosts() != null) { // and, on hosts, it is cut off once
+                    network.isolate(cluster, cluster.shardLeader("nem-std", 0), "primary", 3_000 + random.nextInt(3_000));
+                } else if (injected == 2 && cluster.hosts() != null) { // and a link is slow and lossy once
+                    network.slow(cluster, random);
+                } else if (cluster.hosts() != null && random.nextInt(10) < 4) {
+                    network.injectOne(cluster, random);
                 } else {
                     injectOne(cluster, random);
                 }
@@ -361,8 +380,11 @@ class NemesisIT {
         }
     }
 
-    /** Resumes what is paused and starts what is down, then waits for every backend to be ready. */
+    /** Lifts network faults, resumes what is paused and starts what is down, then waits for every backend to be ready. */
     private static void heal(LocalCluster cluster) throws Exception {
+        if (cluster.hosts() != null) {
+            cluster.hosts().heal();
+        }
         for (LocalCluster.Member m : cluster.members()) {
             if (!m.alive()) {
                 cluster.start(m.name);
