@@ -5,6 +5,7 @@
 # members, 3 backends, R = 3, one frontend), then against three combined nodes; one cluster per test class, its
 # clients at one frontend or node. boto3 and the aws CLI must be installed (.ci/run installs them): missing, they fail.
 # Each topology runs even if the one before failed; the exit status is non-zero if any did. ~9 minutes per topology.
+# SLUICE_NETNS=1 (root): every process of those clusters on a host of its own (deploy/local/netns.sh).
 # Usage: scripts/client-suite.sh [split|combined|split,combined]   (default split,combined)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +23,7 @@ rc=0
 for server in $servers; do
   echo "=== the client suites on the $server topology: $classes"
   SLUICE_REQUIRE_TOOLS=1 mvn -B -ntp verify -pl integration-tests -Dsluice.server="$server" -Dtest=NoSuchTest \
+    -Dsluice.netns="$([ "${SLUICE_NETNS:-0}" = 1 ] && echo true || echo false)" \
     -Dsurefire.failIfNoSpecifiedTests=false -Dit.test="$classes" -Dfailsafe.failIfNoSpecifiedTests=false || rc=1
 done
 exit $rc

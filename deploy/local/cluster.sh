@@ -25,6 +25,15 @@
 # GET /metrics and /admin/status need a token outside sluice dev: the first start writes a random read token to
 # DIR/read-token (owner-only) and every process reads it (sluice.admin.read-token-file); Prometheus or curl present it
 # as `Authorization: Bearer <token>` (curl -H @DIR/read-token.header), `sluice admin status` as --token-file.
+#
+# SLUICE_NETNS=1 (root, iproute2 and iptables): every process (split) or node (combined) runs on a host of its own, a
+# network namespace with its own address on a private bridge (deploy/local/netns.sh; network SLUICE_NETNS_NET, default
+# 200 + (B / 100) % 50, addresses 10.231.NET.11 upwards), as on separate machines: each binds its host's address (its
+# ports as above), its certificate carries that address, and the endpoints printed are those addresses (this machine
+# reaches every host). The hosts are named after the processes (metadata-1, backend-2, frontend-1, node-3), so
+# `deploy/local/netns.sh isolate NET backend-1` cuts one off. The credentials' default secret is a documented
+# placeholder, refused beyond loopback: without SLUICE_SECRET_KEY the first start writes a random one to
+# DIR/secret-key (owner-only; the access key stays "sluice"). `stop` also removes the hosts, even after a crash.
 set -euo pipefail
 
 cmd=${1:-}
@@ -41,13 +50,38 @@ java_bin=${JAVA_HOME:+$JAVA_HOME/bin/}java
 java_opts=${SLUICE_JAVA_OPTS:--Xmx512m -XX:+UseSerialGC}
 # a combined node holds all three roles: twice the heap of one (a short GC pause is a missed Raft heartbeat)
 [ "${SLUICE_TOPOLOGY:-split}" = combined ] && java_opts=${SLUICE_JAVA_OPTS:--Xmx1g -XX:+UseSerialGC}
-peers="m1=127.0.0.1:$((base + 101)),m2=127.0.0.1:$((base + 102)),m3=127.0.0.1:$((base + 103))"
 topology=${SLUICE_TOPOLOGY:-split}
 case "$topology" in
-  split) ;;
-  combined) peers="n1=127.0.0.1:$((base + 101)),n2=127.0.0.1:$((base + 102)),n3=127.0.0.1:$((base + 103))" ;;
+  split|combined) ;;
   *) echo "SLUICE_TOPOLOGY must be split or combined, not $topology" >&2; exit 2 ;;
 esac
+netns_sh=$root/deploy/local/netns.sh
+netns=${SLUICE_NETNS:-0}
+net=${SLUICE_NETNS_NET:-$((200 + (base / 100) % 50))}
+# a cluster started on hosts is stopped and asked about on hosts, whatever the environment says now
+if [ -f "$dir/netns" ]; then
+  netns=1
+  net=$(cat "$dir/netns")
+fi
+
+# host NAME: the address process NAME binds and is reached at
+host() {
+  if [ "$netns" = 1 ]; then
+    "$netns_sh" address "$net" "$1"
+  else
+    echo 127.0.0.1
+  fi
+}
+
+# the metadata group's members (ids m1..m3, or n1..n3 when combined), at their hosts' addresses
+metadata_peers() {
+  local out="" id name
+  for n in 1 2 3; do
+    if [ "$topology" = combined ]; then id=n$n name=node-$n; else id=m$n name=metadata-$n; fi
+    out="$out${out:+,}$id=$(host "$name"):$((base + 100 + n))"
+  done
+  echo "$out"
+}
 
 alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
@@ -60,13 +94,20 @@ launch() {
     return
   fi
   mkdir -p "$dir/$role-$n"
-  local tls=()
+  local tls=() prefix=() onhost=()
   if [ "${SLUICE_CLUSTER_TLS:-on}" != off ]; then
     tls=(SLUICE_CLUSTER_TLS_CERT_FILE="$dir/tls/$role-$n.pem" SLUICE_CLUSTER_TLS_KEY_FILE="$dir/tls/$role-$n-key.pem"
       SLUICE_CLUSTER_TLS_CA_FILE="$dir/tls/ca.pem")
   fi
-  env "${tls[@]}" SLUICE_ADMIN_READ_TOKEN_FILE="$dir/read-token" SLUICE_SHARDS=$shards SLUICE_REPLICATION_FACTOR=3 SLUICE_ACCESS_LOG_LEVEL=${SLUICE_ACCESS_LOG_LEVEL:-WARN} \
-    nohup "$java_bin" $java_opts -jar "$jar" "$role" "$@" >"$dir/$role-$n.log" 2>&1 &
+  if [ "$netns" = 1 ]; then # on its own host: bind that host's address, the admin endpoint too
+    local address
+    address=$(host "$role-$n")
+    prefix=("$netns_sh" exec "$net" "$role-$n")
+    onhost=(--host "$address")
+    tls+=(SLUICE_ADMIN_HOST="$address")
+  fi
+  "${prefix[@]}" env "${tls[@]}" SLUICE_ADMIN_READ_TOKEN_FILE="$dir/read-token" SLUICE_SHARDS=$shards SLUICE_REPLICATION_FACTOR=3 SLUICE_ACCESS_LOG_LEVEL=${SLUICE_ACCESS_LOG_LEVEL:-WARN} \
+    nohup "$java_bin" $java_opts -jar "$jar" "$role" "$@" "${onhost[@]}" >"$dir/$role-$n.log" 2>&1 &
   echo $! >"$pidfile"
 }
 
@@ -110,31 +151,60 @@ make_certs() {
   if [ "${SLUICE_CLUSTER_TLS:-on}" != off ]; then
     local certs=()
     for name in "$@"; do
-      certs+=("$name=IP:127.0.0.1,DNS:localhost")
+      if [ "$netns" = 1 ]; then
+        certs+=("$name=IP:$(host "$name")")
+      else
+        certs+=("$name=IP:127.0.0.1,DNS:localhost")
+      fi
     done
     "$root/deploy/tls/make-certs.sh" "$dir/tls" "${certs[@]}"
   fi
 }
 
+# make_hosts NAME...: on hosts, one per process (kept when they exist), remembered in DIR/netns for stop and status
+make_hosts() {
+  if [ "$netns" = 1 ]; then
+    "$netns_sh" up "$net" "$@" >/dev/null
+    echo "$net" >"$dir/netns"
+  fi
+}
+
+# The frontends' credentials: the given ones, else the dev ones on loopback, else (on hosts, where the documented
+# placeholder secret is refused) a random secret made once in DIR/secret-key.
+keys() {
+  local secret=${SLUICE_SECRET_KEY:-}
+  if [ -z "$secret" ] && [ "$netns" = 1 ]; then
+    if [ ! -s "$dir/secret-key" ]; then
+      (umask 077 && od -An -N24 -tx1 /dev/urandom | tr -d ' \n' >"$dir/secret-key.tmp" \
+        && mv "$dir/secret-key.tmp" "$dir/secret-key")
+    fi
+    secret=$(cat "$dir/secret-key")
+  fi
+  echo "--access-key ${SLUICE_ACCESS_KEY:-sluice} --secret-key ${secret:-sluice-dev-secret}"
+}
+
 start_combined() {
   make_read_token
+  make_hosts node-1 node-2 node-3
   make_certs node-1 node-2 node-3
   if [ ! -f "$jar" ]; then
     (cd "$root" && mvn -B -q -ntp -DskipTests package)
   fi
-  local keys=(--access-key "${SLUICE_ACCESS_KEY:-sluice}" --secret-key "${SLUICE_SECRET_KEY:-sluice-dev-secret}")
+  local keys peers
+  read -r -a keys <<<"$(keys)"
+  peers=$(metadata_peers)
   for n in 1 2 3; do
     launch node "$n" --node-id "n$n" --metadata-peers "$peers" --raft-port $((base + 200 + n)) \
       --port $((base + 300 + n)) --admin-port $((base + 310 + n)) --data-dir "$dir/node-$n/data" "${keys[@]}"
   done
   for n in 1 2 3; do
-    wait_for "http://127.0.0.1:$((base + 310 + n))/health" 180 OK
+    wait_for "http://$(host "node-$n"):$((base + 310 + n))/health" 180 OK
   done
   for n in 1 2 3; do
-    wait_hosting "http://127.0.0.1:$((base + 310 + n))" "node-$n"
+    wait_hosting "http://$(host "node-$n"):$((base + 310 + n))" "node-$n"
   done
   for n in 1 2 3; do
-    echo "http://127.0.0.1:$((base + 300 + n))"
+    echo "http://$(host "node-$n"):$((base + 300 + n))"
   done
 }
 
@@ -145,35 +215,39 @@ start() {
     return
   fi
   make_read_token
+  make_hosts metadata-1 metadata-2 metadata-3 backend-1 backend-2 backend-3 frontend-1 frontend-2
   make_certs metadata-1 metadata-2 metadata-3 backend-1 backend-2 backend-3 frontend-1 frontend-2
   if [ ! -f "$jar" ]; then
     (cd "$root" && mvn -B -q -ntp -DskipTests package)
   fi
+  local peers
+  peers=$(metadata_peers)
   for n in 1 2 3; do
     launch metadata "$n" --node-id "m$n" --peers "$peers" --data-dir "$dir/metadata-$n/data" \
       --admin-port $((base + 110 + n))
   done
   for n in 1 2 3; do
-    wait_for "http://127.0.0.1:$((base + 110 + n))/health" 180 OK
+    wait_for "http://$(host "metadata-$n"):$((base + 110 + n))/health" 180 OK
   done
   for n in 1 2 3; do
     launch backend "$n" --node-id "b$n" --metadata-peers "$peers" --raft-port $((base + 200 + n)) \
       --data-dir "$dir/backend-$n/data" --admin-port $((base + 210 + n))
   done
   for n in 1 2 3; do
-    wait_hosting "http://127.0.0.1:$((base + 210 + n))" "backend-$n"
+    wait_hosting "http://$(host "backend-$n"):$((base + 210 + n))" "backend-$n"
   done
-  # a frontend has no built-in key: it gets these (the dev credentials unless set; accepted because it binds loopback)
-  local keys=(--access-key "${SLUICE_ACCESS_KEY:-sluice}" --secret-key "${SLUICE_SECRET_KEY:-sluice-dev-secret}")
+  # a frontend has no built-in key: it gets these (the dev credentials unless set, accepted on loopback only)
+  local keys
+  read -r -a keys <<<"$(keys)"
   for n in 1 2; do
     launch frontend "$n" --metadata-peers "$peers" --port $((base + 300 + n)) --admin-port $((base + 310 + n)) \
       "${keys[@]}"
   done
   for n in 1 2; do
-    wait_for "http://127.0.0.1:$((base + 310 + n))/health" 180 OK
+    wait_for "http://$(host "frontend-$n"):$((base + 310 + n))/health" 180 OK
   done
   for n in 1 2; do
-    echo "http://127.0.0.1:$((base + 300 + n))"
+    echo "http://$(host "frontend-$n"):$((base + 300 + n))"
   done
 }
 
@@ -190,12 +264,12 @@ status() {
     fi
   done
   # Ask the metadata leader: only it knows which backends are alive.
-  local admin=110 id=m
+  local admin=110 id=m name=metadata
   if [ "$topology" = combined ]; then
-    admin=310 id=n
+    admin=310 id=n name=node
   fi
   for n in 1 2 3; do
-    url="http://127.0.0.1:$((base + admin + n))"
+    url="http://$(host "$name-$n" 2>/dev/null || echo 127.0.0.1):$((base + admin + n))"
     if curl -sf -H @"$dir/read-token.header" "$url/admin/status" 2>/dev/null \
         | grep -q "\"id\":\"$id$n\",[^}]*\"role\":\"leader\""; then
       "$java_bin" -jar "$jar" admin status --admin-url "$url" --token-file "$dir/read-token"
@@ -223,6 +297,10 @@ stop() {
     kill -9 "$p" 2>/dev/null || true
   done
   rm -f "$dir"/*.pid
+  if [ "$netns" = 1 ]; then # the hosts, their faults, and anything a killed run left in them
+    "$netns_sh" down "$net"
+    rm -f "$dir/netns"
+  fi
   echo "stopped"
 }
 

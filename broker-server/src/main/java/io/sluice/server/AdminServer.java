@@ -98,6 +98,14 @@ final class AdminServer implements AutoCloseable {
         return this;
     }
 
+    /** Why this process is not ready (null when it is), said in the body of a 503 from {@code /ready}. */
+    private volatile java.util.function.Supplier<String> whyNotReady = () -> null;
+
+    AdminServer withReadinessReason(java.util.function.Supplier<String> whyNotReady) {
+        this.whyNotReady = whyNotReady;
+        return this;
+    }
+
     /** @param tls HTTPS, or null for plain HTTP */
     InetSocketAddress start(String host, int port, io.netty.handler.ssl.SslContext tls) throws InterruptedException {
         this.tls = tls != null;
@@ -237,8 +245,10 @@ final class AdminServer implements AutoCloseable {
                 }
                 case "/ready" -> {
                     boolean ok = healthy.getAsBoolean() && ready.getAsBoolean();
+                    String why = ok ? null : whyNotReady.get();
                     response = text(ok ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE,
-                            ok ? "READY\n" : "NOT READY\n", "text/plain; charset=utf-8");
+                            ok ? "READY\n" : why == null ? "NOT READY\n" : "NOT READY: " + why + "\n",
+                            "text/plain; charset=utf-8");
                 }
                 case "/admin/status" -> response = statusResponse();
                 default -> response = text(HttpResponseStatus.NOT_FOUND, "not found\n", "text/plain; charset=utf-8");

@@ -49,14 +49,24 @@ public final class CombinedNode implements AutoCloseable {
         java.util.function.Supplier<String> status =
                 () -> new String(MetadataJson.write(backend.status(metadata.status())), StandardCharsets.UTF_8);
         AdminAccess access = AdminAccess.configured(config);
-        admin = new AdminServer(registry, this::serving, () -> metadata.ready() && backend.ready() && frontend.ready(),
-                status,
+        admin = new AdminServer(registry, this::serving, () -> notReady() == null, status,
                 metadata.posts(), access).withConsole(frontend.console(access, status,
-                metadata.posts().get("/admin/rebalance")));
+                metadata.posts().get("/admin/rebalance"))).withReadinessReason(this::notReady);
         adminAddress = admin.start(config.get(ServerConfigKeys.ADMIN_HOST), config.get(ServerConfigKeys.ADMIN_PORT),
                 HttpTls.context(config));
         LOG.info("node {} serving: SQS on port {}, admin on port {}", id, frontend.sqsAddress().getPort(),
                 adminAddress.getPort());
+    }
+
+    /** Why the node is not ready ({@code /ready}'s body), or null. */
+    private String notReady() {
+        if (!metadata.ready()) {
+            return "its metadata member knows no leader";
+        }
+        if (!backend.ready()) {
+            return "its backend does not host every shard the catalog assigns to it yet";
+        }
+        return frontend.notReady(metadata::health);
     }
 
     private boolean serving() {

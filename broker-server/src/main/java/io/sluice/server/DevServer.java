@@ -25,6 +25,7 @@ import io.sluice.frontend.service.LongPolls;
 import io.sluice.frontend.service.MoveTasks;
 import io.sluice.frontend.service.ReceiptHandleSeal;
 import io.sluice.frontend.service.SqsServices;
+import io.sluice.backend.agent.BackendAgent;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.MetadataCommand;
 import io.sluice.metadata.image.MetadataJson;
@@ -314,7 +315,8 @@ public final class DevServer implements AutoCloseable {
         admin = new AdminServer(registry, () -> serving, this::ready, status,
                 Map.of("/admin/access-keys", AccessKeyAdmin.handler(metadataClient::submit),
                         "/admin/rebalance", AccessKeyAdmin.rebalance(metadataClient::submit)),
-                adminAccess).withConsole(console(adminAccess, status, AccessKeyAdmin.rebalance(metadataClient::submit)));
+                adminAccess).withConsole(console(adminAccess, status, AccessKeyAdmin.rebalance(metadataClient::submit)))
+                .withReadinessReason(this::notReady);
         String adminHost = config.get(ServerConfigKeys.ADMIN_HOST);
         adminAddress = admin.start(adminHost, config.get(ServerConfigKeys.ADMIN_PORT), httpTls);
         String scheme = httpTls == null ? "http" : "https";
@@ -496,16 +498,52 @@ public final class DevServer implements AutoCloseable {
 
     /**
      * {@code GET /ready}: whether it can serve its clients now: it holds the catalog, reached the metadata group in
-     * the last {@link #READY_WINDOW_MILLIS}, and (in a cluster) reached every shard's leader as recently. A node cut
-     * off from the majority turns not ready within ~5 s, so a load balancer routes around it; ready again ~1 s after
-     * the network heals.
+     * the last {@link #READY_WINDOW_MILLIS}, and (in a cluster) reached as recently the leader of every shard that has
+     * one. A node cut off from the majority turns not ready within ~1-5 s, so a load balancer routes around it; ready
+     * again a few seconds after the network heals. A shard that has no leader for anyone (two of its three replicas
+     * down: the metadata leader has no recent report from a leader of it) does not count: every frontend would
+     * otherwise turn not ready at once, and the queues of the other shards would go down with it.
      */
     boolean ready() {
+        return notReady() == null;
+    }
+
+    /** Why {@link #ready} is false (a line for {@code /ready}'s body), or null when it is true. */
+    String notReady() {
+        return notReady(leaderView == null ? () -> null : leaderView::health);
+    }
+
+    /**
+     * {@link #notReady()} with the metadata leader's view of the shards from {@code health} (null when not known:
+     * then every shard counts).
+     */
+    String notReady(java.util.function.Supplier<LeaderHealth> health) {
         CachedCatalog c = catalog;
-        if (c == null || c.image().appliedIndex() == 0 || !c.reachedWithin(READY_WINDOW_MILLIS)) {
-            return false;
+        if (c == null || c.image().appliedIndex() == 0) {
+            return "no catalog yet";
         }
-        return sharded == null || sharded.unreachableShards(READY_WINDOW_MILLIS).isEmpty();
+        if (!c.reachedWithin(READY_WINDOW_MILLIS)) {
+            return "the metadata group has not answered for " + READY_WINDOW_MILLIS + " ms";
+        }
+        if (sharded == null) {
+            return null;
+        }
+        List<org.apache.ratis.protocol.RaftGroupId> unreachable = sharded.unreachableShards(READY_WINDOW_MILLIS);
+        if (unreachable.isEmpty()) {
+            return null;
+        }
+        ClusterImage image = c.image();
+        LeaderHealth h = health.get();
+        List<String> led = new java.util.ArrayList<>();
+        for (var shard : image.shards().values()) {
+            boolean hasLeader = h == null || h.shards().stream().anyMatch(r -> r.shardId().equals(shard.shardId())
+                    && r.leader() != null);
+            if (hasLeader && unreachable.contains(BackendAgent.group(image, shard).getGroupId())) {
+                led.add(shard.shardId());
+            }
+        }
+        return led.isEmpty() ? null : "no answer for " + READY_WINDOW_MILLIS + " ms from the leader of shard(s) "
+                + led;
     }
 
     public InetSocketAddress sqsAddress() {

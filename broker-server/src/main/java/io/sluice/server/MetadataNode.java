@@ -92,9 +92,14 @@ public final class MetadataNode implements AutoCloseable {
      * leader's (its own when it leads, else fetched from the leader in the background).
      */
     com.fasterxml.jackson.databind.node.ObjectNode status() {
-        var health = server.isLeader() ? server.localHealth() : leaderView.health();
+        var health = health();
         return ClusterStatus.render(server.image(), peers.addresses(), server.leaderId(), health,
                 config.get(ServerConfigKeys.REPLICATION_FACTOR));
+    }
+
+    /** What the metadata leader knows of backends and shards (its own view when it leads), or null if not known. */
+    io.sluice.metadata.raft.LeaderHealth health() {
+        return server.isLeader() ? server.localHealth() : leaderView.health();
     }
 
     /** The admin writes a member serves (they go through the group). */

@@ -94,6 +94,78 @@ class ClusterScriptIT {
     }
 
     /**
+     * {@code SLUICE_NETNS=1}: each process on a host of its own (here the combined topology: three nodes). Each binds
+     * only its host's address; the endpoints printed are those addresses; the frontends' secret is made in
+     * DIR/secret-key (the documented placeholder is refused beyond loopback); a node cut off from the others
+     * ({@code netns.sh isolate}) turns not ready and ready again after the heal; {@code stop} removes the hosts, also
+     * after the processes were killed.
+     */
+    @Test
+    void onHostsEachProcessHasAnAddressOfItsOwn() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Hosts.wanted(), "network namespaces need root");
+        Path dir = Files.createTempDirectory(SluiceProcess.itDir(), "cluster-ns-");
+        java.util.Map<String, String> env = java.util.Map.of("SLUICE_NETNS", "1", "SLUICE_TOPOLOGY", "combined");
+        Path netns = SCRIPT.resolveSibling("netns.sh");
+        try {
+            String started = run("start", dir, 24000, env);
+            List<String> endpoints = started.lines().filter(l -> l.startsWith("http://10.231.240.")).toList();
+            assertEquals(3, endpoints.size(), started);
+            assertEquals("240", Files.readString(dir.resolve("netns")).strip());
+            for (int n = 1; n <= 3; n++) {
+                String host = "10.231.240." + (10 + n);
+                long pid = Long.parseLong(Files.readString(dir.resolve("node-" + n + ".pid")).trim());
+                java.util.Set<String> sockets = ListeningSockets.of(pid);
+                assertEquals(4, sockets.size(), "SQS, admin, metadata and shard Raft ports: " + sockets);
+                assertEquals(java.util.Set.of(), BindAddressIT.onOtherAddresses(sockets, host),
+                        "node-" + n + " listens beyond its host's address");
+            }
+            String secret = Files.readString(dir.resolve("secret-key")).strip();
+            assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(
+                    Files.getPosixFilePermissions(dir.resolve("secret-key"))));
+            try (SqsClient one = SqsClients.client(URI.create(endpoints.get(0)), "sluice", secret);
+                 SqsClient two = SqsClients.client(URI.create(endpoints.get(1)), "sluice", secret)) {
+                String url = one.createQueue(b -> b.queueName("on-hosts")).queueUrl();
+                one.sendMessage(b -> b.queueUrl(url).messageBody("from host one"));
+                assertEquals("from host one", await().atMost(Duration.ofSeconds(60))
+                        .until(() -> two.receiveMessage(b -> b.queueUrl(url).waitTimeSeconds(1)).messages(),
+                                m -> !m.isEmpty()).get(0).body());
+            }
+            URI ready = URI.create("http://10.231.240.13:24313/ready");
+            exec("bash", netns.toString(), "isolate", "240", "node-3");
+            await("node-3 not ready once cut off").atMost(Duration.ofSeconds(20)).until(() -> status(ready) == 503);
+            exec("bash", netns.toString(), "heal", "240");
+            await("node-3 ready after the heal").atMost(Duration.ofSeconds(60)).until(() -> status(ready) == 200);
+            // a crash: the processes die, the hosts stay; stop removes them all the same
+            for (int n = 1; n <= 3; n++) {
+                exec("kill", "-9", Files.readString(dir.resolve("node-" + n + ".pid")).trim());
+            }
+        } finally {
+            run("stop", dir, 24000, env);
+        }
+        assertTrue(exec("ip", "netns", "list").lines().noneMatch(l -> l.startsWith("sluice-240-")), "hosts removed");
+        assertTrue(!Files.exists(dir.resolve("netns")));
+    }
+
+    private static int status(URI uri) {
+        try {
+            return java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(uri)
+                    .timeout(Duration.ofSeconds(5)).build(), java.net.http.HttpResponse.BodyHandlers.discarding())
+                    .statusCode();
+        } catch (IOException | InterruptedException e) {
+            return -1;
+        }
+    }
+
+    private static String exec(String... command) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new AssertionError(String.join(" ", command) + " failed: " + out);
+        }
+        return out;
+    }
+
+    /**
      * Each partition's figures come from its primary only: over all 8 processes every partition of a 3-partition
      * queue is exported exactly once, the sums match what was done and what GetQueueAttributes says, frontends and
      * metadata members export none, every shard has one leader and 3 replicas in sync, and every role is ready.

@@ -37,7 +37,7 @@ class MalformedInputIT extends SharedServer {
 
         List<String> failures = new ArrayList<>();
         for (Case c : cases) {
-            RawHttp.Response r = RawHttp.exchange(server.port(), c.request());
+            RawHttp.Response r = RawHttp.exchange(server.host(), server.port(), c.request());
             boolean sqsError = r.body().contains("<ErrorResponse") && r.body().contains("<Code>")
                     || r.body().contains("\"__type\"");
             if (r.status() < 400 || r.status() > 499 || !sqsError) {
@@ -77,12 +77,12 @@ class MalformedInputIT extends SharedServer {
     }
 
     private byte[] signedJson(String action, byte[] body) {
-        return RawHttp.build(server.port(), "POST", "/", Map.of("Content-Type", JSON, "X-Amz-Target",
+        return RawHttp.build(server.host(), server.port(), "POST", "/", Map.of("Content-Type", JSON, "X-Amz-Target",
                 "AmazonSQS." + action), body, SluiceProcess.ACCESS_KEY, SluiceProcess.SECRET_KEY);
     }
 
     private byte[] signedForm(String path, byte[] body) {
-        return RawHttp.build(server.port(), "POST", path, Map.of("Content-Type", FORM), body, SluiceProcess.ACCESS_KEY,
+        return RawHttp.build(server.host(), server.port(), "POST", path, Map.of("Content-Type", FORM), body, SluiceProcess.ACCESS_KEY,
                 SluiceProcess.SECRET_KEY);
     }
 
@@ -191,10 +191,11 @@ class MalformedInputIT extends SharedServer {
     private void addAuthCases(List<Case> cases) {
         byte[] body = "Action=ListQueues".getBytes(StandardCharsets.UTF_8);
         int port = server.port();
-        cases.add(new Case("auth-none", RawHttp.build(port, "POST", "/", Map.of("Content-Type", FORM), body, null, null)));
-        cases.add(new Case("auth-wrong-secret", RawHttp.build(port, "POST", "/", Map.of("Content-Type", FORM), body,
+        String host = server.host();
+        cases.add(new Case("auth-none", RawHttp.build(host, port, "POST", "/", Map.of("Content-Type", FORM), body, null, null)));
+        cases.add(new Case("auth-wrong-secret", RawHttp.build(host, port, "POST", "/", Map.of("Content-Type", FORM), body,
                 SluiceProcess.ACCESS_KEY, "wrong")));
-        cases.add(new Case("auth-unknown-key", RawHttp.build(port, "POST", "/", Map.of("Content-Type", FORM), body,
+        cases.add(new Case("auth-unknown-key", RawHttp.build(host, port, "POST", "/", Map.of("Content-Type", FORM), body,
                 "AKIDNOBODY", SluiceProcess.SECRET_KEY)));
         String[] authorizations = {
             "AWS4-HMAC-SHA256", "AWS4-HMAC-SHA256 Credential=", "Basic dXNlcjpwYXNz", "AWS4-HMAC-SHA256 Credential=a/b/c/d/e,"
@@ -206,10 +207,10 @@ class MalformedInputIT extends SharedServer {
             "AWS4-HMAC-SHA256 " + "x".repeat(10_000),
         };
         for (int i = 0; i < authorizations.length; i++) {
-            cases.add(new Case("auth-header-" + i, RawHttp.build(port, "POST", "/", Map.of("Content-Type", FORM,
+            cases.add(new Case("auth-header-" + i, RawHttp.build(host, port, "POST", "/", Map.of("Content-Type", FORM,
                     "Authorization", authorizations[i], "X-Amz-Date", "20200101T000000Z"), body, null, null)));
         }
-        cases.add(new Case("auth-presigned-garbage", RawHttp.build(port, "GET", "/?Action=ListQueues&X-Amz-Algorithm="
+        cases.add(new Case("auth-presigned-garbage", RawHttp.build(host, port, "GET", "/?Action=ListQueues&X-Amz-Algorithm="
                 + "AWS4-HMAC-SHA256&X-Amz-Credential=a&X-Amz-Signature=b", Map.of(), new byte[0], null, null)));
     }
 }

@@ -50,7 +50,12 @@ final class RawHttp {
 
     /** Sends raw bytes, reads one response (or returns status -1 if the server closed without answering). */
     static Response exchange(int port, byte[] request) throws IOException {
-        try (Socket s = new Socket("127.0.0.1", port)) {
+        return exchange("127.0.0.1", port, request);
+    }
+
+    /** {@link #exchange(int, byte[])} with a server at {@code host}. */
+    static Response exchange(String host, int port, byte[] request) throws IOException {
+        try (Socket s = new Socket(host, port)) {
             s.setSoTimeout(10_000);
             OutputStream out = s.getOutputStream();
             out.write(request);
@@ -99,12 +104,18 @@ final class RawHttp {
     /** A request with the given headers and body, signed with SigV4 for {@code secret} unless it is null. */
     static byte[] build(int port, String method, String path, Map<String, String> headers, byte[] body,
                         String accessKey, String secret) {
+        return build("127.0.0.1", port, method, path, headers, body, accessKey, secret);
+    }
+
+    /** {@link #build(int, String, String, Map, byte[], String, String)} for a server at {@code host}. */
+    static byte[] build(String host, int port, String method, String path, Map<String, String> headers, byte[] body,
+                        String accessKey, String secret) {
         Map<String, String> all = new LinkedHashMap<>();
-        all.put("Host", "127.0.0.1:" + port);
+        all.put("Host", host + ":" + port);
         all.putAll(headers);
         if (secret != null) {
             SdkHttpRequest.Builder unsigned = SdkHttpRequest.builder().method(SdkHttpMethod.fromValue(method))
-                    .uri(java.net.URI.create("http://127.0.0.1:" + port + path));
+                    .uri(java.net.URI.create("http://" + host + ":" + port + path));
             all.forEach((k, v) -> unsigned.putHeader(k, v));
             SignedRequest signed = AwsV4HttpSigner.create().sign(r -> r
                     .identity(AwsBasicCredentials.create(accessKey, secret))

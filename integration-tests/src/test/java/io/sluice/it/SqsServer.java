@@ -13,6 +13,11 @@ interface SqsServer {
     /** The SQS port of {@link #endpoint()}, for raw HTTP. */
     int port();
 
+    /** The address of {@link #endpoint()}, for raw HTTP. */
+    default String host() {
+        return endpoint().getHost();
+    }
+
     /** Whether every process of the server is still running. */
     boolean alive();
 

@@ -150,13 +150,13 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
      * The shards (group ids) whose leader this process has not reached in the last {@code millis}: empty when it can
      * serve every partition of the catalog now. Only a frontend (one that watches arrivals) probes.
      */
-    public List<String> unreachableShards(long millis) {
+    public List<RaftGroupId> unreachableShards(long millis) {
         long now = System.nanoTime();
-        List<String> out = new ArrayList<>();
+        List<RaftGroupId> out = new ArrayList<>();
         for (RaftGroup g : router.allGroups()) {
             Long at = reachedAt.get(g.getGroupId());
             if (at == null || now - at >= TimeUnit.MILLISECONDS.toNanos(millis)) {
-                out.add(g.getGroupId().toString());
+                out.add(g.getGroupId());
             }
         }
         return out;
