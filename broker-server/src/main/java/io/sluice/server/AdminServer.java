@@ -55,6 +55,8 @@ final class AdminServer implements AutoCloseable {
     private final PrometheusMeterRegistry registry;
     private final BooleanSupplier healthy;
     private final BooleanSupplier ready;
+    /** Why this process is not ready (null when it is), said in the body of a 503 from {@code /ready}. */
+    private volatile java.util.function.Supplier<String> whyNotReady = () -> null;
     private final java.util.concurrent.ExecutorService scrapes = java.util.concurrent.Executors
             .newSingleThreadExecutor(DevServer.daemon("sluice-metrics-scrape"));
     /** Catalog writes of POST handlers: they block on the metadata group, never on the event loop or a shared pool. */
@@ -97,9 +99,6 @@ final class AdminServer implements AutoCloseable {
         this.console = console;
         return this;
     }
-
-    /** Why this process is not ready (null when it is), said in the body of a 503 from {@code /ready}. */
-    private volatile java.util.function.Supplier<String> whyNotReady = () -> null;
 
     AdminServer withReadinessReason(java.util.function.Supplier<String> whyNotReady) {
         this.whyNotReady = whyNotReady;

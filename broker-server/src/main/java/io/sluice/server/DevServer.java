@@ -38,6 +38,7 @@ import io.sluice.metadata.raft.MetadataUnavailableException;
 import io.sluice.partition.PartitionId;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -48,6 +49,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.apache.ratis.protocol.RaftGroupId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -517,7 +520,7 @@ public final class DevServer implements AutoCloseable {
      * {@link #notReady()} with the metadata leader's view of the shards from {@code health} (null when not known:
      * then every shard counts).
      */
-    String notReady(java.util.function.Supplier<LeaderHealth> health) {
+    String notReady(Supplier<LeaderHealth> health) {
         CachedCatalog c = catalog;
         if (c == null || c.image().appliedIndex() == 0) {
             return "no catalog yet";
@@ -528,13 +531,13 @@ public final class DevServer implements AutoCloseable {
         if (sharded == null) {
             return null;
         }
-        List<org.apache.ratis.protocol.RaftGroupId> unreachable = sharded.unreachableShards(READY_WINDOW_MILLIS);
+        List<RaftGroupId> unreachable = sharded.unreachableShards(READY_WINDOW_MILLIS);
         if (unreachable.isEmpty()) {
             return null;
         }
         ClusterImage image = c.image();
         LeaderHealth h = health.get();
-        List<String> led = new java.util.ArrayList<>();
+        List<String> led = new ArrayList<>();
         for (var shard : image.shards().values()) {
             boolean hasLeader = h == null || h.shards().stream().anyMatch(r -> r.shardId().equals(shard.shardId())
                     && r.leader() != null);

@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.SortedSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -24,6 +25,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -108,8 +110,7 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
     static final long PROBE_EVERY_MILLIS = 1_000;
 
     /** A shard's probe client, bound to its members (replaced when they change), and whether a probe is out. */
-    private record ShardProbe(java.util.SortedSet<String> members, RaftClient client,
-                              java.util.concurrent.atomic.AtomicBoolean out) {
+    private record ShardProbe(SortedSet<String> members, RaftClient client, AtomicBoolean out) {
     }
 
     /**
@@ -126,8 +127,7 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
                     }
                     closeQuietly(existing == null ? null : existing.client());
                     return new ShardProbe(ShardClient.members(g.getPeers()), transport.client(g, 2_000)
-                            .setRetryPolicy(RatisSettings.retryWithin(4_000)).build(),
-                            new java.util.concurrent.atomic.AtomicBoolean());
+                            .setRetryPolicy(RatisSettings.retryWithin(4_000)).build(), new AtomicBoolean());
                 });
                 if (!probe.out().compareAndSet(false, true)) {
                     continue;

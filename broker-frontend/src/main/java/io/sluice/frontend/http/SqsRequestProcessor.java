@@ -424,12 +424,13 @@ public final class SqsRequestProcessor {
             return s.failure();
         }
         if (e instanceof java.util.concurrent.TimeoutException) {
-            LOG.warn("request {} did not complete within its deadline: answered ServiceUnavailable", requestId);
+            // per request, so DEBUG: under a partition every request takes this path (the access log and /ready say so)
+            LOG.debug("request {} did not complete within its deadline: answered ServiceUnavailable", requestId);
             return SqsError.SERVICE_UNAVAILABLE.withMessage("The request did not complete in time: the cluster may be"
                     + " failing over. Retry it.");
         }
         if (unavailable(e)) { // the shard or the metadata group could not be reached (Raft: an IOException)
-            LOG.warn("request {}: the cluster could not be reached: {}", requestId, e.toString());
+            LOG.debug("request {}: the cluster could not be reached: {}", requestId, e.toString());
             return SqsError.SERVICE_UNAVAILABLE.withMessage("The cluster could not be reached. Retry the request.");
         }
         LOG.error("request {} failed", requestId, e);
