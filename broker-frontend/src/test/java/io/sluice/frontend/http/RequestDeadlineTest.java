@@ -4,27 +4,21 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.sluice.catalog.QueueCatalog;
 import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.SystemClock;
+import io.sluice.frontend.FakeCluster;
 import io.sluice.frontend.FrontendConfig;
 import io.sluice.frontend.action.ActionTable;
 import io.sluice.frontend.service.LongPolls;
 import io.sluice.frontend.service.MoveTasks;
 import io.sluice.frontend.service.SqsServices;
-import io.sluice.partition.MoveTask;
 import io.sluice.partition.PartitionCommand;
-import io.sluice.partition.PartitionConfig;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.PartitionOutcome;
-import io.sluice.partition.PartitionService;
-import io.sluice.partition.QueueCounts;
-import io.sluice.partition.StoredMessage;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -78,7 +72,7 @@ class RequestDeadlineTest {
 
     private SqsRequestProcessor.Outgoing send(Supplier<CompletableFuture<PartitionOutcome>> outcome, long deadline)
             throws Exception {
-        SqsServices services = new SqsServices(new OneQueue(), new Shard(outcome), SystemClock.INSTANCE,
+        SqsServices services = new SqsServices(new FakeCluster.Catalog(Map.of(QUEUE.name(), QUEUE)), new Shard(outcome), SystemClock.INSTANCE,
                 FrontendConfig.DEFAULTS, null);
         SqsRequestProcessor processor = new SqsRequestProcessor(new ActionTable(services,
                 new LongPolls(SystemClock.INSTANCE), new MoveTasks(services)), null, null, workers,
@@ -91,47 +85,8 @@ class RequestDeadlineTest {
         return processor.process(in).get(30, TimeUnit.SECONDS);
     }
 
-    /** A catalog with one standard queue of one partition. */
-    private static final class OneQueue implements QueueCatalog {
-        @Override
-        public CreateResult create(String name, boolean fifo, Map<String, String> attributes, Map<String, String> tags,
-                                   int partitions, long nowMillis) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public Optional<QueueMetadata> get(String name) {
-            return name.equals(QUEUE.name()) ? Optional.of(QUEUE) : Optional.empty();
-        }
-
-        @Override
-        public List<QueueMetadata> list(String prefix) {
-            return List.of(QUEUE);
-        }
-
-        @Override
-        public Optional<QueueMetadata> delete(String name, long nowMillis) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public Optional<QueueMetadata> setAttributes(String name, Map<String, String> attributes, long nowMillis) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public Optional<QueueMetadata> setTags(String name, Map<String, String> tags) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public Optional<QueueMetadata> raisePartitions(String name, int partitions) {
-            throw new UnsupportedOperationException();
-        }
-    }
-
     /** A shard whose every command ends as {@code outcome} says: never, or with a failure. */
-    private static final class Shard implements PartitionService {
+    private static final class Shard extends FakeCluster.Shard {
         private final Supplier<CompletableFuture<PartitionOutcome>> outcome;
 
         Shard(Supplier<CompletableFuture<PartitionOutcome>> outcome) {
@@ -146,40 +101,6 @@ class RequestDeadlineTest {
         @Override
         public CompletableFuture<Boolean> awaitConfigured(PartitionId partition, long configVersion) {
             return CompletableFuture.completedFuture(true);
-        }
-
-        @Override
-        public CompletableFuture<Void> createPartition(PartitionId partition, PartitionConfig config) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public CompletableFuture<QueueCounts> counts(PartitionId partition) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public CompletableFuture<Integer> visibleNow(PartitionId partition) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public CompletableFuture<Long> nextDeadlineMillis(PartitionId partition) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public CompletableFuture<StoredMessage> readMessage(PartitionId partition, long seq) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public CompletableFuture<List<MoveTask>> moveTasks(PartitionId partition) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public void addListener(EffectListener listener) {
         }
     }
 }

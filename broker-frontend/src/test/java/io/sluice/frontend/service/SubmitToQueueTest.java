@@ -3,24 +3,18 @@ package io.sluice.frontend.service;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
-import io.sluice.catalog.QueueCatalog;
 import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.SqsError;
 import io.sluice.common.SystemClock;
+import io.sluice.frontend.FakeCluster;
 import io.sluice.frontend.FrontendConfig;
-import io.sluice.partition.MoveTask;
 import io.sluice.partition.NewMessage;
 import io.sluice.partition.PartitionCommand;
-import io.sluice.partition.PartitionConfig;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.PartitionOutcome;
 import io.sluice.partition.PartitionResponse;
-import io.sluice.partition.PartitionService;
-import io.sluice.partition.QueueCounts;
-import io.sluice.partition.StoredMessage;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Test;
@@ -57,51 +51,12 @@ class SubmitToQueueTest {
     }
 
     private SqsServices services() {
-        return new SqsServices(new Catalog(), new MissingPartition(), SystemClock.INSTANCE, FrontendConfig.DEFAULTS,
+        return new SqsServices(new FakeCluster.Catalog(queues), new MissingPartition(), SystemClock.INSTANCE, FrontendConfig.DEFAULTS,
                 null);
     }
 
-    /** The catalog as far as submitToQueue reads it. */
-    private final class Catalog implements QueueCatalog {
-        @Override
-        public CreateResult create(String name, boolean fifo, Map<String, String> attributes, Map<String, String> tags,
-                                   int partitions, long nowMillis) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public Optional<QueueMetadata> get(String name) {
-            return Optional.ofNullable(queues.get(name));
-        }
-
-        @Override
-        public List<QueueMetadata> list(String prefix) {
-            return List.copyOf(queues.values());
-        }
-
-        @Override
-        public Optional<QueueMetadata> delete(String name, long nowMillis) {
-            return Optional.ofNullable(queues.remove(name));
-        }
-
-        @Override
-        public Optional<QueueMetadata> setAttributes(String name, Map<String, String> attributes, long nowMillis) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public Optional<QueueMetadata> setTags(String name, Map<String, String> tags) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public Optional<QueueMetadata> raisePartitions(String name, int partitions) {
-            throw new UnsupportedOperationException();
-        }
-    }
-
     /** A shard whose primary has not created the partition and does not within the wait. */
-    private static final class MissingPartition implements PartitionService {
+    private static final class MissingPartition extends FakeCluster.Shard {
         @Override
         public CompletableFuture<PartitionOutcome> submit(PartitionId partition, PartitionCommand command) {
             return CompletableFuture.completedFuture(new PartitionOutcome(new PartitionResponse.Rejected(
@@ -111,40 +66,6 @@ class SubmitToQueueTest {
         @Override
         public CompletableFuture<Boolean> awaitConfigured(PartitionId partition, long configVersion) {
             return CompletableFuture.completedFuture(false);
-        }
-
-        @Override
-        public CompletableFuture<Void> createPartition(PartitionId partition, PartitionConfig config) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public CompletableFuture<QueueCounts> counts(PartitionId partition) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public CompletableFuture<Integer> visibleNow(PartitionId partition) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public CompletableFuture<Long> nextDeadlineMillis(PartitionId partition) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public CompletableFuture<StoredMessage> readMessage(PartitionId partition, long seq) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public CompletableFuture<List<MoveTask>> moveTasks(PartitionId partition) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public void addListener(EffectListener listener) {
         }
     }
 }
