@@ -146,8 +146,12 @@ final class History {
                 if (second.end() >= windowEnd - slack) {
                     continue; // the window had ended (as far as the client can tell)
                 }
-                String what = String.format("%s: %s received at +%d ms and again at +%d ms (window to +%d ms)",
-                        first.queue(), first.body(), ms(first.start()), ms(second.end()), ms(windowEnd));
+                String what = String.format("%s: %s received at +%d ms and again at +%d ms (window to +%d ms;"
+                                + " receive counts %d then %d, the first request +%d..+%d ms, the second +%d..+%d ms;"
+                                + " faults meanwhile: %s)", first.queue(), first.body(), ms(first.start()),
+                        ms(second.end()), ms(windowEnd), first.receiveCount(), second.receiveCount(), ms(first.start()),
+                        ms(first.end()), ms(second.start()), ms(second.end()),
+                        faultsBetween(first.start() - TimeUnit.SECONDS.toNanos(10), second.end()));
                 if (overlapsPause(first.start(), second.end())) {
                     acrossPause.add(what);
                 } else {
@@ -208,6 +212,17 @@ final class History {
         }
         return new Findings(acked.size(), unknown, lost, unexplained, acrossPause, fifo, dedup, missingFromDlq,
                 redeliveries, receives.size());
+    }
+
+    /** The faults that overlap {@code [from, to]}, with their times, for a finding's report. */
+    private String faultsBetween(long from, long to) {
+        List<String> out = new ArrayList<>();
+        for (Fault f : faults) {
+            if (f.start() <= to && f.end() >= from) {
+                out.add(f.kind() + " " + f.target() + " +" + ms(f.start()) + "..+" + ms(f.end()) + " ms");
+            }
+        }
+        return out.isEmpty() ? "none" : out.toString();
     }
 
     private boolean overlapsPause(long from, long to) {
