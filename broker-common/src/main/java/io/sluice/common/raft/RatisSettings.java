@@ -101,8 +101,9 @@ public final class RatisSettings {
      * Request timeout of a shard's write client, per attempt. An attempt to a leader that cannot be reached (a
      * partition: no reply, no refused connection) costs this much before the client tries another member, which names
      * the new leader; a killed leader's refused connection costs nothing. 1.5 s was tried (PartitionIT: a partitioned
-     * leader's stall 3.2 s either way, because the election itself takes ~2.7 s and a suspected member is passed over),
-     * but under a loaded nemesis it doubled the attempts that time out and are resent; the default stays.
+     * leader's stall 3.2-3.4 s either way, because the election itself takes ~2.7 s and a suspected member is passed
+     * over); a shorter attempt only makes more slow attempts on a loaded machine time out and be resent, so the default
+     * stays.
      */
     public static final long WRITE_ATTEMPT_TIMEOUT_MS = DEFAULT_CLIENT_TIMEOUT_MS;
 
