@@ -99,6 +99,9 @@ launch() {
     tls=(SLUICE_CLUSTER_TLS_CERT_FILE="$dir/tls/$role-$n.pem" SLUICE_CLUSTER_TLS_KEY_FILE="$dir/tls/$role-$n-key.pem"
       SLUICE_CLUSTER_TLS_CA_FILE="$dir/tls/ca.pem")
   fi
+  if [ "$role" = frontend ] || [ "$role" = node ]; then
+    tls+=(SLUICE_SECRET_KEY="$frontend_secret")
+  fi
   if [ "$netns" = 1 ]; then # on its own host: bind that host's address, the admin endpoint too
     local address
     address=$(host "$role-$n")
@@ -170,7 +173,9 @@ make_hosts() {
 }
 
 # The frontends' credentials: the given ones, else the dev ones on loopback, else (on hosts, where the documented
-# placeholder secret is refused) a random secret made once in DIR/secret-key.
+# placeholder secret is refused) a random secret made once in DIR/secret-key. The secret reaches the frontends (and
+# nodes) only, in their environment (owner-only in /proc), never on a command line that `ps` shows.
+frontend_secret=
 keys() {
   local secret=${SLUICE_SECRET_KEY:-}
   if [ -z "$secret" ] && [ "$netns" = 1 ]; then
@@ -180,7 +185,7 @@ keys() {
     fi
     secret=$(cat "$dir/secret-key")
   fi
-  echo "--access-key ${SLUICE_ACCESS_KEY:-sluice} --secret-key ${secret:-sluice-dev-secret}"
+  frontend_secret=${secret:-sluice-dev-secret}
 }
 
 start_combined() {
@@ -190,12 +195,12 @@ start_combined() {
   if [ ! -f "$jar" ]; then
     (cd "$root" && mvn -B -q -ntp -DskipTests package)
   fi
-  local keys peers
-  read -r -a keys <<<"$(keys)"
+  local peers
+  keys
   peers=$(metadata_peers)
   for n in 1 2 3; do
     launch node "$n" --node-id "n$n" --metadata-peers "$peers" --raft-port $((base + 200 + n)) \
-      --port $((base + 300 + n)) --admin-port $((base + 310 + n)) --data-dir "$dir/node-$n/data" "${keys[@]}"
+      --port $((base + 300 + n)) --admin-port $((base + 310 + n)) --data-dir "$dir/node-$n/data" --access-key "${SLUICE_ACCESS_KEY:-sluice}"
   done
   for n in 1 2 3; do
     wait_for "http://$(host "node-$n"):$((base + 310 + n))/health" 180 OK
@@ -237,11 +242,10 @@ start() {
     wait_hosting "http://$(host "backend-$n"):$((base + 210 + n))" "backend-$n"
   done
   # a frontend has no built-in key: it gets these (the dev credentials unless set, accepted on loopback only)
-  local keys
-  read -r -a keys <<<"$(keys)"
+  keys
   for n in 1 2; do
     launch frontend "$n" --metadata-peers "$peers" --port $((base + 300 + n)) --admin-port $((base + 310 + n)) \
-      "${keys[@]}"
+      --access-key "${SLUICE_ACCESS_KEY:-sluice}"
   done
   for n in 1 2; do
     wait_for "http://$(host "frontend-$n"):$((base + 310 + n))/health" 180 OK
