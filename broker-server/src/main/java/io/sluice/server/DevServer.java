@@ -525,8 +525,10 @@ public final class DevServer implements AutoCloseable {
         if (c == null || c.image().appliedIndex() == 0) {
             return "no catalog yet";
         }
-        if (!c.reachedWithin(READY_WINDOW_MILLIS)) {
-            return "the metadata group has not answered for " + READY_WINDOW_MILLIS + " ms";
+        // refreshes run every sluice.catalog.refresh-ms: a slow refresh setting must not make readiness flap
+        long catalogWindow = Math.max(READY_WINDOW_MILLIS, 3L * config.get(ServerConfigKeys.CATALOG_REFRESH_MS));
+        if (!c.reachedWithin(catalogWindow)) {
+            return "the metadata group has not answered for " + catalogWindow + " ms";
         }
         if (sharded == null) {
             return null;
