@@ -385,7 +385,7 @@ class NemesisIT {
 
     /**
      * {@code -Dsluice.nemesis.only=handback}: the one fault the 30-minute run on hosts found double deliveries at.
-     * The busy standard queue's shard's preferred replica (its first, Raft priority 1) is killed, down 1-3 s,
+     * The busy standard queue's shard's preferred replica (its first) is killed, down 1-3 s,
      * restarted (half the time with its clock shifted), and leads again once caught up: the old leader hands the
      * shard back to it under load.
      */
@@ -401,8 +401,8 @@ class NemesisIT {
         int offset = random.nextBoolean() ? 0 : random.nextBoolean() ? CLOCK_OFFSET_MS : -CLOCK_OFFSET_MS;
         cluster.start(preferred, offset == 0 ? Map.of() : Map.of("SLUICE_TEST_CLOCK_OFFSET_MS",
                 Integer.toString(offset)));
-        // Ratis hands the shard back once the preferred replica has caught up exactly, which under load can take a
-        // while: wait up to a minute, and go on either way
+        // the leader hands the shard back once the preferred replica has answered steadily for 3 s (BackendServer
+        // .handBack): wait up to a minute, and go on either way
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         boolean back = false;
         while (!back && System.nanoTime() < until) {

@@ -50,8 +50,9 @@ class ShardedBackendsIT {
                     (System.nanoTime() - starting) / 1_000_000);
             ClusterImage image = metadata.fetchImage();
             image.shards().values().forEach(s -> assertEquals(3, s.replicas().size(), s.toString()));
-            // leadership balancing: each shard's first replica has the higher Raft priority, and the first
-            // replicas rotate over the backends, so every backend ends up primary of some shard
+            // leadership balancing: each shard's leader hands the leadership to the shard's first replica once it
+            // answers steadily, and the first replicas rotate over the backends, so every backend ends up primary of
+            // some shard
             ClusterState.awaitTrue("each shard led by its first replica", CEILING, () -> image.shards().values()
                     .stream().allMatch(s -> backends.stream().filter(b -> b.name.equals(s.replicas().get(0)))
                             .findFirst().orElseThrow().leads(s.groupId())), cluster::state);
@@ -116,7 +117,7 @@ class ShardedBackendsIT {
                             .get(30, TimeUnit.SECONDS);
                 }
             }
-            // The preferred leader (first replica, higher Raft priority) leads once it caught up; until then another
+            // The preferred leader (first replica, handed the leadership back) leads once it caught up; until then another
             // replica may lead for a while. Wait for it: a follower chosen while a stand-in leads could be the
             // preferred leader, and killing it would be a leader failover, not the replacement this test is about.
             LocalCluster.Member leader = backends.stream().filter(b -> b.name.equals(before.replicas().get(0)))

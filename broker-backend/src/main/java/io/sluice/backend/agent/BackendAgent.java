@@ -375,8 +375,8 @@ public final class BackendAgent implements AutoCloseable {
                 // stays, which then makes the change (BackendServer.reconfigure); once that is committed, it leaves
                 backend.reconfigure(group(image, shard));
                 backend.leave(gid);
-            } else {
-                backend.reconfigure(group(image, shard));
+            } else if (!backend.reconfigure(group(image, shard))) {
+                backend.handBack(gid, shard.replicas().get(0));
             }
         }
         java.util.Set<RaftGroupId> assigned = new java.util.HashSet<>();
@@ -385,17 +385,18 @@ public final class BackendAgent implements AutoCloseable {
     }
 
     /**
-     * The Raft group of a shard: its replicas at their registered addresses. The first replica gets a higher Raft
-     * priority: Ratis makes it the leader whenever it is up and caught up (a leader yields to it), which spreads
-     * shard leadership, i.e. the primaries, over the backends.
+     * The Raft group of a shard: its replicas at their registered addresses, all of the same Raft priority. The first
+     * replica is the shard's preferred leader: its leader hands the leadership back to it once it answers steadily
+     * ({@link BackendServer#handBack}), which spreads shard leadership, i.e. the primaries, over the backends. Not
+     * through a higher Raft priority: with one, a candidate waits out an election timeout (twice: pre-vote and vote)
+     * for a silent preferred member, so a partitioned primary stalled its shard longer than a killed one.
      */
     public static RaftGroup group(ClusterImage image, ShardInfo shard) {
         List<RaftPeer> peers = new ArrayList<>();
         for (String replica : shard.replicas()) {
             NodeInfo node = image.nodes().get(replica);
             if (node != null) {
-                peers.add(RaftPeer.newBuilder().setId(replica).setAddress(node.address())
-                        .setPriority(replica.equals(shard.replicas().get(0)) ? 1 : 0).build());
+                peers.add(RaftPeer.newBuilder().setId(replica).setAddress(node.address()).build());
             }
         }
         return RaftGroup.valueOf(RaftGroupId.valueOf(UUID.fromString(shard.groupId())), peers);

@@ -507,8 +507,11 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
             java.util.List<RaftPeer> before = java.util.List.copyOf(division.getRaftConf().getCurrentPeers());
             java.util.Set<String> current = ShardClient.members(before);
             java.util.Set<String> wanted = ShardClient.members(target.getPeers());
-            if (current.equals(wanted) || !division.getRaftConf().getPreviousPeers().isEmpty()) { // unchanged, or a change under way
+            if (!division.getRaftConf().getPreviousPeers().isEmpty()) { // a change under way
                 return false;
+            }
+            if (current.equals(wanted)) {
+                return equalPriorities(division, before);
             }
             // to this leader, through the current group (the target's peers may not include it, or be empty yet)
             try (RaftClient admin = transport.client(division.getGroup(), 10_000).setLeaderId(division.getId())
@@ -551,6 +554,130 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
             unstick(id, e);
             return false;
         }
+    }
+
+    /**
+     * Groups made by older releases gave their first replica Raft priority 1. A candidate then waits out an election
+     * timeout, in the pre-vote and again in the vote, for a higher-priority member that does not answer: a partitioned
+     * preferred leader stalled its shard ~2 s longer than a killed one. Every member now has the same priority and
+     * {@link #handBack} spreads the leaderships; this sets an older group's members to equal priorities, once.
+     */
+    private boolean equalPriorities(RaftServer.Division division, java.util.List<RaftPeer> before) {
+        if (before.stream().allMatch(p -> p.getPriority() == 0)) {
+            return false;
+        }
+        java.util.List<RaftPeer> equal = before.stream().map(p -> RaftPeer.newBuilder(p).setPriority(0).build())
+                .toList();
+        try (RaftClient admin = transport.client(division.getGroup(), 10_000).setLeaderId(division.getId())
+                .setRetryPolicy(RetryPolicies.noRetry()).build()) {
+            RaftClientReply reply = admin.admin().setConfiguration(equal);
+            LOG.info("backend {} gave the members of shard group {} equal Raft priorities: {}", nodeId,
+                    division.getGroup().getGroupId(), reply.isSuccess() ? "done" : reply.getException());
+            return reply.isSuccess();
+        } catch (IOException e) {
+            LOG.warn("backend {} could not give the members of {} equal priorities yet: {}", nodeId,
+                    division.getGroup().getGroupId(), e.getMessage());
+            return false;
+        }
+    }
+
+    /** A shard's preferred replica as this leader has seen it: answering steadily since, next attempt not before. */
+    private static final class HandBackState {
+        long steadySince;
+        long notBeforeNanos;
+        long backoffNanos = HAND_BACK_FIRST_BACKOFF_NANOS;
+
+        HandBackState(long now) {
+            steadySince = now;
+        }
+    }
+
+    private final java.util.Map<RaftGroupId, HandBackState> handBacks = new ConcurrentHashMap<>();
+    /** How long the preferred replica must have answered and kept up before the leadership goes back to it. */
+    static final long HAND_BACK_STEADY_NANOS = TimeUnit.SECONDS.toNanos(3);
+    /** A follower answering within this (the election timeout's order) and this close to the log counts as steady. */
+    static final long HAND_BACK_HEARD_MILLIS = 500;
+    static final long HAND_BACK_MAX_LAG = 1_000;
+    /** Writes wait while a transfer runs: bounded like Ratis' own yield to a higher-priority member. */
+    static final long HAND_BACK_TIMEOUT_MILLIS = 500;
+    static final long HAND_BACK_FIRST_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(5);
+    static final long HAND_BACK_MAX_BACKOFF_NANOS = TimeUnit.MINUTES.toNanos(5);
+
+    /**
+     * As the leader of a shard whose preferred replica (the catalog's first) is another member, hands the leadership
+     * back to it once it has answered this leader within {@link #HAND_BACK_HEARD_MILLIS} and stayed within
+     * {@link #HAND_BACK_MAX_LAG} entries of the log for {@link #HAND_BACK_STEADY_NANOS}: this spreads the primaries
+     * over the backends after a failover (what Raft priorities did before). The transfer (Ratis' TransferLeadership:
+     * the leader holds new writes, waits for the preferred replica to have its whole log, and asks it to start an
+     * election at once) is bounded by {@link #HAND_BACK_TIMEOUT_MILLIS}; a failed one is tried again after 5 s,
+     * doubling up to 5 minutes. Blocking: call from an agent thread.
+     *
+     * @return whether the leadership was handed back
+     */
+    public boolean handBack(RaftGroupId id, String preferred) {
+        RaftServer.Division division;
+        try {
+            division = server.getDivision(id);
+        } catch (IOException e) {
+            handBacks.remove(id);
+            return false;
+        }
+        var info = division.getInfo();
+        var conf = division.getRaftConf();
+        RaftPeerId target = RaftPeerId.valueOf(preferred);
+        if (preferred.equals(nodeId) || !info.isLeader() || !info.isLeaderReady()
+                || !conf.getPreviousPeers().isEmpty()
+                || conf.getCurrentPeers().stream().noneMatch(p -> p.getId().equals(target))) {
+            handBacks.remove(id);
+            return false;
+        }
+        long now = System.nanoTime();
+        HandBackState state = handBacks.computeIfAbsent(id, g -> new HandBackState(now));
+        if (!steady(division, target)) {
+            state.steadySince = now;
+            return false;
+        }
+        if (now - state.steadySince < HAND_BACK_STEADY_NANOS || now < state.notBeforeNanos) {
+            return false;
+        }
+        try (RaftClient admin = transport.client(division.getGroup(), 5_000).setLeaderId(division.getId())
+                .setRetryPolicy(RetryPolicies.noRetry()).build()) {
+            RaftClientReply reply = admin.admin().transferLeadership(target, HAND_BACK_TIMEOUT_MILLIS);
+            if (reply.isSuccess()) {
+                handBacks.remove(id);
+                LOG.info("backend {} handed the leadership of shard group {} back to its preferred replica {}", nodeId,
+                        id, preferred);
+                return true;
+            }
+            backOff(state, now, id, preferred, String.valueOf(reply.getException()));
+        } catch (IOException e) {
+            backOff(state, now, id, preferred, e.getMessage());
+        }
+        return false;
+    }
+
+    private void backOff(HandBackState state, long now, RaftGroupId id, String preferred, String why) {
+        state.notBeforeNanos = now + state.backoffNanos;
+        LOG.info("backend {} could not hand shard group {} back to {} (next try in {} s): {}", nodeId, id, preferred,
+                TimeUnit.NANOSECONDS.toSeconds(state.backoffNanos), why);
+        state.backoffNanos = Math.min(HAND_BACK_MAX_BACKOFF_NANOS, state.backoffNanos * 2);
+    }
+
+    /** Whether this leader heard from {@code peer} lately and its log is close to the leader's. */
+    private static boolean steady(RaftServer.Division division, RaftPeerId peer) {
+        var role = division.getInfo().getRoleInfoProto();
+        if (!role.hasLeaderInfo()) {
+            return false;
+        }
+        boolean heard = role.getLeaderInfo().getFollowerInfoList().stream().anyMatch(f ->
+                RaftPeerId.valueOf(f.getId().getId()).equals(peer)
+                        && f.getLastRpcElapsedTimeMs() <= HAND_BACK_HEARD_MILLIS);
+        if (!heard) {
+            return false;
+        }
+        long commit = division.getRaftLog().getLastCommittedIndex();
+        return division.getCommitInfos().stream().anyMatch(c -> RaftPeerId.valueOf(c.getServer().getId()).equals(peer)
+                && commit - c.getCommitIndex() <= HAND_BACK_MAX_LAG);
     }
 
     /**

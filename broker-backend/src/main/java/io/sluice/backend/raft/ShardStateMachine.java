@@ -4,6 +4,7 @@ import io.sluice.backend.engine.PartitionEngine;
 import io.sluice.backend.engine.ShardPartitions;
 import io.sluice.backend.storage.ShardStore;
 import io.sluice.common.Clock;
+import io.sluice.common.raft.LeaderHints;
 import io.sluice.common.raft.StateMachineLifecycle;
 import io.sluice.partition.CommandCodec;
 import io.sluice.partition.Effect;
@@ -26,6 +27,8 @@ import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftGroupMemberId;
+import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.protocol.TermIndex;
 import org.apache.ratis.server.raftlog.RaftLog;
@@ -134,6 +137,12 @@ public final class ShardStateMachine extends BaseStateMachine {
     /** Move tasks with work to do in the partitions this replica has opened. */
     public synchronized List<io.sluice.partition.MoveTask.Located> moveTasksToDrive() {
         return partitions == null ? List.of() : partitions.moveTasksToDrive();
+    }
+
+    /** Tells this process's clients of the group (a combined node's frontend) where to send their requests now. */
+    @Override
+    public void notifyLeaderChanged(RaftGroupMemberId groupMemberId, RaftPeerId newLeaderId) {
+        LeaderHints.leaderChanged(groupMemberId.getGroupId(), newLeaderId);
     }
 
     @Override

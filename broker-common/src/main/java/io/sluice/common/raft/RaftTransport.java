@@ -166,7 +166,7 @@ public final class RaftTransport {
         Parameters parameters = parameters();
         RaftClientRpc rpc = new GrpcFactory(parameters).newRaftClientRpc(id, properties);
         return RaftClient.newBuilder().setClientId(id).setProperties(properties).setParameters(parameters)
-                .setRaftGroup(group).setClientRpc(new ReconnectOffThread(rpc, group.getPeers()));
+                .setRaftGroup(group).setClientRpc(new ReconnectOffThread(rpc, group));
     }
 
     /** A client with the default request timeout. */

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -19,16 +20,19 @@ import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.exceptions.NotLeaderException;
 import org.apache.ratis.protocol.exceptions.TimeoutIOException;
 import org.junit.jupiter.api.Test;
 
 /**
  * The Raft client transport's partition behaviour, against a scripted transport: a member whose attempt timed out is
  * passed over while another is not (and answered normally once the suspicion ends or every member is suspected); an
- * answer clears it; a reconnect returns at once and runs on another thread, however long the close takes.
+ * answer clears it; a reconnect returns at once and runs on another thread, however long the close takes; news of
+ * a new leader from a replica in this process fails the attempts pending at the old one, naming the new one.
  */
 class ReconnectOffThreadTest {
     private static final RaftPeerId A = RaftPeerId.valueOf("a");
@@ -39,6 +43,8 @@ class ReconnectOffThreadTest {
     /** Answers by target: a timeout for the members in {@code silent}, a reply otherwise; counts what reached it. */
     private static final class Scripted implements RaftClientRpc {
         final List<RaftPeerId> silent = new ArrayList<>();
+        /** Members that never answer (a partition): their attempts stay pending. */
+        final List<RaftPeerId> hanging = new ArrayList<>();
         final List<RaftPeerId> reached = new ArrayList<>();
         volatile CountDownLatch closing = new CountDownLatch(0);
         final AtomicReference<Thread> reconnectedOn = new AtomicReference<>();
@@ -47,11 +53,19 @@ class ReconnectOffThreadTest {
         @Override
         public CompletableFuture<RaftClientReply> sendRequestAsync(RaftClientRequest request) {
             reached.add(request.getServerId());
+            if (hanging.contains(request.getServerId())) {
+                return new CompletableFuture<>();
+            }
             if (silent.contains(request.getServerId())) {
                 return CompletableFuture.failedFuture(new TimeoutIOException("attempt timed out"));
             }
             return CompletableFuture.completedFuture(RaftClientReply.newBuilder().setRequest(request).setSuccess()
                     .build());
+        }
+
+        @Override
+        public CompletableFuture<RaftClientReply> sendRequestAsyncUnordered(RaftClientRequest request) {
+            return sendRequestAsync(request);
         }
 
         @Override
@@ -86,7 +100,7 @@ class ReconnectOffThreadTest {
     }
 
     private static ReconnectOffThread rpc(Scripted scripted) {
-        return new ReconnectOffThread(scripted, List.of(RaftPeer.newBuilder().setId(A).build(),
+        return new ReconnectOffThread(scripted, RaftGroup.valueOf(GROUP, RaftPeer.newBuilder().setId(A).build(),
                 RaftPeer.newBuilder().setId(B).build()));
     }
 
@@ -160,5 +174,35 @@ class ReconnectOffThreadTest {
     void aFailureThatNeedsNoReconnectIsLeftAlone() {
         Scripted scripted = new Scripted();
         assertFalse(rpc(scripted).handleException(A, new IllegalStateException("not a connection problem"), false));
+    }
+
+    @Test
+    void newsOfANewLeaderFailsTheAttemptsPendingAtTheOldOneNamingIt() throws Exception {
+        Scripted scripted = new Scripted();
+        scripted.hanging.add(A);
+        scripted.hanging.add(B);
+        ReconnectOffThread rpc = rpc(scripted);
+        try {
+            CompletableFuture<RaftClientReply> atA = rpc.sendRequestAsync(to(A));
+            CompletableFuture<RaftClientReply> atB = rpc.sendRequestAsyncUnordered(to(B));
+            LeaderHints.leaderChanged(GROUP, RaftPeerId.valueOf("not-a-member"));
+            LeaderHints.leaderChanged(RaftGroupId.randomId(), B); // another group's news
+            LeaderHints.leaderChanged(GROUP, B);
+            Throwable failed = assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> atA.get(10, TimeUnit.SECONDS)).getCause();
+            NotLeaderException notLeader = assertInstanceOf(NotLeaderException.class, failed);
+            assertEquals(B, notLeader.getSuggestedLeader().getId(), "the new leader is named");
+            assertFalse(atB.isDone(), "an attempt pending at the new leader waits for its answer");
+            int reached = scripted.reached.size();
+            assertTrue(failure(rpc.sendRequestAsync(to(A))).getMessage().contains("passed over"),
+                    "the deposed leader is passed over for a while");
+            assertEquals(reached, scripted.reached.size());
+        } finally {
+            rpc.close();
+        }
+        CompletableFuture<RaftClientReply> afterClose = rpc.sendRequestAsync(to(B));
+        LeaderHints.leaderChanged(GROUP, A);
+        Thread.sleep(200); // nothing to wait for: a closed transport must not react at all
+        assertFalse(afterClose.isDone(), "a closed transport no longer listens");
     }
 }

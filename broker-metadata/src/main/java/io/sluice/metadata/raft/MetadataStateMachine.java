@@ -309,6 +309,7 @@ final class MetadataStateMachine extends BaseStateMachine {
 
     @Override
     public void notifyLeaderChanged(RaftGroupMemberId groupMemberId, RaftPeerId newLeaderId) {
+        io.sluice.common.raft.LeaderHints.leaderChanged(groupMemberId.getGroupId(), newLeaderId);
         if (groupMemberId.getPeerId().equals(newLeaderId)) {
             liveness.becameLeader();
         }
