@@ -161,9 +161,68 @@ class NemesisIT {
                     "nem-fifo-dlq.fifo"), Set.of("nem-fifo.fifo"), CLOCK_OFFSET_MS + 500);
             System.out.printf("nemesis: %d faults injected %s; %s%s%n", injected, history.faultCounts(),
                     findings.summary(), findings.details());
+            List<String> diverged = replicaDivergences(cluster);
             assertTrue(findings.acknowledged() > 100, "the workload ran: " + findings.summary());
             assertTrue(findings.clean(), findings.summary() + findings.details());
+            assertTrue(diverged.isEmpty(), "replicas diverged: " + diverged);
         }
+    }
+
+    /**
+     * Replicas of a shard that applied the same entry hold the same store after it, so the same digest
+     * ({@code ShardStore.Applied}, the last entries each replica reports in {@code /admin/status}): compared at the
+     * highest index every replica reports, polled for up to 30 s (followers catch up). Prints how many shards were
+     * compared and returns one line per shard whose replicas disagree.
+     */
+    static List<String> replicaDivergences(LocalCluster cluster) throws InterruptedException {
+        Map<String, String> verdicts = new java.util.TreeMap<>(); // group -> "" (agreed) or what differed
+        Set<String> seen = new java.util.TreeSet<>();
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        do {
+            Map<String, Map<String, Map<Long, String>>> reports = new java.util.HashMap<>();
+            for (LocalCluster.Member m : cluster.backends()) {
+                var status = m.status();
+                if (status == null) {
+                    continue;
+                }
+                for (var shard : status.path("hostedShards")) {
+                    Map<Long, String> digests = new java.util.HashMap<>();
+                    shard.path("digests").forEach(pair -> digests.put(pair.get(0).asLong(), pair.get(1).asText()));
+                    reports.computeIfAbsent(shard.path("groupId").asText(), g -> new java.util.TreeMap<>())
+                            .put(m.name, digests);
+                }
+            }
+            reports.forEach((group, byMember) -> {
+                seen.add(group);
+                if (verdicts.containsKey(group) || byMember.size() < 2) {
+                    return;
+                }
+                Set<Long> common = null;
+                for (Map<Long, String> d : byMember.values()) {
+                    if (common == null) {
+                        common = new java.util.HashSet<>(d.keySet());
+                    } else {
+                        common.retainAll(d.keySet());
+                    }
+                }
+                if (common == null || common.isEmpty()) {
+                    return; // not caught up yet (or idle since a restart): asked again
+                }
+                long at = java.util.Collections.max(common);
+                Map<String, String> atIndex = new java.util.TreeMap<>();
+                byMember.forEach((member, d) -> atIndex.put(member, d.get(at)));
+                verdicts.put(group, new java.util.HashSet<>(atIndex.values()).size() == 1 ? ""
+                        : "shard group " + group + " at index " + at + ": " + atIndex);
+            });
+            if (!seen.isEmpty() && verdicts.keySet().containsAll(seen)) {
+                break;
+            }
+            Thread.sleep(500);
+        } while (System.nanoTime() < until);
+        List<String> diverged = verdicts.values().stream().filter(v -> !v.isEmpty()).toList();
+        System.out.printf("nemesis: replica digests compared for %d of %d shard groups, %d diverged%n",
+                verdicts.size(), seen.size(), diverged.size());
+        return diverged;
     }
 
     private static String redrive(SqsClient admin, String dlqUrl) {

@@ -257,10 +257,16 @@ public final class BackendAgent implements AutoCloseable {
         var out = JsonNodeFactory.instance.arrayNode();
         for (RaftGroupId gid : backend.hostedGroups()) {
             var machine = backend.shard(gid);
-            out.addObject().put("groupId", gid.getUuid().toString()).put("leader", backend.isLeader(gid))
+            var shard = out.addObject().put("groupId", gid.getUuid().toString()).put("leader", backend.isLeader(gid))
                     .put("failed", machine != null && machine.closed())
                     .put("livePartitions", machine == null ? 0
                             : machine.storedPartitions().stream().filter(p -> !p.retired()).count());
+            // the last entries applied here with the store's digest after each: replicas compared at a common index
+            // must agree (the nemesis checks it)
+            var digests = shard.putArray("digests");
+            if (machine != null) {
+                machine.recentDigests().forEach(a -> digests.addArray().add(a.index()).add(Long.toHexString(a.digest())));
+            }
         }
         return out;
     }
@@ -376,7 +382,7 @@ public final class BackendAgent implements AutoCloseable {
                 backend.reconfigure(group(image, shard));
                 backend.leave(gid);
             } else if (!backend.reconfigure(group(image, shard))) {
-                backend.handBack(gid, shard.replicas().get(0));
+                backend.handBack(group(image, shard), shard.replicas().get(0));
             }
         }
         java.util.Set<RaftGroupId> assigned = new java.util.HashSet<>();

@@ -255,4 +255,9 @@ public final class PartitionKeys {
     public static byte[] appliedIndexKey() {
         return ByteBuffer.allocate(PREFIX_LENGTH + 1).putLong(0).putInt(0).put((byte) 'i').array();
     }
+
+    /** The shard's apply digest ({@code ShardStore#applied}): a shard-level key, like the applied index. */
+    public static byte[] appliedDigestKey() {
+        return ByteBuffer.allocate(PREFIX_LENGTH + 1).putLong(0).putInt(0).put((byte) 'h').array();
+    }
 }

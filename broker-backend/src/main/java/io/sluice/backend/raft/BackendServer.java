@@ -604,8 +604,9 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
     static final long HAND_BACK_MAX_BACKOFF_NANOS = TimeUnit.MINUTES.toNanos(5);
 
     /**
-     * As the leader of a shard whose preferred replica (the catalog's first) is another member, hands the leadership
-     * back to it once it has answered this leader within {@link #HAND_BACK_HEARD_MILLIS} and stayed within
+     * As the leader of a shard whose preferred replica (the catalog's first) is another member, and whose members are
+     * {@code target}'s (the catalog's: no change to make first), hands the leadership back to it
+     * once it has answered this leader within {@link #HAND_BACK_HEARD_MILLIS} and stayed within
      * {@link #HAND_BACK_MAX_LAG} entries of the log for {@link #HAND_BACK_STEADY_NANOS}: this spreads the primaries
      * over the backends after a failover (what Raft priorities did before). The transfer (Ratis' TransferLeadership:
      * the leader holds new writes, waits for the preferred replica to have its whole log, and asks it to start an
@@ -614,7 +615,8 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
      *
      * @return whether the leadership was handed back
      */
-    public boolean handBack(RaftGroupId id, String preferred) {
+    public boolean handBack(RaftGroup target, String preferred) {
+        RaftGroupId id = target.getGroupId();
         RaftServer.Division division;
         try {
             division = server.getDivision(id);
@@ -624,16 +626,16 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
         }
         var info = division.getInfo();
         var conf = division.getRaftConf();
-        RaftPeerId target = RaftPeerId.valueOf(preferred);
         if (preferred.equals(nodeId) || !info.isLeader() || !info.isLeaderReady()
-                || !conf.getPreviousPeers().isEmpty()
-                || conf.getCurrentPeers().stream().noneMatch(p -> p.getId().equals(target))) {
+                || !conf.getPreviousPeers().isEmpty() // a membership change under way: it goes first
+                || !ShardClient.members(conf.getCurrentPeers()).equals(ShardClient.members(target.getPeers()))) {
             handBacks.remove(id);
             return false;
         }
+        RaftPeerId heir = RaftPeerId.valueOf(preferred);
         long now = System.nanoTime();
         HandBackState state = handBacks.computeIfAbsent(id, g -> new HandBackState(now));
-        if (!steady(division, target)) {
+        if (!steady(division, heir)) {
             state.steadySince = now;
             return false;
         }
@@ -642,7 +644,7 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
         }
         try (RaftClient admin = transport.client(division.getGroup(), 5_000).setLeaderId(division.getId())
                 .setRetryPolicy(RetryPolicies.noRetry()).build()) {
-            RaftClientReply reply = admin.admin().transferLeadership(target, HAND_BACK_TIMEOUT_MILLIS);
+            RaftClientReply reply = admin.admin().transferLeadership(heir, HAND_BACK_TIMEOUT_MILLIS);
             if (reply.isSuccess()) {
                 handBacks.remove(id);
                 LOG.info("backend {} handed the leadership of shard group {} back to its preferred replica {}", nodeId,

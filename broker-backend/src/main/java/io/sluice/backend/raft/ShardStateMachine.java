@@ -749,6 +749,12 @@ public final class ShardStateMachine extends BaseStateMachine {
         return partitions == null ? List.of() : partitions.storedPartitions();
     }
 
+    /** The last entries this replica applied with the store's digest after each ({@link ShardStore.Applied}). */
+    public List<ShardStore.Applied> recentDigests() {
+        ShardStore s = store;
+        return s == null ? List.of() : s.recentDigests();
+    }
+
     /** Ratis closed this replica (its group was removed here, or the server stops). */
     public boolean closed() {
         return closed;

@@ -51,7 +51,21 @@ public final class ShardStore implements AutoCloseable {
     private final WriteOptions unsyncedOptions = new WriteOptions().setSync(false);
     private final Durability durability;
     private final byte[] appliedIndexKey = PartitionKeys.appliedIndexKey();
+    private final byte[] appliedDigestKey = PartitionKeys.appliedDigestKey();
     private volatile long appliedIndex;
+    /** The digest after {@link #appliedIndex}, and the last few (index, digest) pairs this replica wrote. */
+    private long digest;
+    private final java.util.ArrayDeque<Applied> recent = new java.util.ArrayDeque<>();
+    /** How many recent (index, digest) pairs {@link #recentDigests} keeps. */
+    static final int RECENT_DIGESTS = 32;
+
+    /**
+     * An applied index and the store's digest after it: a checksum chained over every entry's mutations (and
+     * index), written in the entry's own batch. Replicas that applied the same log hold the same state, so at the same
+     * index they must hold the same digest; a difference means their state machines diverged (the nemesis checks it).
+     */
+    public record Applied(long index, long digest) {
+    }
 
     private ShardStore(Path dir, Options options, RocksDB db, WriteOptions writeOptions, Durability durability)
             throws RocksDBException {
@@ -62,6 +76,8 @@ public final class ShardStore implements AutoCloseable {
         this.writeOptions = writeOptions;
         byte[] stored = db.get(appliedIndexKey);
         this.appliedIndex = stored == null ? 0 : ByteBuffer.wrap(stored).getLong();
+        byte[] storedDigest = db.get(appliedDigestKey);
+        this.digest = storedDigest == null ? 0 : ByteBuffer.wrap(storedDigest).getLong();
     }
 
     public static ShardStore open(Path dir, Durability durability) {
@@ -119,11 +135,67 @@ public final class ShardStore implements AutoCloseable {
                 }
             }
             batch.put(appliedIndexKey, ByteBuffer.allocate(8).putLong(logIndex).array());
+            boolean entry = logIndex > appliedIndex; // not a rewrite at open, which changes no meaning
+            long next = entry ? chain(digest, logIndex, mutations) : digest;
+            if (entry) {
+                batch.put(appliedDigestKey, ByteBuffer.allocate(8).putLong(next).array());
+            }
             db.write(sync || durability == Durability.NO_WAL ? writeOptions : unsyncedOptions, batch);
             appliedIndex = logIndex;
+            if (entry) {
+                synchronized (recent) {
+                    digest = next;
+                    recent.addLast(new Applied(logIndex, next));
+                    if (recent.size() > RECENT_DIGESTS) {
+                        recent.removeFirst();
+                    }
+                }
+            }
         } catch (RocksDBException e) {
             throw new StorageException("write failed in " + dir, e);
         }
+    }
+
+    /** The last (index, digest) pairs this replica wrote since it opened the store, oldest first. */
+    public List<Applied> recentDigests() {
+        synchronized (recent) {
+            return List.copyOf(recent);
+        }
+    }
+
+    /**
+     * The digest after an entry: the previous one, the entry's index, and its mutations (type, key, value), each
+     * mutation hashed on its own and summed, so the order a replica happened to list them in does not count.
+     */
+    static long chain(long previous, long logIndex, List<Mutation> mutations) {
+        long sum = 0;
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        for (Mutation m : mutations) {
+            crc.reset();
+            if (m instanceof Mutation.Put p) {
+                crc.update('P');
+                crc.update(p.key());
+                crc.update(0);
+                crc.update(p.value());
+            } else if (m instanceof Mutation.Delete d) {
+                crc.update('D');
+                crc.update(d.key());
+            } else if (m instanceof Mutation.DeleteRange r) {
+                crc.update('R');
+                crc.update(r.fromInclusive());
+                crc.update(0);
+                crc.update(r.toExclusive());
+            }
+            sum += mix(crc.getValue() ^ ((long) (m instanceof Mutation.Put p ? p.value().length : 0) << 32));
+        }
+        return mix(previous * 31 + mix(logIndex) + sum);
+    }
+
+    /** A 64-bit finaliser (SplitMix64's): spreads a value's bits over the whole word. */
+    private static long mix(long z) {
+        z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
+        z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
+        return z ^ (z >>> 31);
     }
 
     public byte[] get(byte[] key) {
