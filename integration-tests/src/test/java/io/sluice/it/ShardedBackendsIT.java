@@ -109,6 +109,15 @@ class ShardedBackendsIT {
                     .filter(b -> before.replicas().contains(b.name)).allMatch(b -> b.hostedShards() == 1),
                     cluster::state);
             PartitionId p = new PartitionId(1, 0);
+            // The preferred leader (first replica) is handed the leadership once it answers steadily; until then
+            // another replica may lead. Wait for it before writing: a leader handing over refuses writes meanwhile
+            // (LeaderSteppingDownException, which this raw shard client does not retry), and a follower chosen below
+            // while a stand-in leads could be the preferred leader, so killing it would be a failover, not the
+            // replacement this test is about.
+            LocalCluster.Member leader = backends.stream().filter(b -> b.name.equals(before.replicas().get(0)))
+                    .findFirst().orElseThrow();
+            ClusterState.awaitTrue("s1 led by its preferred leader " + leader.name, CEILING,
+                    () -> leader.leads(before.groupId()), cluster::state);
             try (ShardClient shard = new ShardClient(group(metadata.fetchImage(), before), 64, 2, Runnable::run)) {
                 commit(shard, p, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS), "configure",
                         cluster::state);
@@ -117,12 +126,7 @@ class ShardedBackendsIT {
                             .get(30, TimeUnit.SECONDS);
                 }
             }
-            // The preferred leader (first replica, handed the leadership back) leads once it caught up; until then another
-            // replica may lead for a while. Wait for it: a follower chosen while a stand-in leads could be the
-            // preferred leader, and killing it would be a leader failover, not the replacement this test is about.
-            LocalCluster.Member leader = backends.stream().filter(b -> b.name.equals(before.replicas().get(0)))
-                    .findFirst().orElseThrow();
-            ClusterState.awaitTrue("s1 led by its preferred leader " + leader.name, CEILING,
+            ClusterState.awaitTrue("s1 still led by its preferred leader " + leader.name, CEILING,
                     () -> leader.leads(before.groupId()), cluster::state);
             List<LocalCluster.Member> followers = backends.stream()
                     .filter(b -> before.replicas().contains(b.name) && b != leader).toList();

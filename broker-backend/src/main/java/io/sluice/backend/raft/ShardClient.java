@@ -177,26 +177,7 @@ public final class ShardClient implements AutoCloseable {
         }
     }
 
-    /** How long a batch refused by a leader handing its leadership over waits before it is sent again. */
-    static final long STEPPING_DOWN_PAUSE_MILLIS = 100;
-    /** How often at most (about 3 s: a transfer is bounded well below that). */
-    static final int STEPPING_DOWN_RESENDS = 30;
-
     private void send(List<Pending> batch) {
-        send(batch, 0);
-    }
-
-    /**
-     * Whether a reply is a leader's refusal while it hands its leadership over (a bounded TransferLeadership: the
-     * preferred replica taking the shard back, or a leader leaving the group). Ratis' client answers it as it is;
-     * the leader refused the entry before appending it, so sending it again cannot apply it twice.
-     */
-    private static boolean steppingDown(RaftClientReply r) {
-        return r != null && !r.isSuccess()
-                && r.getException() instanceof org.apache.ratis.protocol.exceptions.LeaderSteppingDownException;
-    }
-
-    private void send(List<Pending> batch, int resends) {
         RaftClient used = client;
         CompletableFuture<RaftClientReply> reply;
         try {
@@ -209,12 +190,6 @@ public final class ShardClient implements AutoCloseable {
             reply = CompletableFuture.failedFuture(e); // never leak an in-flight slot
         }
         reply.whenCompleteAsync((r, error) -> {
-            if (error == null && steppingDown(r) && resends < STEPPING_DOWN_RESENDS) {
-                // the slot stays taken: the same batch goes again once the new leader is known
-                CompletableFuture.runAsync(() -> send(batch, resends + 1), CompletableFuture.delayedExecutor(
-                        STEPPING_DOWN_PAUSE_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS, completions));
-                return;
-            }
             if (error != null) {
                 replaceIfClosed(used, error);
             }
