@@ -134,7 +134,10 @@ final class History {
             byMessage.computeIfAbsent(r.queue() + "|" + r.messageId(), k -> new ArrayList<>()).add(r);
         }
         for (List<Receive> list : byMessage.values()) {
-            list.sort(Comparator.comparingLong(Receive::end));
+            // In the order the server leased them: by receive count (each lease counts one more), then by when the
+            // answer came. Not by answer alone: an older lease whose answer was held up (a paused or deposed leader)
+            // can reach its client after a newer one, and was never in force at the same time.
+            list.sort(Comparator.comparingInt(Receive::receiveCount).thenComparingLong(Receive::end));
             redeliveries += list.size() - 1;
             for (int i = 1; i < list.size(); i++) {
                 Receive first = list.get(i - 1);
