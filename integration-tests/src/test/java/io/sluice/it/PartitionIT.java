@@ -149,7 +149,7 @@ class PartitionIT {
         String preferred = image.shards().get(shardId).replicas().get(0);
         String group = cluster.shardGroupOf(queue, 0);
         ClusterState.awaitTrue("shard of " + queue + " led by its preferred replica " + preferred,
-                Duration.ofSeconds(60), () -> cluster.member(preferred).leads(group), cluster::state);
+                Duration.ofSeconds(120), () -> cluster.member(preferred).leads(group), cluster::state);
         return preferred;
     }
 
