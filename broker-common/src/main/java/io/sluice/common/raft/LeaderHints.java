@@ -36,7 +36,11 @@ public final class LeaderHints {
 
     /** Registers {@code listener} for {@code group}'s leader changes; running the returned handle unregisters it. */
     static Runnable listen(RaftGroupId group, Consumer<RaftPeerId> listener) {
-        LISTENERS.computeIfAbsent(group, g -> ConcurrentHashMap.newKeySet()).add(listener);
+        LISTENERS.compute(group, (g, set) -> { // atomic with the removal below: never added to a set being dropped
+            Set<Consumer<RaftPeerId>> listeners = set != null ? set : ConcurrentHashMap.newKeySet();
+            listeners.add(listener);
+            return listeners;
+        });
         return () -> LISTENERS.computeIfPresent(group, (g, set) -> {
             set.remove(listener);
             return set.isEmpty() ? null : set;
