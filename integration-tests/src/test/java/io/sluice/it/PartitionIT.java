@@ -139,6 +139,52 @@ class PartitionIT {
     }
 
     /**
+     * The same cut in a split cluster, where the frontend hosts no replica and so hears of no election: its writes
+     * waiting at the cut-off backend ask the other replicas who leads ({@code LeaderProbe}). Sends through the frontend
+     * stall no longer than when that backend is killed.
+     */
+    @Test
+    void aShardLeaderCutOffInASplitClusterFailsOverLikeAKilledOne() throws Exception {
+        try (LocalCluster cluster = LocalCluster.split("partition-split", 1, 3, 1, Map.of(), true)) {
+            String url;
+            try (SqsClient admin = cluster.sqs(0)) {
+                url = admin.createQueue(b -> b.queueName("part")).queueUrl();
+            }
+            LocalCluster.Member frontend = cluster.frontends().get(0);
+            String leader = preferredLeader(cluster, "part");
+            Producer producer = new Producer(frontend, url, "m-");
+            producer.start();
+            Thread.sleep(2_000);
+            long cutAt = System.nanoTime();
+            cluster.hosts().isolate(leader);
+            Thread.sleep(15_000);
+            long partitionStall = producer.longestStallMillis(cutAt, System.nanoTime());
+            cluster.hosts().heal();
+
+            String newLeader = preferredLeader(cluster, "part"); // handed back to the healed backend
+            long killedAt = System.nanoTime();
+            cluster.kill(newLeader);
+            Thread.sleep(10_000);
+            long killStall = producer.longestStallMillis(killedAt, System.nanoTime());
+            cluster.start(newLeader);
+            producer.stop();
+
+            Set<String> received = drain(frontend, url, producer.acknowledged.size());
+            Set<String> lost = new HashSet<>(producer.acknowledged);
+            lost.removeAll(received);
+            System.out.printf("partition (split): sends through %s stalled at most %d ms while backend %s was cut off,"
+                            + " %d ms when %s was killed; %d acknowledged, %d failed, %d lost%n", frontend.name,
+                    partitionStall, leader, killStall, newLeader, producer.acknowledged.size(),
+                    producer.failed.size(), lost.size());
+            assertTrue(lost.isEmpty(), "acknowledged sends lost: " + lost);
+            assertTrue(producer.acknowledged.size() > 50, "the producer made progress: " + producer.acknowledged.size());
+            // before the frontend asked the other replicas: each write waited out its 3 s attempt at the cut-off one
+            assertTrue(partitionStall <= Math.max(killStall, 1_500) + 1_500, "sends through the frontend stalled "
+                    + partitionStall + " ms with the leader cut off, " + killStall + " ms with it killed");
+        }
+    }
+
+    /**
      * Waits until the queue's shard is led by its preferred replica (its leader hands the leadership back once that
      * replica answers steadily), so that the leader cut off or killed next is still the leader when the fault starts.
      */

@@ -8,9 +8,13 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.apache.ratis.client.RaftClientRpc;
 import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.proto.RaftProtos.RaftClientRequestProto;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
@@ -40,15 +44,30 @@ import org.apache.ratis.protocol.exceptions.TimeoutIOException;
  * still pending at another member fails at once as "not the leader, try the new one": Ratis' client resends it there
  * without a pause, under the same call id. Measured (PartitionIT): with the election down to ~1 s, the 3 s wait of
  * attempts already sent to a cut-off leader was what stalled sends through the majority.
+ *
+ * <p>A process that hosts no replica (a split topology's frontend) hears no such news; while one of its writes has
+ * waited {@link LeaderProbe#ASK_AFTER_MILLIS} at a member, it asks the other members who leads ({@link LeaderProbe})
+ * and treats a current answer naming another member as the same news.
  */
 final class ReconnectOffThread implements RaftClientRpc {
     /** How long a member that let an attempt time out is passed over while another one is not. */
     static final long SUSPECT_MILLIS = 2_000;
+    /** How often a client looks for writes that wait long enough to ask who leads. */
+    static final long PROBE_EVERY_MILLIS = 200;
     private static final ExecutorService RECONNECTS = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "sluice-raft-reconnect");
         t.setDaemon(true);
         return t;
     });
+    private static final ScheduledExecutorService TICKS = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "sluice-raft-leader-probe");
+        t.setDaemon(true);
+        return t;
+    });
+
+    /** An attempt sent and not yet answered. */
+    private record Attempt(RaftPeerId target, long sentNanos, boolean write) {
+    }
 
     private final RaftClientRpc rpc;
     private final RaftGroupId groupId;
@@ -56,34 +75,41 @@ final class ReconnectOffThread implements RaftClientRpc {
     /** Members whose attempt timed out, with when (nanoTime) they stop being passed over. */
     private final Map<RaftPeerId, Long> suspects = new ConcurrentHashMap<>();
     /** Attempts sent and not yet answered, by the member they were sent to. */
-    private final Map<CompletableFuture<RaftClientReply>, RaftPeerId> pending = new ConcurrentHashMap<>();
+    private final Map<CompletableFuture<RaftClientReply>, Attempt> pending = new ConcurrentHashMap<>();
     private final Runnable stopHints;
+    private final LeaderProbe probe;
+    private final ScheduledFuture<?> probing;
 
     ReconnectOffThread(RaftClientRpc rpc, RaftGroup group) {
         this.rpc = rpc;
         this.groupId = group.getGroupId();
         group.getPeers().forEach(p -> peers.put(p.getId(), p));
         this.stopHints = LeaderHints.listen(groupId, leader -> RECONNECTS.execute(() -> leaderIs(leader)));
+        this.probe = new LeaderProbe(rpc, groupId, RECONNECTS);
+        this.probing = TICKS.scheduleWithFixedDelay(this::askIfWritesWait, PROBE_EVERY_MILLIS, PROBE_EVERY_MILLIS,
+                TimeUnit.MILLISECONDS);
     }
 
     @Override
     public CompletableFuture<RaftClientReply> sendRequestAsync(RaftClientRequest request) {
         IOException passOver = passOver(request.getServerId());
         return passOver != null ? CompletableFuture.failedFuture(passOver)
-                : track(request.getServerId(), watch(request.getServerId(), rpc.sendRequestAsync(request)));
+                : track(request, watch(request.getServerId(), rpc.sendRequestAsync(request)));
     }
 
     @Override
     public CompletableFuture<RaftClientReply> sendRequestAsyncUnordered(RaftClientRequest request) {
         IOException passOver = passOver(request.getServerId());
         return passOver != null ? CompletableFuture.failedFuture(passOver)
-                : track(request.getServerId(), watch(request.getServerId(), rpc.sendRequestAsyncUnordered(request)));
+                : track(request, watch(request.getServerId(), rpc.sendRequestAsyncUnordered(request)));
     }
 
     /** The attempt as the client sees it: completed by the member's answer, or failed early by {@link #leaderIs}. */
-    private CompletableFuture<RaftClientReply> track(RaftPeerId target, CompletableFuture<RaftClientReply> answer) {
+    private CompletableFuture<RaftClientReply> track(RaftClientRequest request,
+                                                     CompletableFuture<RaftClientReply> answer) {
         CompletableFuture<RaftClientReply> attempt = new CompletableFuture<>();
-        pending.put(attempt, target);
+        pending.put(attempt, new Attempt(request.getServerId(), System.nanoTime(),
+                request.is(RaftClientRequestProto.TypeCase.WRITE)));
         answer.whenComplete((r, e) -> {
             pending.remove(attempt);
             if (e != null) {
@@ -106,7 +132,8 @@ final class ReconnectOffThread implements RaftClientRpc {
             return; // not a member this client knows: let its own retries find the leader
         }
         long suspectUntil = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SUSPECT_MILLIS);
-        pending.forEach((attempt, target) -> {
+        pending.forEach((attempt, sent) -> {
+            RaftPeerId target = sent.target();
             if (!target.equals(leader)) {
                 // deposed and silent: passed over like a member that let an attempt time out, so that the client's
                 // random pick of "another member" (after the new leader's first "not ready yet") does not wait on it
@@ -115,6 +142,30 @@ final class ReconnectOffThread implements RaftClientRpc {
                         suggested, peers.values()));
             }
         });
+    }
+
+    /**
+     * When a write has waited {@link LeaderProbe#ASK_AFTER_MILLIS} at a member, asks the other members who leads; an
+     * answer naming another member is news of a new leader ({@link #leaderIs}). Only writes count: a parked read (a
+     * long poll) waits at a healthy leader for up to its whole wait, and would have every idle client asking.
+     */
+    private void askIfWritesWait() {
+        long askAfter = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(LeaderProbe.ASK_AFTER_MILLIS);
+        Set<RaftPeerId> waitedAt = pending.values().stream()
+                .filter(a -> a.write() && a.sentNanos() - askAfter <= 0)
+                .map(Attempt::target).collect(Collectors.toSet());
+        if (waitedAt.isEmpty()) {
+            return;
+        }
+        for (RaftPeerId member : peers.keySet()) {
+            if (!waitedAt.contains(member) || waitedAt.size() == peers.size()) {
+                probe.ask(member, leader -> {
+                    if (pending.values().stream().anyMatch(a -> !a.target().equals(leader))) {
+                        leaderIs(leader);
+                    }
+                });
+            }
+        }
     }
 
     @Override
@@ -186,6 +237,7 @@ final class ReconnectOffThread implements RaftClientRpc {
     @Override
     public void close() throws IOException {
         stopHints.run();
+        probing.cancel(false);
         rpc.close();
     }
 }

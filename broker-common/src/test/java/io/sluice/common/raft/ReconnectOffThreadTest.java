@@ -4,18 +4,31 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.ratis.client.RaftClientRpc;
+import org.apache.ratis.proto.RaftProtos.FollowerInfoProto;
+import org.apache.ratis.proto.RaftProtos.LeaderInfoProto;
+import org.apache.ratis.proto.RaftProtos.RaftPeerProto;
+import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
+import org.apache.ratis.proto.RaftProtos.RoleInfoProto;
+import org.apache.ratis.proto.RaftProtos.ServerRpcProto;
+import org.apache.ratis.protocol.GroupInfoReply;
+import org.apache.ratis.protocol.GroupInfoRequest;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -32,7 +45,8 @@ import org.junit.jupiter.api.Test;
  * The Raft client transport's partition behaviour, against a scripted transport: a member whose attempt timed out is
  * passed over while another is not (and answered normally once the suspicion ends or every member is suspected); an
  * answer clears it; a reconnect returns at once and runs on another thread, however long the close takes; news of
- * a new leader from a replica in this process fails the attempts pending at the old one, naming the new one.
+ * a new leader from a replica in this process fails the attempts pending at the old one, naming the new one; a
+ * write that waits asks the other members who leads, and believes only a current answer.
  */
 class ReconnectOffThreadTest {
     private static final RaftPeerId A = RaftPeerId.valueOf("a");
@@ -68,9 +82,21 @@ class ReconnectOffThreadTest {
             return sendRequestAsync(request);
         }
 
+        /** Each member's answer to "who leads?" (a GroupInfo request); a member without one is unreachable. */
+        final Map<RaftPeerId, RoleInfoProto> roles = new ConcurrentHashMap<>();
+        final List<RaftPeerId> asked = new CopyOnWriteArrayList<>();
+
         @Override
-        public RaftClientReply sendRequest(RaftClientRequest request) {
-            throw new UnsupportedOperationException();
+        public RaftClientReply sendRequest(RaftClientRequest request) throws IOException {
+            if (!(request instanceof GroupInfoRequest)) {
+                throw new UnsupportedOperationException();
+            }
+            asked.add(request.getServerId());
+            RoleInfoProto role = roles.get(request.getServerId());
+            if (role == null) {
+                throw new TimeoutIOException("no answer");
+            }
+            return new GroupInfoReply(request, List.of(), null, role, true, null, null);
         }
 
         @Override
@@ -97,6 +123,31 @@ class ReconnectOffThreadTest {
     private static RaftClientRequest to(RaftPeerId server) {
         return RaftClientRequest.newBuilder().setClientId(CLIENT).setServerId(server).setGroupId(GROUP).setCallId(1)
                 .setMessage(Message.EMPTY).setType(RaftClientRequest.writeRequestType()).build();
+    }
+
+    private static RaftClientRequest readAt(RaftPeerId server) {
+        return RaftClientRequest.newBuilder().setClientId(CLIENT).setServerId(server).setGroupId(GROUP).setCallId(2)
+                .setMessage(Message.EMPTY).setType(RaftClientRequest.readRequestType()).build();
+    }
+
+    private static ServerRpcProto heard(RaftPeerId peer, long millisAgo) {
+        return ServerRpcProto.newBuilder().setId(RaftPeerProto.newBuilder().setId(peer.toByteString()))
+                .setLastRpcElapsedTimeMs(millisAgo).build();
+    }
+
+    /** A member that leads and heard from {@code follower} {@code millisAgo}. */
+    private static RoleInfoProto leading(RaftPeerId self, RaftPeerId follower, long millisAgo) {
+        return RoleInfoProto.newBuilder().setSelf(RaftPeerProto.newBuilder().setId(self.toByteString()))
+                .setRole(RaftPeerRole.LEADER)
+                .setLeaderInfo(LeaderInfoProto.newBuilder().setTerm(2).addFollowerInfo(heard(follower, millisAgo)))
+                .build();
+    }
+
+    /** A member that follows {@code leader} and heard from it {@code millisAgo}. */
+    private static RoleInfoProto following(RaftPeerId self, RaftPeerId leader, long millisAgo) {
+        return RoleInfoProto.newBuilder().setSelf(RaftPeerProto.newBuilder().setId(self.toByteString()))
+                .setRole(RaftPeerRole.FOLLOWER)
+                .setFollowerInfo(FollowerInfoProto.newBuilder().setLeaderInfo(heard(leader, millisAgo))).build();
     }
 
     private static ReconnectOffThread rpc(Scripted scripted) {
@@ -204,5 +255,64 @@ class ReconnectOffThreadTest {
         LeaderHints.leaderChanged(GROUP, A);
         Thread.sleep(200); // nothing to wait for: a closed transport must not react at all
         assertFalse(afterClose.isDone(), "a closed transport no longer listens");
+    }
+
+    @Test
+    void aMemberIsBelievedOnlyWhenItsWordIsCurrent() {
+        RaftPeerId c = RaftPeerId.valueOf("c");
+        assertEquals(B, LeaderProbe.leaderNamedBy(leading(B, c, 20)), "a leader that hears a majority");
+        assertNull(LeaderProbe.leaderNamedBy(leading(A, c, 4_000)), "a leader cut off from its followers");
+        assertEquals(A, LeaderProbe.leaderNamedBy(following(B, A, 100)), "a follower its leader reaches");
+        assertNull(LeaderProbe.leaderNamedBy(following(B, A, 900)), "a follower its leader no longer reaches");
+        assertNull(LeaderProbe.leaderNamedBy(RoleInfoProto.newBuilder()
+                .setSelf(RaftPeerProto.newBuilder().setId(B.toByteString())).setRole(RaftPeerRole.CANDIDATE)
+                .build()), "a candidate names nobody");
+        assertNull(LeaderProbe.leaderNamedBy(RoleInfoProto.newBuilder()
+                .setSelf(RaftPeerProto.newBuilder().setId(B.toByteString())).setRole(RaftPeerRole.FOLLOWER)
+                .setFollowerInfo(FollowerInfoProto.newBuilder().setLeaderInfo(ServerRpcProto.getDefaultInstance()))
+                .build()), "a follower that knows no leader");
+    }
+
+    @Test
+    void aWriteWaitingAtACutOffLeaderAsksTheOthersAndGoesToTheLeaderTheyName() throws Exception {
+        Scripted scripted = new Scripted();
+        scripted.hanging.add(A);
+        scripted.roles.put(B, following(B, A, 100)); // before the election, B still follows A: nothing moves
+        ReconnectOffThread rpc = rpc(scripted);
+        try {
+            CompletableFuture<RaftClientReply> write = rpc.sendRequestAsync(to(A));
+            long start = System.nanoTime();
+            while (scripted.asked.isEmpty() && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10)) {
+                Thread.sleep(20);
+            }
+            assertEquals(B, scripted.asked.get(0), "the other member was asked, not the one the write waits at");
+            assertFalse(scripted.asked.contains(A));
+            Thread.sleep(3 * ReconnectOffThread.PROBE_EVERY_MILLIS);
+            assertFalse(write.isDone(), "B named A, where the write already waits");
+
+            scripted.roles.put(B, leading(B, RaftPeerId.valueOf("c"), 30)); // B won an election
+            Throwable failed = assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> write.get(10, TimeUnit.SECONDS)).getCause();
+            NotLeaderException notLeader = assertInstanceOf(NotLeaderException.class, failed);
+            assertEquals(B, notLeader.getSuggestedLeader().getId(), "the client is sent to the new leader");
+        } finally {
+            rpc.close();
+        }
+    }
+
+    @Test
+    void aParkedReadAsksNobody() throws Exception {
+        Scripted scripted = new Scripted();
+        scripted.hanging.add(A);
+        scripted.roles.put(B, leading(B, RaftPeerId.valueOf("c"), 30));
+        ReconnectOffThread rpc = rpc(scripted);
+        try {
+            CompletableFuture<RaftClientReply> longPoll = rpc.sendRequestAsync(readAt(A));
+            Thread.sleep(LeaderProbe.ASK_AFTER_MILLIS + 5 * ReconnectOffThread.PROBE_EVERY_MILLIS);
+            assertTrue(scripted.asked.isEmpty(), "a long poll waits at a healthy leader: nobody is asked");
+            assertFalse(longPoll.isDone());
+        } finally {
+            rpc.close();
+        }
     }
 }
