@@ -112,11 +112,7 @@ class PartitionIT {
             Producer second = new Producer(cluster.frontendOtherThan(newLeader), url, "k-");
             second.start();
             Thread.sleep(2_000);
-            long killedAt = System.nanoTime();
-            cluster.kill(newLeader);
-            Thread.sleep(10_000);
-            long killStall = second.longestStallMillis(killedAt, System.nanoTime());
-            cluster.start(newLeader);
+            long killStall = killStall(cluster, newLeader, second);
             second.stop();
             producer.acknowledged.addAll(second.acknowledged);
 
@@ -162,11 +158,7 @@ class PartitionIT {
             cluster.hosts().heal();
 
             String newLeader = preferredLeader(cluster, "part"); // handed back to the healed backend
-            long killedAt = System.nanoTime();
-            cluster.kill(newLeader);
-            Thread.sleep(10_000);
-            long killStall = producer.longestStallMillis(killedAt, System.nanoTime());
-            cluster.start(newLeader);
+            long killStall = killStall(cluster, newLeader, producer);
             producer.stop();
 
             Set<String> received = drain(frontend, url, producer.acknowledged.size());
@@ -197,6 +189,16 @@ class PartitionIT {
         ClusterState.awaitTrue("shard of " + queue + " led by its preferred replica " + preferred,
                 Duration.ofSeconds(120), () -> cluster.member(preferred).leads(group), cluster::state);
         return preferred;
+    }
+
+    /** Kills {@code leader} for 10 s while {@code producer} works: its longest stall; then starts it again. */
+    private static long killStall(LocalCluster cluster, String leader, Producer producer) throws Exception {
+        long killedAt = System.nanoTime();
+        cluster.kill(leader);
+        Thread.sleep(10_000);
+        long stall = producer.longestStallMillis(killedAt, System.nanoTime());
+        cluster.start(leader);
+        return stall;
     }
 
     /** Runs a call through the cut-off node: it must fail with a retryable 503 within the deadline (plus its wait). */
