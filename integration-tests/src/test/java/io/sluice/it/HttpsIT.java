@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.testing.Ports;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -56,15 +57,15 @@ class HttpsIT {
         String made = new String(make.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(make.waitFor(60, TimeUnit.SECONDS) && make.exitValue() == 0, "make-certs.sh: " + made);
         ca = tls.resolve("ca.pem");
-        port = MetadataProcess.freePort();
-        adminPort = MetadataProcess.freePort();
+        port = Ports.free();
+        adminPort = Ports.free();
         server = ProcessFixtures.launch(List.of("-Xmx256m", "-XX:+UseSerialGC"), List.of("dev",
                         "--port", Integer.toString(port), "--admin-port", Integer.toString(adminPort),
                         "--data-dir", dir.resolve("data").toString(),
                         "--access-key", SluiceProcess.ACCESS_KEY, "--secret-key", SluiceProcess.SECRET_KEY),
                 dir.resolve("server.log"), Map.of("SLUICE_TLS_CERT_FILE", tls.resolve("server.pem").toString(),
                         "SLUICE_TLS_KEY_FILE", tls.resolve("server-key.pem").toString(),
-                        "SLUICE_METADATA_PORT", Integer.toString(MetadataProcess.freePort())));
+                        "SLUICE_METADATA_PORT", Integer.toString(Ports.free())));
         HttpClient https = HttpClient.newBuilder().sslContext(trusting(ca)).build();
         await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200)).until(() -> {
             if (!server.isAlive()) {

@@ -7,6 +7,7 @@ import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.PartitionAssignment;
 import io.sluice.metadata.raft.MetadataClient;
 import io.sluice.metadata.raft.MetadataPeers;
+import io.sluice.testing.Ports;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -229,13 +230,13 @@ final class LocalCluster implements AutoCloseable {
         List<String> parts = new ArrayList<>();
         for (int i = 1; i <= 3; i++) {
             String id = "m" + i;
-            parts.add(id + "=" + (hosts == null ? "127.0.0.1" : hosts.address(id)) + ":" + MetadataProcess.freePort());
+            parts.add(id + "=" + (hosts == null ? "127.0.0.1" : hosts.address(id)) + ":" + Ports.free());
         }
         LocalCluster cluster = new LocalCluster(Topology.SPLIT, String.join(",", parts), base, all, hosts);
         try {
             for (String part : parts) {
                 String id = part.substring(0, part.indexOf('='));
-                int admin = MetadataProcess.freePort();
+                int admin = Ports.free();
                 cluster.add(cluster.newMember(id, "metadata", admin, 0, 0, List.of("metadata", "--node-id", id,
                         "--peers", cluster.metadataPeers, "--data-dir", base.resolve(id).toString(), "--admin-port",
                         Integer.toString(admin)), List.of("-Xmx256m", "-XX:+UseSerialGC"), all));
@@ -247,8 +248,8 @@ final class LocalCluster implements AutoCloseable {
             cluster.awaitShardsHosted(shards, backends);
             for (int i = 1; i <= frontends; i++) {
                 String id = "f" + i;
-                int admin = MetadataProcess.freePort();
-                int sqs = MetadataProcess.freePort();
+                int admin = Ports.free();
+                int sqs = Ports.free();
                 cluster.add(cluster.newMember(id, "frontend", admin, sqs, 0, List.of("frontend",
                         "--metadata-peers", cluster.metadataPeers, "--port", Integer.toString(sqs), "--admin-port",
                         Integer.toString(admin), "--access-key", SluiceProcess.ACCESS_KEY, "--secret-key",
@@ -283,14 +284,14 @@ final class LocalCluster implements AutoCloseable {
         Hosts hosts = onHosts ? Hosts.create(names) : null;
         List<String> parts = new ArrayList<>();
         for (String id : names) {
-            parts.add(id + "=" + (hosts == null ? "127.0.0.1" : hosts.address(id)) + ":" + MetadataProcess.freePort());
+            parts.add(id + "=" + (hosts == null ? "127.0.0.1" : hosts.address(id)) + ":" + Ports.free());
         }
         LocalCluster cluster = new LocalCluster(Topology.COMBINED, String.join(",", parts), base, all, hosts);
         try {
             for (String id : names) {
-                int admin = MetadataProcess.freePort();
-                int sqs = MetadataProcess.freePort();
-                int raft = MetadataProcess.freePort();
+                int admin = Ports.free();
+                int sqs = Ports.free();
+                int raft = Ports.free();
                 cluster.add(cluster.newMember(id, "node", admin, sqs, raft, List.of("node", "--node-id", id,
                         "--metadata-peers", cluster.metadataPeers, "--raft-port",
                         Integer.toString(raft), "--port", Integer.toString(sqs), "--admin-port",
@@ -375,8 +376,8 @@ final class LocalCluster implements AutoCloseable {
             throw new IllegalStateException("backends are added to a split cluster");
         }
         String id = "b" + (members.values().stream().filter(m -> m.role.equals("backend")).count() + 1);
-        int admin = MetadataProcess.freePort();
-        int raft = MetadataProcess.freePort();
+        int admin = Ports.free();
+        int raft = Ports.free();
         List<String> args = new ArrayList<>(List.of("backend", "--node-id", id, "--metadata-peers", metadataPeers,
                 "--raft-port", Integer.toString(raft), "--data-dir", base.resolve(id).toString(),
                 "--admin-port", Integer.toString(admin)));

@@ -4,11 +4,10 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sluice.testing.Ports;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -83,7 +82,7 @@ final class MetadataProcess {
     /** A one-member metadata group on free loopback ports (not started), with {@code env} as its configuration. */
     static MetadataProcess single(String name, Map<String, String> env) throws IOException {
         Path base = Files.createTempDirectory(SluiceProcess.itDir(), name + "-");
-        return new MetadataProcess("m1", "m1=127.0.0.1:" + freePort(), base.resolve("m1"), freePort(), env);
+        return new MetadataProcess("m1", "m1=127.0.0.1:" + Ports.free(), base.resolve("m1"), Ports.free(), env);
     }
 
     /** Its log (output of the process). */
@@ -105,13 +104,13 @@ final class MetadataProcess {
             Path base = Files.createTempDirectory(SluiceProcess.itDir(), name + "-");
             Map<String, Integer> raftPorts = new LinkedHashMap<>();
             for (int i = 1; i <= 3; i++) {
-                raftPorts.put("m" + i, freePort());
+                raftPorts.put("m" + i, Ports.free());
             }
             List<String> parts = new ArrayList<>();
             raftPorts.forEach((id, port) -> parts.add(id + "=127.0.0.1:" + port));
             peers = String.join(",", parts);
             for (String id : raftPorts.keySet()) {
-                members.put(id, new MetadataProcess(id, peers, base.resolve(id), freePort(), env));
+                members.put(id, new MetadataProcess(id, peers, base.resolve(id), Ports.free(), env));
             }
         }
 
@@ -133,31 +132,5 @@ final class MetadataProcess {
                 m.stop();
             }
         }
-    }
-
-    /** Ports handed out by this test JVM: never twice. */
-    private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
-
-    /**
-     * A port for a test process to listen on, free now: from 23000-31999, below Linux's ephemeral range (32768+)
-     * where outgoing connections take their local ports (a port from {@code new ServerSocket(0)} can be taken by one
-     * before the process binds it: "Address already in use"), above the cluster.sh tests' fixed ports (21xxx, 22xxx),
-     * and never the same twice in this JVM.
-     */
-    static int freePort() throws IOException {
-        java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
-        for (int attempt = 0; attempt < 1000; attempt++) {
-            int port = 23_000 + random.nextInt(9_000);
-            if (!HANDED_OUT.add(port)) {
-                continue;
-            }
-            try (ServerSocket s = new ServerSocket()) {
-                s.bind(new java.net.InetSocketAddress("127.0.0.1", port));
-                return port;
-            } catch (IOException inUse) {
-                // taken by something else: try another
-            }
-        }
-        throw new IOException("no free port in 23000-31999");
     }
 }

@@ -2,6 +2,7 @@ package io.sluice.it;
 
 import static org.awaitility.Awaitility.await;
 
+import io.sluice.testing.Ports;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -68,8 +69,8 @@ public final class SluiceProcess implements AutoCloseable, SqsServer {
     }
 
     private void launch() throws IOException {
-        port = freePort();
-        adminPort = freePort();
+        port = Ports.free();
+        adminPort = Ports.free();
         List<String> cmd = new ArrayList<>(List.of(role,
                 "--port", Integer.toString(port), "--admin-port", Integer.toString(adminPort),
                 "--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY));
@@ -78,7 +79,7 @@ public final class SluiceProcess implements AutoCloseable, SqsServer {
         }
         cmd.addAll(extraArgs);
         if (metadataPort == 0) {
-            metadataPort = freePort(); // kept across restarts: the metadata member's address is part of its group
+            metadataPort = Ports.free(); // kept across restarts: the metadata member's address is part of its group
         }
         java.util.Map<String, String> env = new java.util.HashMap<>(java.util.Map.of("SLUICE_ACCESS_LOG_LEVEL", "WARN",
                 "SLUICE_METADATA_PORT", Integer.toString(metadataPort)));
@@ -164,7 +165,4 @@ public final class SluiceProcess implements AutoCloseable, SqsServer {
         stop();
     }
 
-    private static int freePort() throws IOException {
-        return MetadataProcess.freePort(); // outside the ephemeral range: see there
-    }
 }

@@ -11,6 +11,7 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sluice.testing.Ports;
 import io.sluice.worker.Backoff;
 import io.sluice.worker.DownstreamException;
 import io.sluice.worker.MessageContext;
@@ -66,7 +67,7 @@ class WorkerSemanticsIT {
     static void start() throws Exception {
         sluice = SluiceProcess.start("worker-semantics");
         SERVERS.add(new Server("sluice dev", sluice.endpoint(), SqsClients.client(sluice.endpoint())));
-        int port = MetadataProcess.freePort();
+        int port = Ports.free();
         elasticMq = SQSRestServerBuilder.withInterface("127.0.0.1").withPort(port).start();
         elasticMq.waitUntilStarted();
         URI endpoint = URI.create("http://127.0.0.1:" + port);

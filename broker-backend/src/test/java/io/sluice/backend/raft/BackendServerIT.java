@@ -12,6 +12,7 @@ import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionConfig;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.PartitionResponse;
+import io.sluice.testing.Ports;
 import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -36,7 +37,7 @@ class BackendServerIT {
 
     @Test
     void itsShardGroupsRunWithTheElectionTimeoutItIsGiven() throws Exception {
-        try (BackendServer backend = new BackendServer("b1", "127.0.0.1", freePort(), dir,
+        try (BackendServer backend = new BackendServer("b1", "127.0.0.1", Ports.free(), dir,
                 new LeaderClock(SystemClock.INSTANCE), 1_000_000, io.sluice.common.raft.RaftTransport.PLAINTEXT, 700)) {
             backend.start(); // closed once started: a Ratis server closed before its start leaves its threads behind
             var properties = backend.raftProperties();
@@ -49,7 +50,7 @@ class BackendServerIT {
 
     @Test
     void aReplicaThatFailsIsReportedFailed() throws Exception {
-        int port = freePort();
+        int port = Ports.free();
         BackendServer backend = new BackendServer("b1", "127.0.0.1", port, dir, SystemClock.INSTANCE, 1_000_000);
         try {
             backend.start();
@@ -136,7 +137,7 @@ class BackendServerIT {
      */
     @Test
     void arrivalsReachAFrontendWithTheirCount() throws Exception {
-        int port = freePort();
+        int port = Ports.free();
         BackendServer backend = new BackendServer("b1", "127.0.0.1", port, dir, SystemClock.INSTANCE, 1_000_000);
         RaftGroup group = RaftGroup.valueOf(RaftGroupId.valueOf(UUID.randomUUID()),
                 RaftPeer.newBuilder().setId("b1").setAddress("127.0.0.1:" + port).build());
@@ -179,11 +180,6 @@ class BackendServerIT {
         assertEquals(java.util.Map.of(a, Integer.MAX_VALUE, b, Integer.MAX_VALUE), ShardQueries.decodeAvailable(old));
     }
 
-    private static int freePort() throws java.io.IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
 
     /** A router that knows one group, holding every partition. */
     private static ShardedPartitionService.Router only(RaftGroup group) {

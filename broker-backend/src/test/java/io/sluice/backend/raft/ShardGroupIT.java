@@ -18,8 +18,8 @@ import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionConfig;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.PartitionResponse;
+import io.sluice.testing.Ports;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -80,7 +80,7 @@ class ShardGroupIT {
     void startGroup() throws IOException {
         List<RaftPeer> peers = new ArrayList<>();
         for (int i = 1; i <= 3; i++) {
-            peers.add(RaftPeer.newBuilder().setId("r" + i).setAddress("127.0.0.1:" + freePort()).build());
+            peers.add(RaftPeer.newBuilder().setId("r" + i).setAddress("127.0.0.1:" + Ports.free()).build());
         }
         group = RaftGroup.valueOf(RaftGroupId.valueOf(UUID.randomUUID()), peers);
         for (RaftPeer p : peers) {
@@ -495,22 +495,6 @@ class ShardGroupIT {
             for (java.util.concurrent.CompletableFuture<String> t : threads) {
                 String name = t.get(30, TimeUnit.SECONDS);
                 org.junit.jupiter.api.Assertions.assertTrue(name.startsWith("test-replies"), "completed on " + name);
-            }
-        }
-    }
-
-    private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
-
-    /**
-     * A free port, never the same twice in this JVM: the kernel may give a port just closed out again, and two members
-     * of a group on one port end the test JVM (Ratis exits when its server cannot bind).
-     */
-    static int freePort() throws IOException {
-        while (true) {
-            try (ServerSocket s = new ServerSocket(0)) {
-                if (HANDED_OUT.add(s.getLocalPort())) {
-                    return s.getLocalPort();
-                }
             }
         }
     }

@@ -13,8 +13,8 @@ import io.sluice.metadata.image.MetadataCommand;
 import io.sluice.metadata.image.PartitionAssignment;
 import io.sluice.metadata.image.PartitionLoad;
 import io.sluice.metadata.image.ShardReport;
+import io.sluice.testing.Ports;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -54,7 +54,7 @@ class MetadataGroupIT {
     void startGroup(int snapshotEvery) throws IOException {
         Map<String, String> addresses = new LinkedHashMap<>();
         for (int i = 1; i <= 3; i++) {
-            addresses.put("m" + i, "127.0.0.1:" + freePort());
+            addresses.put("m" + i, "127.0.0.1:" + Ports.free());
         }
         peers = new MetadataPeers(addresses);
         for (String id : addresses.keySet()) {
@@ -279,21 +279,5 @@ class MetadataGroupIT {
         assertTrue(b.get("fresh").isEmpty());
         assertTrue(a.create("fresh", false, Map.of(), Map.of(), 1, 0) instanceof QueueCatalog.Created);
         assertTrue(b.get("fresh").isPresent(), "a miss asks the group before answering QueueDoesNotExist");
-    }
-
-    private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
-
-    /**
-     * A free port, never the same twice in this JVM: the kernel may give a port just closed out again, and two members
-     * of a group on one port end the test JVM (Ratis exits when its server cannot bind).
-     */
-    static int freePort() throws IOException {
-        while (true) {
-            try (ServerSocket s = new ServerSocket(0)) {
-                if (HANDED_OUT.add(s.getLocalPort())) {
-                    return s.getLocalPort();
-                }
-            }
-        }
     }
 }

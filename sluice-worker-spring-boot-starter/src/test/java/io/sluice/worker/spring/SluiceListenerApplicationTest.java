@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sluice.testing.Ports;
 import io.sluice.worker.MessageContext;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -47,14 +47,14 @@ class SluiceListenerApplicationTest {
     static void startSluice() throws Exception {
         String jar = System.getProperty("sluice.jar");
         assertTrue(jar != null && Files.exists(Path.of(jar)), "the launcher jar is built first: " + jar);
-        port = freePort();
-        int admin = freePort();
+        port = Ports.free();
+        int admin = Ports.free();
         data = Files.createTempDirectory("sluice-starter");
         ProcessBuilder launch = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx256m", "-jar", jar, "dev", "--port", Integer.toString(port), "--admin-port",
                 Integer.toString(admin), "--data-dir", data.resolve("data").toString())
                 .redirectErrorStream(true).redirectOutput(data.resolve("server.log").toFile());
-        launch.environment().put("SLUICE_METADATA_PORT", Integer.toString(freePort())); // not the default 9326
+        launch.environment().put("SLUICE_METADATA_PORT", Integer.toString(Ports.free())); // not the default 9326
         server = launch.start();
         HttpClient http = HttpClient.newHttpClient();
         await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200)).until(() -> {
@@ -78,11 +78,6 @@ class SluiceListenerApplicationTest {
         }
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
 
     static final Set<String> BODIES = ConcurrentHashMap.newKeySet();
     static final Map<String, String> GROUPS = new ConcurrentHashMap<>();
