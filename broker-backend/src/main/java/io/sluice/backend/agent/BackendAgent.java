@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import io.sluice.backend.metrics.QueueMetrics;
 import io.sluice.backend.raft.BackendServer;
+import io.sluice.backend.raft.ShardHealth;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.MetadataCommand;
 import io.sluice.metadata.image.NodeInfo;
@@ -15,13 +16,19 @@ import io.sluice.metadata.raft.MetadataClient;
 import io.sluice.metadata.raft.MetadataUnavailableException;
 import io.sluice.partition.PartitionId;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
@@ -50,7 +57,7 @@ public final class BackendAgent implements AutoCloseable {
             daemon("sluice-backend-agent"));
     private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(
             daemon("sluice-backend-sweeper"));
-    private final java.util.concurrent.atomic.AtomicBoolean reconfiguring = new java.util.concurrent.atomic.AtomicBoolean();
+    private final AtomicBoolean reconfiguring = new AtomicBoolean();
     private long lastReleaseNanos;
     private long lastUnavailableLogNanos = System.nanoTime() - TimeUnit.MINUTES.toNanos(1);
     private long lastFailedLogNanos = System.nanoTime() - TimeUnit.MINUTES.toNanos(1);
@@ -137,20 +144,20 @@ public final class BackendAgent implements AutoCloseable {
         return gid.getUuid().toString();
     }
 
-    public java.util.Set<String> catalogReplicas(RaftGroupId gid) {
+    public Set<String> catalogReplicas(RaftGroupId gid) {
         for (ShardInfo shard : catalog.image().shards().values()) {
             if (groupId(shard).equals(gid)) {
-                return new java.util.TreeSet<>(shard.replicas());
+                return new TreeSet<>(shard.replicas());
             }
         }
-        return java.util.Set.of();
+        return Set.of();
     }
 
     /** The partitions of the shards this backend leads, for the queue metrics (each is exported by its primary only). */
     public List<QueueMetrics.Row> primaryPartitions() {
         ClusterImage image = catalog.image();
-        Map<String, List<PartitionId>> byShard = new java.util.HashMap<>();
-        Map<Long, String> names = new java.util.HashMap<>();
+        Map<String, List<PartitionId>> byShard = new HashMap<>();
+        Map<Long, String> names = new HashMap<>();
         for (var q : image.queues().values()) {
             names.put(q.queueId(), q.name());
             for (var p : image.partitionsOf(q.queueId())) {
@@ -190,7 +197,7 @@ public final class BackendAgent implements AutoCloseable {
      */
     private void sweep() {
         try {
-            backend.stepDownIfSkewed();
+            backend.leadership().stepDownIfSkewed();
             for (RaftGroupId gid : backend.hostedGroups()) {
                 var machine = backend.shard(gid);
                 if (machine != null && backend.isLeaderReady(gid)) {
@@ -216,22 +223,22 @@ public final class BackendAgent implements AutoCloseable {
     /** Configures a partition at once when a frontend waits for it, if this backend leads its shard. */
     private final PromptReconciler prompt;
 
-    private java.util.Optional<PromptReconciler.Placement> placement(ClusterImage image, PartitionId p) {
+    private Optional<PromptReconciler.Placement> placement(ClusterImage image, PartitionId p) {
         return image.partitionsOf(p.queueId()).stream().filter(a -> a.index() == p.index() && a.shardId() != null)
                 .findFirst().map(a -> image.shards().get(a.shardId())).flatMap(shard -> {
                     RaftGroupId gid = groupId(shard);
                     var machine = backend.shard(gid);
                     if (machine == null || !backend.isLeaderReady(gid)) {
-                        return java.util.Optional.empty();
+                        return Optional.empty();
                     }
-                    return java.util.Optional.of(new PromptReconciler.Placement(shard.shardId(),
+                    return Optional.of(new PromptReconciler.Placement(shard.shardId(),
                             machine.storedPartition(p), (id, command) -> backend.submit(gid, id, command)));
                 });
     }
 
     private void reconcile() {
         ClusterImage image = catalog.image();
-        Map<String, List<PartitionId>> assigned = new java.util.HashMap<>();
+        Map<String, List<PartitionId>> assigned = new HashMap<>();
         for (var q : image.queues().values()) {
             for (var p : image.partitionsOf(q.queueId())) {
                 if (p.shardId() != null) {
@@ -281,7 +288,7 @@ public final class BackendAgent implements AutoCloseable {
         var hosted = backend.hostedGroups();
         for (ShardInfo shard : image.shards().values()) { // a replica being moved off still leads until it is out
             RaftGroupId gid = groupId(shard);
-            io.sluice.backend.raft.ShardHealth health;
+            ShardHealth health;
             try {
                 health = hosted.contains(gid) ? backend.health(gid) : null;
             } catch (RuntimeException e) { // a group closing or reinitializing: no report this time
@@ -378,14 +385,14 @@ public final class BackendAgent implements AutoCloseable {
             }
             if (!shard.replicas().contains(id)) {
                 // replaced here: while this backend still leads the group it hands the leadership to a replica that
-                // stays, which then makes the change (BackendServer.reconfigure); once that is committed, it leaves
-                backend.reconfigure(group(image, shard));
+                // stays, which then makes the change (ShardMembership.reconfigure); once that is committed, it leaves
+                backend.membership().reconfigure(group(image, shard));
                 backend.leave(gid);
-            } else if (!backend.reconfigure(group(image, shard))) {
-                backend.handBack(group(image, shard), shard.replicas().get(0));
+            } else if (!backend.membership().reconfigure(group(image, shard))) {
+                backend.leadership().handBack(group(image, shard), shard.replicas().get(0));
             }
         }
-        java.util.Set<RaftGroupId> assigned = new java.util.HashSet<>();
+        Set<RaftGroupId> assigned = new HashSet<>();
         catalog.image().shardsOf(id).forEach(shard -> assigned.add(groupId(shard))); // the latest, not the tick's
         backend.deleteDroppedStores(assigned::contains);
     }
@@ -393,7 +400,7 @@ public final class BackendAgent implements AutoCloseable {
     /**
      * The Raft group of a shard: its replicas at their registered addresses, all of the same Raft priority. The first
      * replica is the shard's preferred leader: its leader hands the leadership back to it once it answers steadily
-     * ({@link BackendServer#handBack}), which spreads shard leadership, i.e. the primaries, over the backends. Not
+     * ({@link ShardLeadership#handBack}), which spreads shard leadership, i.e. the primaries, over the backends. Not
      * through a higher Raft priority: with one, a candidate waits out an election timeout (twice: pre-vote and vote)
      * for a silent preferred member, so a partitioned primary stalled its shard longer than a killed one.
      */

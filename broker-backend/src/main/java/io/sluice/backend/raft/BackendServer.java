@@ -1,31 +1,44 @@
 package io.sluice.backend.raft;
 
+import io.sluice.backend.engine.ConfigurationWaits;
 import io.sluice.common.Clock;
 import io.sluice.common.raft.RaftTransport;
 import io.sluice.common.raft.RatisSettings;
+import io.sluice.partition.Effect;
+import io.sluice.partition.MoveTask;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionOutcome;
+import io.sluice.partition.PartitionService;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.function.Predicate;
 import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
-import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.exceptions.AlreadyExistsException;
-import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
-import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,16 +57,13 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
     private final RaftServer server;
     private final RaftTransport transport;
     private final Set<RaftGroupId> joining = ConcurrentHashMap.newKeySet();
-    private final java.util.Map<RaftGroupId, ShardStateMachine> machines = new ConcurrentHashMap<>();
-    private final java.util.Map<RaftGroupId, ShardClient> sweepers = new ConcurrentHashMap<>();
-    private final List<io.sluice.partition.PartitionService.EffectListener> effectListeners =
-            new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final Map<RaftGroupId, ShardStateMachine> machines = new ConcurrentHashMap<>();
+    private final Map<RaftGroupId, ShardClient> sweepers = new ConcurrentHashMap<>();
+    private final List<PartitionService.EffectListener> effectListeners =
+            new CopyOnWriteArrayList<>();
     private final LeaderClock clock;
-    /** Replicas dropped by a committed membership change that could not be told yet (this backend led it). */
-    private final java.util.Map<RaftGroupId, Set<RaftPeer>> pendingDrops = new ConcurrentHashMap<>();
-    /** Since when a shard's membership change has been refused as "in progress" with a stable configuration. */
-    private final java.util.Map<RaftGroupId, Long> stuckSince = new ConcurrentHashMap<>();
-    private static final long STUCK_STEP_DOWN_NANOS = TimeUnit.SECONDS.toNanos(30);
+    private final ShardLeadership leadership;
+    private final ShardMembership membership;
 
     /**
      * @param bindHost      the address its Raft server binds
@@ -97,6 +107,18 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create backend " + nodeId, e);
         }
+        this.leadership = new ShardLeadership(nodeId, server, transport, clock);
+        this.membership = new ShardMembership(nodeId, server, transport, leadership);
+    }
+
+    /** Where its shard leaderships go: handed back to preferred replicas, given up while its clock is off. */
+    public ShardLeadership leadership() {
+        return leadership;
+    }
+
+    /** Its led shards' membership changes towards the catalog's replicas. */
+    public ShardMembership membership() {
+        return membership;
     }
 
     private ShardStateMachine withListeners(ShardStateMachine machine) {
@@ -105,14 +127,14 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
         return machine;
     }
 
-    private volatile io.sluice.backend.engine.ConfigurationWaits.Requests configRequests =
-            io.sluice.backend.engine.ConfigurationWaits.Requests.NONE;
+    private volatile ConfigurationWaits.Requests configRequests =
+            ConfigurationWaits.Requests.NONE;
 
     /**
      * Who configures a partition from the catalog at once when a frontend waits for it (the agent's reconciler), on
      * the shards hosted now and on those it joins later. Called on a Ratis thread: it must not block.
      */
-    public void setConfigurationRequests(io.sluice.backend.engine.ConfigurationWaits.Requests requests) {
+    public void setConfigurationRequests(ConfigurationWaits.Requests requests) {
         configRequests = requests;
         machines.values().forEach(m -> m.setConfigurationRequests(requests));
     }
@@ -122,19 +144,19 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
      * dead-letter hand-offs), on the shards hosted now and on those it joins later. Called on the applying thread:
      * the listener must not block.
      */
-    public void addEffectListener(io.sluice.partition.PartitionService.EffectListener listener) {
+    public void addEffectListener(PartitionService.EffectListener listener) {
         effectListeners.add(listener);
         machines.values().forEach(m -> m.addListener(listener));
     }
 
     /** The pending dead-letter hand-offs of the shards this backend leads now (its partitions as their primary). */
-    public List<io.sluice.partition.Effect.DeadLetter> pendingDeadLetters() {
+    public List<Effect.DeadLetter> pendingDeadLetters() {
         return fromLedShards(ShardStateMachine::pendingDeadLetters);
     }
 
     /** What {@code read} gives for each shard this backend is the ready leader of now, in one list. */
-    private <T> List<T> fromLedShards(java.util.function.Function<ShardStateMachine, List<T>> read) {
-        List<T> out = new java.util.ArrayList<>();
+    private <T> List<T> fromLedShards(Function<ShardStateMachine, List<T>> read) {
+        List<T> out = new ArrayList<>();
         for (Map.Entry<RaftGroupId, ShardStateMachine> e : machines.entrySet()) {
             if (isLeaderReady(e.getKey())) {
                 out.addAll(read.apply(e.getValue()));
@@ -144,7 +166,7 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
     }
 
     /** Whether this backend leads the shard holding the partition now (has it open, as the shard's ready leader). */
-    public boolean isPrimaryOf(io.sluice.partition.PartitionId partition) {
+    public boolean isPrimaryOf(PartitionId partition) {
         for (Map.Entry<RaftGroupId, ShardStateMachine> e : machines.entrySet()) {
             if (e.getValue().isOpen(partition)) {
                 return isLeaderReady(e.getKey());
@@ -154,12 +176,12 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
     }
 
     /** The move tasks with work to do in the shards this backend leads now. */
-    public List<io.sluice.partition.MoveTask.Located> moveTasksToDrive() {
+    public List<MoveTask.Located> moveTasksToDrive() {
         return fromLedShards(ShardStateMachine::moveTasksToDrive);
     }
 
     /** The Ratis settings its shard groups run with (for tests). */
-    org.apache.ratis.conf.RaftProperties raftProperties() {
+    RaftProperties raftProperties() {
         return server.getProperties();
     }
 
@@ -214,47 +236,10 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
     }
 
     /**
-     * After a committed membership change, tells each dropped replica to remove the group (it may never learn of
-     * the commit itself: the leader stops replicating to it); one that is down keeps an orphan copy until removed by
-     * hand. This backend itself, if dropped, removes its own.
-     */
-    private void tellToDrop(RaftGroupId id, java.util.List<RaftPeer> dropped) {
-        for (RaftPeer peer : dropped) {
-            if (peer.getId().toString().equals(nodeId)) {
-                continue; // never happens: a leader hands its leadership over before a change removes it (reconfigure)
-            }
-            try (RaftClient admin = transport.client(RaftGroup.valueOf(id, peer), 5_000)
-                    .setRetryPolicy(RetryPolicies.noRetry()).build()) {
-                RaftClientReply reply = admin.getGroupManagementApi(peer.getId()).remove(id, true, false);
-                if (!reply.isSuccess() && !String.valueOf(reply.getException()).contains("not found")) {
-                    throw new IOException(String.valueOf(reply.getException()));
-                }
-                LOG.info("backend {} told {} to drop its copy of shard group {}", nodeId, peer.getId(), id);
-                pendingDrops.computeIfPresent(id, (g, peers) -> {
-                    peers.remove(peer);
-                    return peers.isEmpty() ? null : peers;
-                });
-            } catch (IOException e) {
-                // down or unreachable: told again on every pass while this backend leads (a restart forgets)
-                pendingDrops.computeIfAbsent(id, g -> ConcurrentHashMap.newKeySet()).add(peer);
-                LOG.warn("backend {} could not tell {} to drop shard group {} yet: {}", nodeId, peer.getId(), id,
-                        e.getMessage());
-            }
-        }
-    }
-
-    private void retryDrops(RaftGroupId id) {
-        Set<RaftPeer> pending = pendingDrops.get(id);
-        if (pending != null && !pending.isEmpty()) {
-            tellToDrop(id, List.copyOf(pending));
-        }
-    }
-
-    /**
      * Deletes the stores of shard groups Raft no longer hosts here (removed by the leader after a committed
      * membership change) and that the catalog no longer assigns to this backend.
      */
-    public void deleteDroppedStores(java.util.function.Predicate<RaftGroupId> assignedHere) {
+    public void deleteDroppedStores(Predicate<RaftGroupId> assignedHere) {
         Set<RaftGroupId> hosted = hostedGroups();
         for (RaftGroupId id : List.copyOf(machines.keySet())) {
             ShardStateMachine candidate = machines.get(id);
@@ -274,8 +259,8 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
         }
     }
 
-    private final org.apache.ratis.protocol.ClientId localClient = org.apache.ratis.protocol.ClientId.randomId();
-    private final java.util.concurrent.atomic.AtomicLong localCalls = new java.util.concurrent.atomic.AtomicLong();
+    private final ClientId localClient = ClientId.randomId();
+    private final AtomicLong localCalls = new AtomicLong();
 
     /**
      * Hands a request to the local replica when it leads the group: the same path a request from the network takes
@@ -283,16 +268,16 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
      * (de)serialization. Every local request has a call id of its own under this backend's client id.
      */
     @Override
-    public java.util.concurrent.CompletableFuture<org.apache.ratis.protocol.RaftClientReply> sendIfLeader(
-            RaftGroupId group, org.apache.ratis.protocol.Message message, boolean readOnly) {
+    public CompletableFuture<RaftClientReply> sendIfLeader(
+            RaftGroupId group, Message message, boolean readOnly) {
         if (!isLeaderReady(group)) {
             return null;
         }
-        org.apache.ratis.protocol.RaftClientRequest request = org.apache.ratis.protocol.RaftClientRequest.newBuilder()
+        RaftClientRequest request = RaftClientRequest.newBuilder()
                 .setClientId(localClient).setServerId(server.getId()).setGroupId(group)
                 .setCallId(localCalls.incrementAndGet()).setMessage(message)
-                .setType(readOnly ? org.apache.ratis.protocol.RaftClientRequest.readRequestType()
-                        : org.apache.ratis.protocol.RaftClientRequest.writeRequestType())
+                .setType(readOnly ? RaftClientRequest.readRequestType()
+                        : RaftClientRequest.writeRequestType())
                 .build();
         try {
             return server.submitClientRequestAsync(request);
@@ -324,47 +309,14 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
         } catch (IOException e) {
             return null;
         }
-        var info = division.getInfo();
-        boolean leader = info.isLeader() && info.isLeaderReady(); // a new leader counts once it committed its term
-        long applied = info.getLastAppliedIndex();
-        if (!leader) {
-            return new ShardHealth(false, info.getLeaderId() != null, 0, 0, Map.of(), applied, java.util.Set.of(),
-                    false);
-        }
-        // members of the current configuration (voters), not peers still being caught up for a membership change
-        var conf = division.getRaftConf();
-        java.util.Set<String> members = new java.util.TreeSet<>();
-        conf.getCurrentPeers().forEach(p -> members.add(p.getId().toString()));
-        long commit = division.getRaftLog().getLastCommittedIndex();
-        Map<String, Long> heardAgo = new java.util.HashMap<>();
-        var role = info.getRoleInfoProto();
-        if (role.hasLeaderInfo()) {
-            role.getLeaderInfo().getFollowerInfoList().forEach(f -> heardAgo.put(
-                    RaftPeerId.valueOf(f.getId().getId()).toString(), f.getLastRpcElapsedTimeMs()));
-        }
-        Map<String, Long> lag = new java.util.TreeMap<>();
-        int inSync = members.contains(nodeId) ? 1 : 0; // the leader itself
-        for (var c : division.getCommitInfos()) {
-            String peer = RaftPeerId.valueOf(c.getServer().getId()).toString();
-            if (peer.equals(nodeId) || !members.contains(peer)) {
-                continue;
-            }
-            long behind = Math.max(0, commit - c.getCommitIndex());
-            lag.put(peer, behind);
-            Long heard = heardAgo.get(peer);
-            if (heard != null && heard <= ShardHealth.IN_SYNC_HEARD_MILLIS && behind <= ShardHealth.IN_SYNC_MAX_LAG) {
-                inSync++;
-            }
-        }
-        boolean changing = !conf.getPreviousPeers().isEmpty() || conf.getLogEntryIndex() > commit;
-        return new ShardHealth(true, true, members.size(), inSync, lag, applied, members, changing);
+        return ShardHealth.of(division, nodeId);
     }
 
     /** Bytes on disk of a hosted shard: its RocksDB store, its Raft log and its snapshots. */
     public Map<String, Long> diskUsage(RaftGroupId id) {
         String uuid = id.getUuid().toString();
         Path raftDir = dataDir.resolve("raft").resolve(uuid);
-        Map<String, Long> out = new java.util.LinkedHashMap<>();
+        Map<String, Long> out = new LinkedHashMap<>();
         out.put("rocksdb", ShardSnapshots.sizeOf(dataDir.resolve("shards").resolve(uuid)));
         out.put("raft_log", ShardSnapshots.sizeOf(raftDir.resolve("current")));
         out.put("snapshots", ShardSnapshots.sizeOf(raftDir.resolve("sm")));
@@ -453,10 +405,10 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
     }
 
     /** Submits a command to a hosted shard as its leader does for its own housekeeping (the reconciler's repairs). */
-    public java.util.concurrent.CompletableFuture<io.sluice.partition.PartitionOutcome> submit(
+    public CompletableFuture<PartitionOutcome> submit(
             RaftGroupId gid, PartitionId partition, PartitionCommand command) {
         ShardClient client = ownClient(gid);
-        return client == null ? java.util.concurrent.CompletableFuture.failedFuture(new IllegalStateException(
+        return client == null ? CompletableFuture.failedFuture(new IllegalStateException(
                 "shard group " + gid + " is not hosted here")) : client.submit(partition, command);
     }
 
@@ -468,298 +420,6 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
                 // replaced anyway
             }
         }
-    }
-
-    /**
-     * The next membership on the way from {@code current} to {@code target}: the target itself, unless it adds at
-     * least as many replicas as it keeps (a one-replica shard moved, say), which Ratis refuses in one change (an
-     * endless election could follow, RATIS-1912); then the current members plus one of the new ones, and the rest on
-     * the following calls.
-     */
-    static java.util.List<RaftPeer> nextMembership(java.util.Collection<RaftPeer> current,
-                                                   java.util.Collection<RaftPeer> target) {
-        java.util.Set<RaftPeerId> currentIds = new java.util.HashSet<>();
-        current.forEach(p -> currentIds.add(p.getId()));
-        java.util.List<RaftPeer> added = target.stream().filter(p -> !currentIds.contains(p.getId()))
-                .toList();
-        long kept = target.size() - added.size();
-        if (added.isEmpty() || added.size() < kept) {
-            return new java.util.ArrayList<>(target);
-        }
-        java.util.List<RaftPeer> step = new java.util.ArrayList<>(current);
-        step.add(added.get(0));
-        return step;
-    }
-
-    /**
-     * As the shard's leader, makes the group's Raft membership {@code target}'s (the catalog's replicas) if it differs:
-     * a replica the catalog replaced is removed and its replacement added; Ratis catches the newcomer up from the log
-     * or a snapshot before counting it. Returns whether a change was requested. Blocking: call from an agent thread.
-     */
-    public boolean reconfigure(RaftGroup target) {
-        RaftGroupId id = target.getGroupId();
-        try {
-            var division = server.getDivision(id);
-            if (!division.getInfo().isLeader()) {
-                return false;
-            }
-            retryDrops(id);
-            java.util.List<RaftPeer> before = java.util.List.copyOf(division.getRaftConf().getCurrentPeers());
-            java.util.Set<String> current = ShardClient.members(before);
-            java.util.Set<String> wanted = ShardClient.members(target.getPeers());
-            if (!division.getRaftConf().getPreviousPeers().isEmpty()) { // a change under way
-                return false;
-            }
-            if (current.equals(wanted)) {
-                return equalPriorities(division, before);
-            }
-            // to this leader, through the current group (the target's peers may not include it, or be empty yet)
-            try (RaftClient admin = transport.client(division.getGroup(), 10_000).setLeaderId(division.getId())
-                    .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(2,
-                            TimeDuration.valueOf(500, TimeUnit.MILLISECONDS)))
-                    .build()) { // bounded: the next agent tick tries again
-                java.util.List<RaftPeer> step = nextMembership(before, target.getPeers());
-                if (step.stream().noneMatch(p -> p.getId().equals(division.getId()))) {
-                    // A Ratis 3.2.0 leader that commits its own removal closes itself from its own state thread, and
-                    // here it never finished closing: removing its group then hung (seen moving a one-replica shard;
-                    // ratis-notes.md lists a leader step-down deadlock fixed in 3.2.1, RATIS-2345). So it hands the
-                    // leadership to a member that stays, which makes the change with this backend a follower (then
-                    // told to drop its copy).
-                    RaftPeer heir = step.stream().filter(p -> before.stream().anyMatch(b -> b.getId().equals(p.getId())))
-                            .findFirst().orElse(null);
-                    if (heir == null) {
-                        return false;
-                    }
-                    RaftClientReply handed = admin.admin().transferLeadership(heir.getId(), 10_000);
-                    LOG.info("backend {} hands the leadership of shard group {} to {} before leaving it: {}", nodeId,
-                            id, heir.getId(), handed.isSuccess() ? "done" : handed.getException());
-                    return handed.isSuccess();
-                }
-                RaftClientReply reply = admin.admin().setConfiguration(step);
-                LOG.info("backend {} changed the members of shard group {} from {} to {}{}: {}", nodeId, id, current,
-                        ShardClient.members(step), step.size() == wanted.size() ? "" : " (on the way to " + wanted + ")",
-                        reply.isSuccess() ? "done" : reply.getException());
-                if (reply.isSuccess()) { // committed: the dropped replicas' copies are no longer needed
-                    stuckSince.remove(id);
-                    java.util.Set<String> wantedIds = new java.util.HashSet<>();
-                    step.forEach(p -> wantedIds.add(p.getId().toString()));
-                    tellToDrop(id, before.stream().filter(p -> !wantedIds.contains(p.getId().toString())).toList());
-                } else {
-                    unstick(id, reply.getException());
-                }
-                return reply.isSuccess();
-            }
-        } catch (IOException e) {
-            LOG.warn("backend {} could not change the members of {} yet: {}", nodeId, id, e.getMessage());
-            unstick(id, e);
-            return false;
-        }
-    }
-
-    /**
-     * Groups made by older releases gave their first replica Raft priority 1. A candidate then waits out an election
-     * timeout, in the pre-vote and again in the vote, for a higher-priority member that does not answer: a partitioned
-     * preferred leader stalled its shard ~2 s longer than a killed one. Every member now has the same priority and
-     * {@link #handBack} spreads the leaderships; this sets an older group's members to equal priorities, once.
-     */
-    private boolean equalPriorities(RaftServer.Division division, java.util.List<RaftPeer> before) {
-        if (before.stream().allMatch(p -> p.getPriority() == 0)) {
-            return false;
-        }
-        java.util.List<RaftPeer> equal = before.stream().map(p -> RaftPeer.newBuilder(p).setPriority(0).build())
-                .toList();
-        try (RaftClient admin = transport.client(division.getGroup(), 10_000).setLeaderId(division.getId())
-                .setRetryPolicy(RetryPolicies.noRetry()).build()) {
-            RaftClientReply reply = admin.admin().setConfiguration(equal);
-            LOG.info("backend {} gave the members of shard group {} equal Raft priorities: {}", nodeId,
-                    division.getGroup().getGroupId(), reply.isSuccess() ? "done" : reply.getException());
-            return reply.isSuccess();
-        } catch (IOException e) {
-            LOG.warn("backend {} could not give the members of {} equal priorities yet: {}", nodeId,
-                    division.getGroup().getGroupId(), e.getMessage());
-            return false;
-        }
-    }
-
-    /** A shard's preferred replica as this leader has seen it: answering steadily since, next attempt not before. */
-    private static final class HandBackState {
-        long steadySince;
-        long notBeforeNanos;
-        long backoffNanos = HAND_BACK_FIRST_BACKOFF_NANOS;
-
-        HandBackState(long now) {
-            steadySince = now;
-        }
-    }
-
-    private final java.util.Map<RaftGroupId, HandBackState> handBacks = new ConcurrentHashMap<>();
-    /** How long the preferred replica must have answered and kept up before the leadership goes back to it. */
-    static final long HAND_BACK_STEADY_NANOS = TimeUnit.SECONDS.toNanos(3);
-    /** A follower answering within this (the election timeout's order) and this close to the log counts as steady. */
-    static final long HAND_BACK_HEARD_MILLIS = 500;
-    static final long HAND_BACK_MAX_LAG = 1_000;
-    /** Writes wait while a transfer runs: bounded like Ratis' own yield to a higher-priority member. */
-    static final long HAND_BACK_TIMEOUT_MILLIS = 500;
-    static final long HAND_BACK_FIRST_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(5);
-    static final long HAND_BACK_MAX_BACKOFF_NANOS = TimeUnit.MINUTES.toNanos(5);
-
-    /**
-     * As the leader of a shard whose preferred replica (the catalog's first) is another member, and whose members are
-     * {@code target}'s (the catalog's: no change to make first), hands the leadership back to it
-     * once it has answered this leader within {@link #HAND_BACK_HEARD_MILLIS} and stayed within
-     * {@link #HAND_BACK_MAX_LAG} entries of the log for {@link #HAND_BACK_STEADY_NANOS}: this spreads the primaries
-     * over the backends after a failover (what Raft priorities did before). The transfer (Ratis' TransferLeadership:
-     * the leader holds new writes, waits for the preferred replica to have its whole log, and asks it to start an
-     * election at once) is bounded by {@link #HAND_BACK_TIMEOUT_MILLIS}; a failed one is tried again after 5 s,
-     * doubling up to 5 minutes. Blocking: call from an agent thread.
-     *
-     * @return whether the leadership was handed back
-     */
-    public boolean handBack(RaftGroup target, String preferred) {
-        RaftGroupId id = target.getGroupId();
-        RaftServer.Division division;
-        try {
-            division = server.getDivision(id);
-        } catch (IOException e) {
-            handBacks.remove(id);
-            return false;
-        }
-        var info = division.getInfo();
-        var conf = division.getRaftConf();
-        if (preferred.equals(nodeId) || !info.isLeader() || !info.isLeaderReady()
-                || !conf.getPreviousPeers().isEmpty() // a membership change under way: it goes first
-                || !ShardClient.members(conf.getCurrentPeers()).equals(ShardClient.members(target.getPeers()))) {
-            handBacks.remove(id);
-            return false;
-        }
-        RaftPeerId heir = RaftPeerId.valueOf(preferred);
-        long now = System.nanoTime();
-        HandBackState state = handBacks.computeIfAbsent(id, g -> new HandBackState(now));
-        if (!steady(division, heir)) {
-            state.steadySince = now;
-            return false;
-        }
-        if (now - state.steadySince < HAND_BACK_STEADY_NANOS || now < state.notBeforeNanos) {
-            return false;
-        }
-        try (RaftClient admin = transport.client(division.getGroup(), 5_000).setLeaderId(division.getId())
-                .setRetryPolicy(RetryPolicies.noRetry()).build()) {
-            RaftClientReply reply = admin.admin().transferLeadership(heir, HAND_BACK_TIMEOUT_MILLIS);
-            if (reply.isSuccess()) {
-                handBacks.remove(id);
-                LOG.info("backend {} handed the leadership of shard group {} back to its preferred replica {}", nodeId,
-                        id, preferred);
-                return true;
-            }
-            backOff(state, now, id, preferred, String.valueOf(reply.getException()));
-        } catch (IOException e) {
-            backOff(state, now, id, preferred, e.getMessage());
-        }
-        return false;
-    }
-
-    private void backOff(HandBackState state, long now, RaftGroupId id, String preferred, String why) {
-        state.notBeforeNanos = now + state.backoffNanos;
-        LOG.info("backend {} could not hand shard group {} back to {} (next try in {} s): {}", nodeId, id, preferred,
-                TimeUnit.NANOSECONDS.toSeconds(state.backoffNanos), why);
-        state.backoffNanos = Math.min(HAND_BACK_MAX_BACKOFF_NANOS, state.backoffNanos * 2);
-    }
-
-    /** Whether this leader heard from {@code peer} lately and its log is close to the leader's. */
-    private static boolean steady(RaftServer.Division division, RaftPeerId peer) {
-        var role = division.getInfo().getRoleInfoProto();
-        if (!role.hasLeaderInfo()) {
-            return false;
-        }
-        boolean heard = role.getLeaderInfo().getFollowerInfoList().stream().anyMatch(f ->
-                RaftPeerId.valueOf(f.getId().getId()).equals(peer)
-                        && f.getLastRpcElapsedTimeMs() <= HAND_BACK_HEARD_MILLIS);
-        if (!heard) {
-            return false;
-        }
-        long commit = division.getRaftLog().getLastCommittedIndex();
-        return division.getCommitInfos().stream().anyMatch(c -> RaftPeerId.valueOf(c.getServer().getId()).equals(peer)
-                && commit - c.getCommitIndex() <= HAND_BACK_MAX_LAG);
-    }
-
-    /**
-     * Ratis (3.2) can leave a leader's membership change staged for good: when a first attempt fails because the
-     * newcomer was not running yet (NOPROGRESS), a later attempt may wait for the newcomer's snapshot attempt forever,
-     * and every further attempt is refused as "already in progress" while the configuration itself is stable. Seen
-     * under a CPU hog in ShardedBackendsIT. A new leader term starts with no staged change, so a leader that has been
-     * refused that way for {@link #STUCK_STEP_DOWN_NANOS} steps down (it may well be elected again, afresh).
-     */
-    private void unstick(RaftGroupId id, Throwable failure) {
-        boolean inProgress = false;
-        for (Throwable t = failure; t != null && !inProgress; t = t.getCause()) {
-            inProgress = t instanceof org.apache.ratis.protocol.exceptions.ReconfigurationInProgressException;
-        }
-        if (!inProgress) {
-            stuckSince.remove(id);
-            return;
-        }
-        long now = System.nanoTime();
-        long since = stuckSince.computeIfAbsent(id, g -> now);
-        if (now - since < STUCK_STEP_DOWN_NANOS) {
-            return;
-        }
-        stuckSince.remove(id);
-        try {
-            var division = server.getDivision(id);
-            if (!division.getInfo().isLeader() || !division.getRaftConf().getPreviousPeers().isEmpty()) {
-                return; // a real change under way (joint consensus), or no longer ours to fix
-            }
-            LOG.warn("backend {}: the membership change of shard group {} has been refused as 'in progress' for {} s"
-                    + " with a stable configuration: stepping down so a new leader term starts it afresh", nodeId, id,
-                    TimeUnit.NANOSECONDS.toSeconds(now - since));
-            stepDown(division);
-        } catch (IOException e) {
-            LOG.warn("backend {} could not step down from shard group {}: {}", nodeId, id, e.getMessage());
-        }
-    }
-
-    /** Hands the leadership of a shard this backend leads to any other replica. */
-    private void stepDown(RaftServer.Division division) throws IOException {
-        try (RaftClient admin = transport.client(division.getGroup(), 5_000)
-                .setRetryPolicy(RetryPolicies.noRetry()).build()) {
-            admin.admin().transferLeadership(null, RaftPeerId.valueOf(nodeId), 5_000);
-        }
-    }
-
-    private final java.util.Map<RaftGroupId, Long> skewStepDowns = new ConcurrentHashMap<>();
-    /** A skewed backend steps down from a shard at most this often (its stamps are corrected meanwhile). */
-    static final long SKEW_STEP_DOWN_EVERY_NANOS = TimeUnit.SECONDS.toNanos(60);
-
-    /**
-     * While this machine's clock is further from the reference than the bound, steps down from every shard it leads,
-     * each at most once a minute: the time it stamps is already held to the reference ({@link LeaderClock}), so this
-     * only prefers a replica whose clock is sound, and if every clock disagrees with the reference (the reference is
-     * the one that is off) leadership does not flap. Called by the backend's agent on each tick.
-     *
-     * @return the shards it stepped down from
-     */
-    public int stepDownIfSkewed() {
-        if (!clock.skewed()) {
-            return 0;
-        }
-        int steppedDown = 0;
-        long now = System.nanoTime();
-        for (RaftGroupId id : hostedGroups()) {
-            Long last = skewStepDowns.get(id);
-            if (!isLeader(id) || (last != null && now - last < SKEW_STEP_DOWN_EVERY_NANOS)) {
-                continue;
-            }
-            skewStepDowns.put(id, now);
-            try {
-                LOG.warn("backend {}: its clock is {} ms off the reference (bound {} ms): stepping down from shard"
-                        + " group {}", nodeId, clock.offsetMillis(), clock.maxSkewMillis(), id);
-                stepDown(server.getDivision(id));
-                steppedDown++;
-            } catch (IOException e) {
-                LOG.warn("backend {} could not step down from shard group {}: {}", nodeId, id, e.getMessage());
-            }
-        }
-        return steppedDown;
     }
 
     /**

@@ -28,7 +28,7 @@ class MembershipStepsTest {
         List<Set<String>> steps = new java.util.ArrayList<>();
         List<RaftPeer> current = from;
         for (int i = 0; i < 10 && !ids(current).equals(ids(to)); i++) {
-            current = BackendServer.nextMembership(current, to);
+            current = ShardMembership.nextMembership(current, to);
             steps.add(ids(current));
         }
         return steps;
