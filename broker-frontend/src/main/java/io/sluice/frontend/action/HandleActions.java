@@ -71,7 +71,8 @@ public final class HandleActions {
         List<CompletableFuture<Void>> calls = new ArrayList<>();
         byPartition.forEach((partition, indexes) -> {
             List<Entry> group = indexes.stream().map(entries::get).toList();
-            calls.add(services.partitions().submit(new PartitionId(queue.queueId(), partition), visibility ? visibilityCommand(group) : deleteCommand(group))
+            calls.add(services.submitToQueue(queue, new PartitionId(queue.queueId(), partition),
+                    visibility ? visibilityCommand(group) : deleteCommand(group))
                     .thenAccept(o -> {
                         PartitionResponse response = Responses.accepted(o);
                         List<SqsFailure> results = ((PartitionResponse.EntryOutcomes) response).failures();

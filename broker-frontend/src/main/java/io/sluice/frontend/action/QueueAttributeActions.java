@@ -10,6 +10,7 @@ import io.sluice.common.validation.QueueAttributesValidator;
 import io.sluice.common.validation.TagValidator;
 import io.sluice.frontend.service.SqsServices;
 import io.sluice.partition.PartitionCommand;
+import io.sluice.partition.PartitionResponse;
 import io.sluice.partition.QueueCounts;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -131,7 +132,7 @@ public final class QueueAttributeActions {
         @Override
         public CompletableFuture<ObjectNode> execute(ActionContext ctx, Params params) {
             QueueMetadata queue = services.resolveQueue(ctx, params);
-            java.util.Map<String, String> requested = new java.util.LinkedHashMap<>(params.stringMap("Attributes"));
+            Map<String, String> requested = new LinkedHashMap<>(params.stringMap("Attributes"));
             String partitionsValue = requested.remove(Partitions.ATTRIBUTE);
             Integer partitions = partitionsValue == null ? null : Partitions.checkRaise(queue, partitionsValue);
             QueueAttributes next = null;
@@ -171,8 +172,8 @@ public final class QueueAttributeActions {
         public CompletableFuture<ObjectNode> execute(ActionContext ctx, Params params) {
             QueueMetadata queue = services.resolveQueue(ctx, params);
             List<CompletableFuture<Boolean>> purged = services.partitionIds(queue).stream()
-                    .map(id -> services.partitions().submit(id, new PartitionCommand.Purge())
-                            .thenApply(o -> !(o.response() instanceof io.sluice.partition.PartitionResponse.Rejected)))
+                    .map(id -> services.submitToQueue(queue, id, new PartitionCommand.Purge())
+                            .thenApply(o -> !(o.response() instanceof PartitionResponse.Rejected)))
                     .toList();
             return CompletableFuture.allOf(purged.toArray(CompletableFuture[]::new)).thenApply(v -> {
                 if (purged.stream().noneMatch(CompletableFuture::join)) {

@@ -19,11 +19,14 @@ import io.sluice.partition.PartitionId;
 import io.sluice.partition.PartitionOutcome;
 import io.sluice.partition.PartitionResponse;
 import io.sluice.partition.StoredMessage;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -41,7 +44,7 @@ public final class ReceiveMessage implements SqsAction {
      * primary) before it leases, so polling an empty queue writes nothing to its shard's log. Advisory only (a probe
      * finds what arrived since); forgotten all at once past {@link #EMPTY_REMEMBERED} partitions.
      */
-    private final java.util.Set<PartitionId> seenEmpty = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Set<PartitionId> seenEmpty = ConcurrentHashMap.newKeySet();
     static final int EMPTY_REMEMBERED = 100_000;
 
     public ReceiveMessage(SqsServices services, LongPolls longPolls) {
@@ -117,7 +120,7 @@ public final class ReceiveMessage implements SqsAction {
     /** The partitions from a rotating offset, so receivers spread over them. */
     private List<PartitionId> rotated(List<PartitionId> partitions) {
         int start = Math.floorMod(rotation.getAndIncrement(), partitions.size());
-        List<PartitionId> rotated = new java.util.ArrayList<>(partitions.size());
+        List<PartitionId> rotated = new ArrayList<>(partitions.size());
         for (int i = 0; i < partitions.size(); i++) {
             rotated.add(partitions.get((start + i) % partitions.size()));
         }
@@ -129,7 +132,7 @@ public final class ReceiveMessage implements SqsAction {
         List<CompletableFuture<Integer>> probes = partitions.stream().map(p -> services.partitions().visibleNow(p))
                 .toList();
         return CompletableFuture.allOf(probes.toArray(CompletableFuture[]::new)).thenApply(v -> {
-            List<PartitionId> out = new java.util.ArrayList<>();
+            List<PartitionId> out = new ArrayList<>();
             for (int i = 0; i < partitions.size(); i++) {
                 if (probes.get(i).join() > 0) {
                     out.add(partitions.get(i));
@@ -153,15 +156,17 @@ public final class ReceiveMessage implements SqsAction {
             return CompletableFuture.completedFuture(null);
         }
         PartitionId partition = order.get(i);
-        return services.partitions()
-                .submit(partition, new PartitionCommand.Receive(r.max(), r.visibilitySeconds(), r.attemptId()))
+        return services.submitToQueue(r.queue(), partition,
+                        new PartitionCommand.Receive(r.max(), r.visibilitySeconds(), r.attemptId()))
                 .thenCompose(outcome -> {
                     if (outcome.response() instanceof PartitionResponse.Rejected rejected) {
                         boolean overLimit = rejected.failure().error() == SqsError.OVER_LIMIT;
-                        // the first of several partitions in the rotation: missing (just added by a split) or at
+                        // the first of several partitions in the rotation: not ready yet (just added by a split,
+                        // its primary not done configuring it after the wait SqsServices.submitToQueue gives it) or at
                         // its in-flight limit counts as nothing there; the others decide
                         boolean skip = partition.equals(skippable) && (overLimit
-                                || rejected.failure().error() == SqsError.QUEUE_DOES_NOT_EXIST);
+                                || rejected.failure().error() == SqsError.QUEUE_DOES_NOT_EXIST
+                                || rejected.failure().error() == SqsError.SERVICE_UNAVAILABLE);
                         if (!(overLimit && r.longPoll()) && !skip) {
                             cancel(waiter);
                             throw new SqsException(rejected.failure());
@@ -172,7 +177,7 @@ public final class ReceiveMessage implements SqsAction {
                         seenEmpty.remove(partition);
                         cancel(waiter);
                         if (!ctx.connected()) {
-                            release(partition, outcome);
+                            release(r.queue(), partition, outcome);
                             return Responses.empty();
                         }
                         return Responses.done(render(r, outcome.delivered()));
@@ -219,8 +224,8 @@ public final class ReceiveMessage implements SqsAction {
     }
 
     /** The client left while its lease was being taken: make the messages visible again at once. */
-    private void release(PartitionId partition, PartitionOutcome outcome) {
-        services.partitions().submit(partition, new PartitionCommand.ChangeVisibility(outcome.delivered().stream()
+    private void release(QueueMetadata queue, PartitionId partition, PartitionOutcome outcome) {
+        services.submitToQueue(queue, partition, new PartitionCommand.ChangeVisibility(outcome.delivered().stream()
                 .map(d -> new PartitionCommand.VisibilityChange(d.delivery().receiptHandle(), 0)).toList()));
     }
 

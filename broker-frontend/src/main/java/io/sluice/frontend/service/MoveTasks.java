@@ -5,6 +5,7 @@ import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsException;
 import io.sluice.common.validation.QueueAttributes;
+import io.sluice.frontend.action.Responses;
 import io.sluice.partition.MoveTask;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionId;
@@ -93,7 +94,7 @@ public final class MoveTasks {
                     }
                 }
                 if (failure != null) { // all or nothing: the partitions that took it give it up (best effort)
-                    accepted.forEach(p -> services.partitions().submit(p, new PartitionCommand.CancelMoveTask(id)));
+                    accepted.forEach(p -> services.submitToQueue(source, p, new PartitionCommand.CancelMoveTask(id)));
                     throw failure;
                 }
                 return new Task(id, sourceArn, destinationArn, rate == null ? 0 : rate, started, toMove, 0,
@@ -192,7 +193,7 @@ public final class MoveTasks {
                 "Value for parameter TaskHandle is invalid."));
         QueueMetadata source = services.queueByArn(parsed.sourceArn()).orElseThrow(() -> new SqsException(
                 SqsError.RESOURCE_NOT_FOUND, "Task does not exist."));
-        return submitAll(services.partitionIds(source), new PartitionCommand.CancelMoveTask(parsed.taskId()))
+        return submitAll(source, new PartitionCommand.CancelMoveTask(parsed.taskId()))
                 .thenApply(outcomes -> {
                     long moved = 0;
                     int cancelled = 0;
@@ -214,15 +215,15 @@ public final class MoveTasks {
                 });
     }
 
-    private CompletableFuture<List<PartitionOutcome>> submitAll(List<PartitionId> parts, PartitionCommand command) {
-        List<CompletableFuture<PartitionOutcome>> sent = parts.stream()
-                .map(p -> services.partitions().submit(p, command)).toList();
+    private CompletableFuture<List<PartitionOutcome>> submitAll(QueueMetadata queue, PartitionCommand command) {
+        List<CompletableFuture<PartitionOutcome>> sent = services.partitionIds(queue).stream()
+                .map(p -> services.submitToQueue(queue, p, command)).toList();
         return CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new))
                 .thenApply(v -> sent.stream().map(CompletableFuture::join).toList());
     }
 
     public ObjectNode render(Task t) {
-        ObjectNode n = io.sluice.frontend.action.Responses.object();
+        ObjectNode n = Responses.object();
         if (t.status() == MoveTask.Status.RUNNING) {
             n.put("TaskHandle", t.handle());
         }

@@ -10,12 +10,19 @@ import io.sluice.common.validation.QueueAttributesValidator;
 import io.sluice.frontend.FrontendConfig;
 import io.sluice.frontend.action.ActionContext;
 import io.sluice.frontend.action.Params;
+import io.sluice.frontend.protocol.Protocol;
+import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionOutcome;
+import io.sluice.partition.PartitionResponse;
 import io.sluice.partition.PartitionService;
+import io.sluice.partition.PeekedMessage;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
@@ -106,7 +113,7 @@ public final class SqsServices {
 
     /** Drops parsed attributes of queues no longer in the catalog, so the cache is bounded by the live queues. */
     public void forgetDeletedQueues() {
-        java.util.Set<Long> live = new java.util.HashSet<>();
+        Set<Long> live = new HashSet<>();
         catalog.list("").forEach(q -> live.add(q.queueId()));
         parsed.keySet().retainAll(live);
     }
@@ -128,11 +135,11 @@ public final class SqsServices {
      * delivery order, one partition after the other in turn), leasing nothing and counting no receive (the console's peek; the
      * caller checked the key may receive from the queue).
      */
-    public CompletableFuture<List<io.sluice.partition.PeekedMessage>> peek(String queueName, int max) {
+    public CompletableFuture<List<PeekedMessage>> peek(String queueName, int max) {
         Optional<QueueMetadata> queue = catalog.get(queueName);
         if (queue.isEmpty()) {
             return CompletableFuture.failedFuture(
-                    io.sluice.frontend.action.ActionContext.queueDoesNotExist(io.sluice.frontend.protocol.Protocol.JSON));
+                    ActionContext.queueDoesNotExist(Protocol.JSON));
         }
         // each partition's share (at least one), so a queue of many partitions reads about max bodies, not max each;
         // when some hold fewer than their share, the ones that filled theirs are asked once more for up to max
@@ -155,7 +162,7 @@ public final class SqsServices {
                 if (e != null) {
                     return joined(first, max); // what the first round found is still an answer
                 }
-                List<List<io.sluice.partition.PeekedMessage>> merged = new ArrayList<>(first);
+                List<List<PeekedMessage>> merged = new ArrayList<>(first);
                 for (int k = 0; k < full.size(); k++) {
                     merged.set(full.get(k), more.get(k));
                 }
@@ -164,20 +171,20 @@ public final class SqsServices {
         });
     }
 
-    private CompletableFuture<List<List<io.sluice.partition.PeekedMessage>>> peekEach(List<PartitionId> ids, int n) {
-        List<CompletableFuture<List<io.sluice.partition.PeekedMessage>>> parts = ids.stream()
+    private CompletableFuture<List<List<PeekedMessage>>> peekEach(List<PartitionId> ids, int n) {
+        List<CompletableFuture<List<PeekedMessage>>> parts = ids.stream()
                 .map(id -> partitions.peek(id, n)).toList();
         return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
                 .thenApply(v -> parts.stream().map(CompletableFuture::join).toList());
     }
 
     /** Up to {@code max}, one from each partition in turn (each partition's own in its delivery order). */
-    private static List<io.sluice.partition.PeekedMessage> joined(List<List<io.sluice.partition.PeekedMessage>> parts,
+    private static List<PeekedMessage> joined(List<List<PeekedMessage>> parts,
                                                                  int max) {
-        List<io.sluice.partition.PeekedMessage> out = new ArrayList<>();
+        List<PeekedMessage> out = new ArrayList<>();
         for (int round = 0; out.size() < max; round++) {
             boolean any = false;
-            for (List<io.sluice.partition.PeekedMessage> part : parts) {
+            for (List<PeekedMessage> part : parts) {
                 if (round < part.size() && out.size() < max) {
                     out.add(part.get(round));
                     any = true;
@@ -199,17 +206,18 @@ public final class SqsServices {
     }
 
     /**
-     * Sends go through here: a partition the catalog lists but whose shard has no state for yet (its queue just
+     * Every command to a partition goes through here (sends, receives, deletes, visibility changes, purges, move
+     * tasks; {@code FrontendRulesTest} keeps it so): a partition the catalog lists but whose shard has no state for yet (its queue just
      * created or its partition count raised, and the shard's primary not yet done configuring it from the catalog)
      * answers "no such queue"; then this waits until the primary has configured it (asking it to do so now) and
      * submits once more. The frontend never configures a partition itself. A partition still not there after that
      * wait (its primary slow or unreachable) is answered {@code ServiceUnavailable}, which clients retry, not
      * "no such queue", which they do not: the queue exists.
      */
-    public CompletableFuture<io.sluice.partition.PartitionOutcome> submitToQueue(QueueMetadata queue,
-            PartitionId id, io.sluice.partition.PartitionCommand command) {
+    public CompletableFuture<PartitionOutcome> submitToQueue(QueueMetadata queue,
+            PartitionId id, PartitionCommand command) {
         return partitions.submit(id, command).thenCompose(o -> {
-            if (o.response() instanceof io.sluice.partition.PartitionResponse.Rejected r
+            if (o.response() instanceof PartitionResponse.Rejected r
                     && r.failure().error() == SqsError.QUEUE_DOES_NOT_EXIST
                     && catalog.get(queue.name()).filter(q -> q.queueId() == queue.queueId()).isPresent()) {
                 return partitions.awaitConfigured(id, queue.configVersion())
@@ -221,12 +229,12 @@ public final class SqsServices {
     }
 
     /** A partition the catalog lists that its shard has not created yet: retryable, unless the queue went meanwhile. */
-    private io.sluice.partition.PartitionOutcome notReady(QueueMetadata queue, PartitionId id,
-                                                           io.sluice.partition.PartitionOutcome missing) {
+    private PartitionOutcome notReady(QueueMetadata queue, PartitionId id,
+                                                           PartitionOutcome missing) {
         if (catalog.get(queue.name()).filter(q -> q.queueId() == queue.queueId()).isEmpty()) {
             return missing; // deleted while we waited: it does not exist
         }
-        return new io.sluice.partition.PartitionOutcome(new io.sluice.partition.PartitionResponse.Rejected(
+        return new PartitionOutcome(new PartitionResponse.Rejected(
                 SqsError.SERVICE_UNAVAILABLE.withMessage("Partition " + id.index() + " of queue " + queue.name()
                         + " is not ready yet (just added); retry.")), List.of(), List.of());
     }
