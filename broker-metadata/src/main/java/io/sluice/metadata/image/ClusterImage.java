@@ -5,6 +5,7 @@ import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.SqsLimits;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import org.pcollections.TreePMap;
@@ -23,6 +24,8 @@ import org.pcollections.TreePMap;
  * @param shards           shards (Raft groups of backends) by id; empty where partitions are not sharded
  * @param receiptSecret    the secret frontends MAC receipt handles under (base64), null until the metadata leader
  *                         set it
+ * @param lastChange       the last catalog change applied on the metadata group ({@link MetadataBatch#id}, or
+ *                         {@code entry-<index>} for an entry of the older command format); null before the first
  * @param queueNamesById   derived, not serialized: each queue's name by its id (null: computed from {@code queues})
  * @param partitionsPerShard derived, not serialized: how many partitions each shard holds, shards holding none left
  *                         out (null: computed from {@code partitions})
@@ -33,7 +36,7 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
                            SortedMap<String, Long> deletedAtMillis, SortedMap<String, NodeInfo> nodes,
                            SortedMap<String, PartitionAssignment> partitions,
                            SortedMap<String, MetadataRecord.AccessKeySet> accessKeys,
-                           SortedMap<String, ShardInfo> shards, String receiptSecret,
+                           SortedMap<String, ShardInfo> shards, String receiptSecret, String lastChange,
                            @JsonIgnore SortedMap<Long, String> queueNamesById,
                            @JsonIgnore SortedMap<String, Integer> partitionsPerShard,
                            @JsonIgnore SortedMap<String, Integer> replicaCounts) {
@@ -63,7 +66,7 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
                         SortedMap<String, MetadataRecord.AccessKeySet> accessKeys, SortedMap<String, ShardInfo> shards,
                         String receiptSecret) {
         this(appliedIndex, nextQueueId, queues, deletedAtMillis, nodes, partitions, accessKeys, shards, receiptSecret,
-                null, null, null);
+                null, null, null, null);
     }
 
     private static TreePMap<Long, String> idsOf(Map<String, QueueMetadata> queues) {
@@ -212,7 +215,8 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
                 secret = r.secret();
             }
         }
-        return new ClusterImage(appliedIndex, next, q, deleted, n, p, keys, sh, secret, ids, load, replicas);
+        return new ClusterImage(appliedIndex, next, q, deleted, n, p, keys, sh, secret, lastChange, ids, load,
+                replicas);
     }
 
     /**
@@ -226,7 +230,7 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
     /** This image without its secrets (access keys, the receipt secret), for roles that verify no signature. */
     public ClusterImage withoutSecrets() {
         return new ClusterImage(appliedIndex, nextQueueId, queues, deletedAtMillis, nodes, partitions,
-                new TreeMap<>(), shards, null, queueNamesById, partitionsPerShard, replicaCounts);
+                new TreeMap<>(), shards, null, lastChange, queueNamesById, partitionsPerShard, replicaCounts);
     }
 
     /** Every component but the receipt secret (access keys redact their own secrets). */
@@ -235,12 +239,18 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
         return "ClusterImage[appliedIndex=" + appliedIndex + ", nextQueueId=" + nextQueueId + ", queues=" + queues
                 + ", deletedAtMillis=" + deletedAtMillis + ", nodes=" + nodes + ", partitions=" + partitions
                 + ", accessKeys=" + accessKeys + ", shards=" + shards + ", receiptSecret="
-                + (receiptSecret == null ? "unset" : "<redacted>") + "]";
+                + (receiptSecret == null ? "unset" : "<redacted>") + ", lastChange=" + lastChange + "]";
     }
 
     public ClusterImage withAppliedIndex(long index) {
         return new ClusterImage(index, nextQueueId, queues, deletedAtMillis, nodes, partitions, accessKeys, shards,
-                receiptSecret, queueNamesById, partitionsPerShard, replicaCounts);
+                receiptSecret, lastChange, queueNamesById, partitionsPerShard, replicaCounts);
+    }
+
+    /** This image, with {@code change} as the last catalog change applied (metadata replicas only). */
+    public ClusterImage withLastChange(String change) {
+        return new ClusterImage(appliedIndex, nextQueueId, queues, deletedAtMillis, nodes, partitions, accessKeys,
+                shards, receiptSecret, change, queueNamesById, partitionsPerShard, replicaCounts);
     }
 
     /**
@@ -262,14 +272,14 @@ public record ClusterImage(long appliedIndex, long nextQueueId, SortedMap<String
     }
 
     /** Shards that {@code nodeId} is a replica of. */
-    public java.util.List<ShardInfo> shardsOf(String nodeId) {
+    public List<ShardInfo> shardsOf(String nodeId) {
         return shards.values().stream().filter(s -> s.replicas().contains(nodeId)).toList();
     }
 
     /** The queue with this id, if the catalog has it (an index lookup). */
-    public java.util.Optional<QueueMetadata> queueById(long queueId) {
+    public Optional<QueueMetadata> queueById(long queueId) {
         String name = queueNamesById.get(queueId);
-        return name == null ? java.util.Optional.empty() : java.util.Optional.ofNullable(queues.get(name));
+        return name == null ? Optional.empty() : Optional.ofNullable(queues.get(name));
     }
 
     /** The queue's partition assignments, in their keys' string order (0, 1, 10, 2...): a range of the map, not a scan. */

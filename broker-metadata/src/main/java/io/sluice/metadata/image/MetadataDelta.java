@@ -6,15 +6,16 @@ import java.util.List;
  * What changed in the catalog after {@code fromIndex}: the records the metadata group applied up to {@code toIndex},
  * in order. A role holding the image at {@code fromIndex} replays them ({@link #applyTo}) instead of fetching the whole
  * image. {@code records} is null when the leader no longer keeps them (too far behind, or it restarted from a
- * snapshot since): then only the whole image will do.
+ * snapshot since): then only the whole image will do. {@code lastChange} is the catalog's last change at
+ * {@code toIndex} ({@link ClusterImage#lastChange}), so a copy caught up equals the leader's image.
  */
-public record MetadataDelta(long fromIndex, long toIndex, List<MetadataRecord> records) {
+public record MetadataDelta(long fromIndex, long toIndex, List<MetadataRecord> records, String lastChange) {
     public MetadataDelta {
         records = records == null ? null : List.copyOf(records);
     }
 
     public static MetadataDelta unavailable(long fromIndex, long toIndex) {
-        return new MetadataDelta(fromIndex, toIndex, null);
+        return new MetadataDelta(fromIndex, toIndex, null, null);
     }
 
     public boolean complete() {
@@ -27,7 +28,7 @@ public record MetadataDelta(long fromIndex, long toIndex, List<MetadataRecord> r
             throw new IllegalArgumentException("delta " + fromIndex + ".." + toIndex + " does not apply to an image at "
                     + image.appliedIndex() + (complete() ? "" : " (records not kept)"));
         }
-        return image.replayAll(records).withAppliedIndex(toIndex);
+        return image.replayAll(records).withAppliedIndex(toIndex).withLastChange(lastChange);
     }
 
     /** The same delta for a role that holds no secrets: access keys and the receipt secret left out. */
@@ -37,6 +38,6 @@ public record MetadataDelta(long fromIndex, long toIndex, List<MetadataRecord> r
         }
         return new MetadataDelta(fromIndex, toIndex, records.stream()
                 .filter(r -> !(r instanceof MetadataRecord.AccessKeySet || r instanceof MetadataRecord.ReceiptSecretSet))
-                .toList());
+                .toList(), lastChange);
     }
 }

@@ -2,6 +2,7 @@ package io.sluice.metadata.image;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import java.io.IOException;
@@ -25,6 +26,24 @@ public final class MetadataJson {
             return MAPPER.writeValueAsBytes(value);
         } catch (JsonProcessingException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The JSON tree of {@code bytes}. */
+    public static JsonNode readTree(byte[] bytes) {
+        try {
+            return MAPPER.readTree(bytes);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot decode JSON", e);
+        }
+    }
+
+    /** {@code tree} as a {@code type}. */
+    public static <T> T convert(JsonNode tree, Class<T> type) {
+        try {
+            return MAPPER.treeToValue(tree, type);
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException("cannot decode " + type.getSimpleName(), e);
         }
     }
 

@@ -2,10 +2,16 @@ package io.sluice.metadata.image;
 
 import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.SqsLimits;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.UUID;
+import java.util.function.Predicate;
 
 /**
  * Computes what a stamped command changes, as records, and what to answer. Never touches the image: the caller
@@ -174,7 +180,7 @@ public final class MetadataOperations {
      * candidate keeps it.
      */
     private static List<MetadataRecord> replaceInShards(ClusterImage image, String node, List<String> liveNodes,
-                                                        java.util.function.Predicate<ShardInfo> which) {
+                                                        Predicate<ShardInfo> which) {
         List<String> live = liveNodes.stream().filter(n -> !n.equals(node)).toList();
         List<MetadataRecord> records = new ArrayList<>();
         Map<String, Integer> shardLoad = liveLoad(image.shardReplicasPerNode(), image, live);
@@ -209,12 +215,12 @@ public final class MetadataOperations {
         image.shards().values().forEach(sh -> preferred.merge(sh.replicas().get(0), 1, Integer::sum));
         for (int n = image.shards().size() + 1; n <= count; n++) {
             String shardId = "s" + n;
-            String groupId = java.util.UUID.nameUUIDFromBytes(("sluice-shard/" + shardId + "/" + s.leaderTimeMillis())
-                    .getBytes(java.nio.charset.StandardCharsets.UTF_8)).toString();
+            String groupId = UUID.nameUUIDFromBytes(("sluice-shard/" + shardId + "/" + s.leaderTimeMillis())
+                    .getBytes(StandardCharsets.UTF_8)).toString();
             List<String> replicas = new ArrayList<>(choose(load, s.replicationFactor(), List.of()));
             // the replica that is preferred leader of the fewest shards so far goes first (ties by id)
-            String first = replicas.stream().min(java.util.Comparator.<String>comparingInt(r -> preferred.getOrDefault(r, 0))
-                    .thenComparing(java.util.Comparator.naturalOrder())).orElseThrow();
+            String first = replicas.stream().min(Comparator.<String>comparingInt(r -> preferred.getOrDefault(r, 0))
+                    .thenComparing(Comparator.naturalOrder())).orElseThrow();
             replicas.remove(first);
             replicas.add(0, first);
             preferred.merge(first, 1, Integer::sum);
@@ -234,7 +240,7 @@ public final class MetadataOperations {
         Map<String, Integer> load = liveLoad(image.shardReplicasPerNode(), image, liveNodes);
         List<MetadataRecord> records = new ArrayList<>();
         List<String> moves = new ArrayList<>();
-        java.util.Set<String> moved = new java.util.HashSet<>();
+        Set<String> moved = new HashSet<>();
         while (moves.size() < maxMoves && load.size() > 1) {
             ShardInfo pick = null;
             String from = null;

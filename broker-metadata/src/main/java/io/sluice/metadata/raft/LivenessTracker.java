@@ -2,8 +2,10 @@ package io.sluice.metadata.raft;
 
 import io.sluice.common.Clock;
 import io.sluice.metadata.image.ShardReport;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -58,9 +60,9 @@ final class LivenessTracker {
      */
     List<ShardReport> shardReports() {
         long now = clock.nowMillis();
-        List<ShardReport> out = new java.util.ArrayList<>();
+        List<ShardReport> out = new ArrayList<>();
         shards.values().removeIf(r -> now - r.atMillis() >= SHARD_REPORT_TTL_MILLIS);
-        new java.util.TreeMap<>(shards).values().forEach(r -> out.add(r.report().withAge(now - r.atMillis())));
+        new TreeMap<>(shards).values().forEach(r -> out.add(r.report().withAge(now - r.atMillis())));
         return out;
     }
 
@@ -77,7 +79,7 @@ final class LivenessTracker {
 
     /** Among {@code known}, the nodes that are alive now, in the given order. */
     List<String> alive(Iterable<String> known) {
-        List<String> out = new java.util.ArrayList<>();
+        List<String> out = new ArrayList<>();
         known.forEach(n -> {
             if (isAlive(n)) {
                 out.add(n);

@@ -12,10 +12,13 @@ import io.sluice.metadata.image.ShardReport;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.retry.RetryPolicy;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 
 /**
  * Talks to the metadata group: linearizable writes (a command is answered once committed on a majority) and reads
@@ -39,18 +42,37 @@ public final class MetadataClient implements AutoCloseable {
         this.client = transport.client(peers.group()).setRetryPolicy(retry).build();
     }
 
+    /** How often a command whose decision another change overtook is decided again before the caller hears of it. */
+    static final int OVERTAKEN_RETRIES = 20;
+
+    /**
+     * Runs {@code command} on the metadata group. The leader decides it on its latest view; when another command's
+     * change overtook that view (decided concurrently and appended first: rare), nothing was changed and it is decided
+     * again here, at once.
+     */
     public MetadataResult submit(MetadataCommand command) {
-        RaftClientReply reply;
-        try {
-            reply = client.io().send(Message.valueOf(
-                    org.apache.ratis.thirdparty.com.google.protobuf.ByteString.copyFrom(MetadataJson.write(command))));
-        } catch (IOException e) {
-            throw new MetadataUnavailableException("metadata write failed: " + e.getMessage(), e);
+        Message message = Message.valueOf(ByteString.copyFrom(MetadataJson.write(command)));
+        for (int attempt = 0; ; attempt++) {
+            RaftClientReply reply;
+            try {
+                reply = client.io().send(message);
+            } catch (IOException e) {
+                throw new MetadataUnavailableException("metadata write failed: " + e.getMessage(), e);
+            }
+            boolean overtaken = !reply.isSuccess()
+                    && String.valueOf(reply.getException()).contains(MetadataStateMachine.OVERTAKEN);
+            MetadataResult result = reply.isSuccess()
+                    ? MetadataJson.read(reply.getMessage().getContent().toByteArray(), MetadataResult.class) : null;
+            if ((overtaken || (result != null && result.status() == MetadataResult.Status.CONFLICT))
+                    && attempt < OVERTAKEN_RETRIES) {
+                continue;
+            }
+            if (result == null) {
+                throw new MetadataUnavailableException("metadata write refused: " + reply.getException(),
+                        reply.getException());
+            }
+            return result;
         }
-        if (!reply.isSuccess()) {
-            throw new MetadataUnavailableException("metadata write refused: " + reply.getException(), reply.getException());
-        }
-        return MetadataJson.read(reply.getMessage().getContent().toByteArray(), MetadataResult.class);
     }
 
     /** The leader's current image. */
@@ -124,7 +146,7 @@ public final class MetadataClient implements AutoCloseable {
         RaftClientReply reply = read(MetadataStateMachine.QUERY_HEALTH);
         try {
             var tree = MetadataJson.mapper().readTree(reply.getMessage().getContent().toByteArray());
-            java.util.Set<String> alive = new java.util.TreeSet<>();
+            Set<String> alive = new TreeSet<>();
             tree.path("alive").forEach(n -> alive.add(n.asText()));
             List<ShardReport> shards = List.of(MetadataJson.mapper().treeToValue(tree.path("shards"),
                     ShardReport[].class));

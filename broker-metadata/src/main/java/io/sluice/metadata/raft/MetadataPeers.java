@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.UUID;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
@@ -41,7 +42,7 @@ public record MetadataPeers(Map<String, String> addresses) {
 
     RaftGroup group() {
         List<RaftPeer> peers = new ArrayList<>();
-        new java.util.TreeMap<>(addresses).forEach((id, address) ->
+        new TreeMap<>(addresses).forEach((id, address) ->
                 peers.add(RaftPeer.newBuilder().setId(RaftPeerId.valueOf(id)).setAddress(address).build()));
         return RaftGroup.valueOf(GROUP_ID, peers);
     }

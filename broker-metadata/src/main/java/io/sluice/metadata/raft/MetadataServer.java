@@ -1,8 +1,8 @@
 package io.sluice.metadata.raft;
 
+import io.sluice.common.Clock;
 import io.sluice.common.raft.RaftTransport;
 import io.sluice.common.raft.RatisSettings;
-import io.sluice.common.Clock;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.MetadataCommand;
 import io.sluice.metadata.image.MetadataResult;
@@ -11,13 +11,17 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.Base64;
 import java.util.Collection;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
@@ -110,7 +114,7 @@ public final class MetadataServer implements AutoCloseable {
     }
 
     /** The Ratis settings its metadata group run with (for tests). */
-    org.apache.ratis.conf.RaftProperties raftProperties() {
+    RaftProperties raftProperties() {
         return server.getProperties();
     }
 
@@ -136,8 +140,8 @@ public final class MetadataServer implements AutoCloseable {
                 return;
             }
             byte[] secret = new byte[32];
-            new java.security.SecureRandom().nextBytes(secret);
-            selfClient.submit(new MetadataCommand.InitReceiptSecret(java.util.Base64.getEncoder().encodeToString(secret)));
+            new SecureRandom().nextBytes(secret);
+            selfClient.submit(new MetadataCommand.InitReceiptSecret(Base64.getEncoder().encodeToString(secret)));
             LOG.info("proposed the cluster's receipt secret (the first committed proposal wins)");
         } catch (RuntimeException e) {
             LOG.warn("could not set the receipt secret yet: {}", e.getMessage());
@@ -291,7 +295,7 @@ public final class MetadataServer implements AutoCloseable {
             return null;
         }
         LivenessTracker liveness = stateMachine.liveness();
-        return new LeaderHealth(nodeId, java.util.Set.copyOf(liveness.alive(image().nodes().keySet())),
+        return new LeaderHealth(nodeId, Set.copyOf(liveness.alive(image().nodes().keySet())),
                 liveness.shardReports());
     }
 

@@ -1,7 +1,13 @@
 package io.sluice.metadata.raft;
 
 import io.sluice.common.Clock;
+import io.sluice.common.Fsync;
+import io.sluice.common.raft.LeaderHints;
+import io.sluice.common.raft.StateMachineLifecycle;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sluice.metadata.image.ClusterImage;
+import io.sluice.metadata.image.MetadataBatch;
 import io.sluice.metadata.image.MetadataCommand;
 import io.sluice.metadata.image.MetadataDelta;
 import io.sluice.metadata.image.MetadataJson;
@@ -18,10 +24,14 @@ import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Objects;
+import java.util.UUID;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import org.apache.ratis.io.MD5Hash;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
@@ -30,6 +40,7 @@ import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftGroupMemberId;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.exceptions.StateMachineException;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.protocol.TermIndex;
 import org.apache.ratis.server.raftlog.RaftLog;
@@ -49,11 +60,16 @@ import org.slf4j.LoggerFactory;
  * The catalog as a Ratis state machine.
  *
  * <ul>
- *   <li>{@link #startTransaction} (leader only) decodes the client's {@link MetadataCommand} and stamps it with the
- *       leader's clock, its live-node view and the replication factor; a command that does not decode is refused
+ *   <li>{@link #startTransaction} (leader only) decodes the client's {@link MetadataCommand}, stamps it with the
+ *       leader's clock, its live-node view and the replication factor, and decides: {@link MetadataOperations} runs
+ *       on the leader's image plus the records of the entries it appended and has not applied yet, and the entry
+ *       holds the resulting records and answer ({@link MetadataBatch}). A command that does not decode is refused
  *       here and never reaches the log.</li>
- *   <li>{@link #applyTransaction} (every replica) runs {@link MetadataOperations} on the current image and replays
- *       the records: the same pure path on leader, followers and restart.</li>
+ *   <li>{@link #applyTransaction} (every replica) replays the entry's records, deciding nothing: a release that
+ *       changes placement or id choices replays an old log as it was first applied. A batch decided on a view that
+ *       another change overtook applies nothing and answers CONFLICT (the client retries). An entry of the older
+ *       format (the stamped command itself, written before 2026-12-06) is still run through
+ *       {@link MetadataOperations}, as then.</li>
  *   <li>Reads ({@link #query}): {@code image} returns the image; {@code index} returns the image's applied index;
  *       {@code delta <index>} the records applied since that index ({@link MetadataDelta}: the last
  *       {@value #RECENT_RECORDS_KEPT} records are kept in memory, from this replica's start or last snapshot load);
@@ -97,16 +113,34 @@ final class MetadataStateMachine extends BaseStateMachine {
     private long recentFrom;
     private int recentRecords;
     private final int recordsKept;
+    /** How the leader decides a command's records: {@link MetadataOperations#execute} (a test may pass another). */
+    private final BiFunction<ClusterImage, MetadataCommand.Stamped, MetadataOperations.Outcome> decider;
+    /**
+     * The leader's view after every batch it appended in this term (its image plus their records, in log order);
+     * null until its first append of the term.
+     */
+    private ClusterImage appended;
+    /**
+     * The leader's view for its next decision: {@link #appended} plus what it decided and has not appended yet; null
+     * when that is nothing more.
+     */
+    private ClusterImage pending;
 
     MetadataStateMachine(Clock clock, LivenessTracker liveness, int replicationFactor) {
-        this(clock, liveness, replicationFactor, RECENT_RECORDS_KEPT);
+        this(clock, liveness, replicationFactor, RECENT_RECORDS_KEPT, MetadataOperations::execute);
     }
 
     MetadataStateMachine(Clock clock, LivenessTracker liveness, int replicationFactor, int recordsKept) {
+        this(clock, liveness, replicationFactor, recordsKept, MetadataOperations::execute);
+    }
+
+    MetadataStateMachine(Clock clock, LivenessTracker liveness, int replicationFactor, int recordsKept,
+                         BiFunction<ClusterImage, MetadataCommand.Stamped, MetadataOperations.Outcome> decider) {
         this.clock = clock;
         this.liveness = liveness;
         this.replicationFactor = replicationFactor;
         this.recordsKept = recordsKept;
+        this.decider = decider;
     }
 
     ClusterImage image() {
@@ -131,19 +165,19 @@ final class MetadataStateMachine extends BaseStateMachine {
         super.initialize(server, groupId, raftStorage);
         storage.init(raftStorage);
         load();
-        io.sluice.common.raft.StateMachineLifecycle.started(this);
+        StateMachineLifecycle.started(this);
     }
 
     @Override
     public void pause() {
-        io.sluice.common.raft.StateMachineLifecycle.paused(this);
+        StateMachineLifecycle.paused(this);
     }
 
     /** After a snapshot from the leader was installed: load it, then apply entries again. */
     @Override
     public void reinitialize() throws IOException {
         load();
-        io.sluice.common.raft.StateMachineLifecycle.resumed(this);
+        StateMachineLifecycle.resumed(this);
     }
 
     private void load() throws IOException {
@@ -160,6 +194,8 @@ final class MetadataStateMachine extends BaseStateMachine {
         ClusterImage loaded = MetadataJson.read(Files.readAllBytes(file), ClusterImage.class);
         synchronized (this) {
             image = loaded.withAppliedIndex(last.getIndex());
+            pending = null;
+            appended = null;
             updateLastAppliedTermIndex(last);
             recent.clear(); // what came before the snapshot is not known here: deltas start at it
             recentRecords = 0;
@@ -181,34 +217,123 @@ final class MetadataStateMachine extends BaseStateMachine {
         } catch (RuntimeException e) {
             throw new IOException("not a metadata command: " + e.getMessage(), e);
         }
-        List<String> live = liveness.alive(image.nodes().keySet());
-        MetadataCommand.Stamped stamped = new MetadataCommand.Stamped(command, clock.nowMillis(), live, replicationFactor);
+        Decision decision = decide(command);
         return TransactionContext.newBuilder().setStateMachine(this).setClientRequest(request)
-                .setLogData(ByteString.copyFrom(MetadataJson.write(stamped))).build();
+                .setStateMachineContext(decision.batch()).setLogData(ByteString.copyFrom(decision.logData())).build();
     }
+
+    /** A leader's decision and the log entry that carries it. */
+    record Decision(MetadataBatch batch, byte[] logData) {
+    }
+
+    /**
+     * The leader's decision on {@code command}: its records and answer, made on the image plus the records of the
+     * entries this leader appended and has not applied yet (so that commands decided one after another see each
+     * other), chained to the last change of that view. The entry carries the stamped command too, at its top level,
+     * where a member of a release before records reads it and runs it as it always did (a rolling upgrade); members
+     * of this release apply the records.
+     */
+    synchronized Decision decide(MetadataCommand command) {
+        ClusterImage view = pending != null ? pending : appended != null ? appended : image;
+        List<String> live = liveness.alive(view.nodes().keySet());
+        MetadataCommand.Stamped stamped = new MetadataCommand.Stamped(command, clock.nowMillis(), live, replicationFactor);
+        MetadataOperations.Outcome outcome = decider.apply(view, stamped);
+        MetadataBatch batch;
+        if (outcome.records().isEmpty()) {
+            batch = new MetadataBatch(List.of(), outcome.result(), null, null);
+        } else {
+            String id = UUID.randomUUID().toString();
+            pending = view.replayAll(outcome.records()).withLastChange(id);
+            batch = new MetadataBatch(outcome.records(), outcome.result(), view.lastChange(), id);
+        }
+        ObjectNode entry = MetadataJson.mapper().valueToTree(stamped);
+        entry.setAll((ObjectNode) MetadataJson.mapper().valueToTree(batch));
+        return new Decision(batch, MetadataJson.write(entry));
+    }
+
+    /**
+     * Appends a leader's batch only if it follows the last batch appended (log order, under Ratis' append lock): two
+     * commands decided concurrently may reach the log in the other order, and a decision made on a view that the log
+     * does not end with is refused here (a retryable failure, the leader stays) and decided again by the client's
+     * retry. Every batch this leader appends so follows the one before it, and none conflicts when applied.
+     */
+    @Override
+    public TransactionContext preAppendTransaction(TransactionContext trx) throws IOException {
+        if (trx.getStateMachineContext() instanceof MetadataBatch batch) {
+            appending(batch);
+        }
+        return trx;
+    }
+
+    /** {@link #preAppendTransaction}'s check: {@code batch} is about to be appended to the log. */
+    synchronized void appending(MetadataBatch batch) throws StateMachineException {
+        if (batch.records().isEmpty()) {
+            return;
+        }
+        if (appended == null) {
+            appended = image; // the leader's first append of its term: it is ready, so it applied every entry
+        }
+        if (!Objects.equals(batch.after(), appended.lastChange())) {
+            pending = null; // decided on a view that did not happen: the next decisions start from the log's end
+            throw new StateMachineException(OVERTAKEN + ": decided after change " + batch.after()
+                    + ", the log ends with change " + appended.lastChange(), false);
+        }
+        appended = appended.replayAll(batch.records()).withLastChange(batch.id());
+    }
+
+    /** How a refused append's failure begins: the client decides again ({@link MetadataClient}). */
+    static final String OVERTAKEN = "metadata decision overtaken";
 
     @Override
     public CompletableFuture<Message> applyTransaction(TransactionContext trx) {
         LogEntryProto entry = trx.getLogEntry();
         TermIndex termIndex = TermIndex.valueOf(entry);
-        // A log entry we wrote ourselves that does not decode is corruption: let it fail loudly.
-        MetadataCommand.Stamped stamped = MetadataJson.read(
-                entry.getStateMachineLogEntry().getLogData().toByteArray(), MetadataCommand.Stamped.class);
         MetadataResult result;
         synchronized (this) {
-            result = apply(termIndex.getIndex(), stamped);
+            result = apply(termIndex.getIndex(), entry.getStateMachineLogEntry().getLogData().toByteArray());
             updateLastAppliedTermIndex(termIndex);
         }
         publish(image);
         return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MetadataJson.write(result))));
     }
 
-    /** Runs one command of log entry {@code index} on the image: the same pure path on every replica. */
-    synchronized MetadataResult apply(long index, MetadataCommand.Stamped stamped) {
+    /** Applies log entry {@code index}: a leader's batch of records, or a stamped command of the older format. */
+    synchronized MetadataResult apply(long index, byte[] logData) {
+        // A log entry we wrote ourselves that does not decode is corruption: let it fail loudly.
+        JsonNode entry = MetadataJson.readTree(logData);
+        if (entry.has("records")) {
+            return apply(index, MetadataJson.convert(entry, MetadataBatch.class));
+        }
+        MetadataCommand.Stamped stamped = MetadataJson.convert(entry, MetadataCommand.Stamped.class);
         MetadataOperations.Outcome outcome = MetadataOperations.execute(image, stamped);
-        image = image.replayAll(outcome.records()).withAppliedIndex(index);
-        keepForDeltas(index, outcome.records());
-        return outcome.result();
+        return applied(index, outcome.records(), "entry-" + index, outcome.result());
+    }
+
+    /** Replays a leader's batch, unless another change overtook the view it was decided on. */
+    synchronized MetadataResult apply(long index, MetadataBatch batch) {
+        if (!batch.records().isEmpty() && !Objects.equals(batch.after(), image.lastChange())) {
+            // never for a batch its leader appended after the one before (preAppendTransaction): a safety net
+            image = image.withAppliedIndex(index);
+            pending = null; // what this leader decided since builds on a view that did not happen
+            appended = null;
+            LOG.warn("metadata entry {} was decided after change {}, but the catalog's last change is {}: not applied",
+                    index, batch.after(), image.lastChange());
+            return MetadataResult.of(MetadataResult.Status.CONFLICT, "decided after change " + batch.after()
+                    + ", but the catalog's last change is " + image.lastChange() + ": retry");
+        }
+        return applied(index, batch.records(), batch.id(), batch.result());
+    }
+
+    private MetadataResult applied(long index, List<MetadataRecord> records, String change, MetadataResult result) {
+        if (!records.isEmpty()) {
+            image = image.replayAll(records).withLastChange(change);
+            keepForDeltas(index, records);
+        }
+        image = image.withAppliedIndex(index);
+        if (pending != null && Objects.equals(pending.lastChange(), image.lastChange())) {
+            pending = null; // everything this leader decided is applied: the image is its view again
+        }
+        return result;
     }
 
     private void keepForDeltas(long index, List<MetadataRecord> records) {
@@ -240,7 +365,7 @@ final class MetadataStateMachine extends BaseStateMachine {
         }
         List<MetadataRecord> records = new ArrayList<>();
         since.forEach(a -> records.addAll(a.records()));
-        return new MetadataDelta(fromIndex, to, records);
+        return new MetadataDelta(fromIndex, to, records, image.lastChange());
     }
 
     private void publish(ClusterImage current) {
@@ -265,7 +390,7 @@ final class MetadataStateMachine extends BaseStateMachine {
                     String.join("\n", liveness.alive(image.nodes().keySet()))));
         }
         if (q.equals(QUERY_HEALTH)) { // the same, with the shards' reports (JSON)
-            Map<String, Object> health = new java.util.LinkedHashMap<>();
+            Map<String, Object> health = new LinkedHashMap<>();
             health.put("alive", liveness.alive(image.nodes().keySet()));
             health.put("shards", liveness.shardReports());
             return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(MetadataJson.write(health))));
@@ -309,7 +434,11 @@ final class MetadataStateMachine extends BaseStateMachine {
 
     @Override
     public void notifyLeaderChanged(RaftGroupMemberId groupMemberId, RaftPeerId newLeaderId) {
-        io.sluice.common.raft.LeaderHints.leaderChanged(groupMemberId.getGroupId(), newLeaderId);
+        LeaderHints.leaderChanged(groupMemberId.getGroupId(), newLeaderId);
+        synchronized (this) {
+            pending = null; // a new term: decisions start again from the image, once this leader applied every entry
+            appended = null;
+        }
         if (groupMemberId.getPeerId().equals(newLeaderId)) {
             liveness.becameLeader();
         }
@@ -328,7 +457,7 @@ final class MetadataStateMachine extends BaseStateMachine {
         }
         File file = storage.getSnapshotFile(applied.getTerm(), applied.getIndex());
         // durable before Ratis purges the log up to it: file content and rename both forced
-        io.sluice.common.Fsync.writeAtomically(file.toPath(), MetadataJson.write(current));
+        Fsync.writeAtomically(file.toPath(), MetadataJson.write(current));
         MD5Hash md5 = MD5FileUtil.computeAndSaveMd5ForFile(file);
         storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file.toPath(), md5), applied));
         return applied.getIndex();

@@ -26,7 +26,7 @@ class MetadataDeltaTest {
     private long index;
 
     private void apply(MetadataCommand command) {
-        machine.apply(++index, new MetadataCommand.Stamped(command, clock.nowMillis(), List.of(), 1));
+        machine.apply(++index, machine.decide(command).logData());
         clock.advanceMillis(10);
     }
 
