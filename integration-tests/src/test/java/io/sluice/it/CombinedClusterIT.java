@@ -103,7 +103,9 @@ class CombinedClusterIT {
         ClusterFaultIT.Load load = ClusterFaultIT.startLoad(endpoints, "combined-fault-" + System.currentTimeMillis(),
                 recovered, CombinedClusterIT::state);
         try {
-            String group = groupOf(dir, load.queue());
+            // a read of the catalog, repeated while the busy machine (three nodes and the load) lets it time out
+            String group = ClusterState.await("the shard group of " + load.queue(), CEILING,
+                    () -> groupOf(dir, load.queue()), g -> g != null, CombinedClusterIT::state);
             victim = ClusterState.await("the primary node of " + load.queue(), CEILING, () -> leaderOf(group),
                     v -> v != null, CombinedClusterIT::state);
             long pid = Long.parseLong(Files.readString(dir.resolve(victim + ".pid")).trim());
