@@ -5,10 +5,16 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
+import java.util.HashSet;
 import java.util.HexFormat;
+import java.util.Locale;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Who may use the admin port: whoever presents the admin token ({@code Authorization: Bearer <token>}, compared in
@@ -23,13 +29,13 @@ import java.util.HexFormat;
 final class AdminAccess {
     static final String TOKEN_FILE = "admin-token";
 
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(AdminAccess.class);
+    private static final Logger LOG = LoggerFactory.getLogger(AdminAccess.class);
 
     private final byte[] token; // null: admin writes are refused
     private final byte[] readToken; // null: only the admin token reads what needs a token
     private final boolean readsNeedToken;
     /** Host names answered besides IP literals and localhost (lower case). */
-    private final java.util.Set<String> allowedHosts;
+    private final Set<String> allowedHosts;
 
     private AdminAccess(String token, ServerConfig config, boolean readsNeedToken) {
         this.token = bytes(token);
@@ -92,14 +98,14 @@ final class AdminAccess {
         return access;
     }
 
-    private static java.util.Set<String> allowedHosts(ServerConfig config) {
-        java.util.Set<String> names = new java.util.HashSet<>();
+    private static Set<String> allowedHosts(ServerConfig config) {
+        Set<String> names = new HashSet<>();
         for (String name : config.get(ServerConfigKeys.ADMIN_ALLOWED_HOSTS).split(",")) {
             if (!name.isBlank()) {
-                names.add(name.trim().toLowerCase(java.util.Locale.ROOT));
+                names.add(name.trim().toLowerCase(Locale.ROOT));
             }
         }
-        return java.util.Set.copyOf(names);
+        return Set.copyOf(names);
     }
 
     /**
@@ -111,7 +117,7 @@ final class AdminAccess {
         if (hostHeader == null) {
             return true;
         }
-        String host = hostHeader.trim().toLowerCase(java.util.Locale.ROOT);
+        String host = hostHeader.trim().toLowerCase(Locale.ROOT);
         if (host.startsWith("[")) {
             int end = host.indexOf(']');
             return end > 0 && (end == host.length() - 1 || host.charAt(end + 1) == ':')
@@ -151,7 +157,7 @@ final class AdminAccess {
                     Files.createFile(tmp); // a file system without POSIX permissions: its own access rules apply
                 }
                 Files.writeString(tmp, HexFormat.of().formatHex(random));
-                Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+                Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
             }
             return new AdminAccess(Files.readString(file).trim(), config, reads);
         } catch (IOException e) {

@@ -2,15 +2,21 @@ package io.sluice.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /**
  * {@code sluice admin status|queues --admin-url http://HOST:ADMINPORT [--json] [--token T|--token-file F]}: the
@@ -24,7 +30,7 @@ import picocli.CommandLine.Option;
 final class AdminCommand implements Runnable {
     @Override
     public void run() {
-        new picocli.CommandLine(this).usage(System.out);
+        new CommandLine(this).usage(System.out);
     }
 
     /** The admin token of the write commands: {@code --token}, else {@code --token-file}, else SLUICE_ADMIN_TOKEN. */
@@ -34,9 +40,9 @@ final class AdminCommand implements Runnable {
         String token;
 
         @Option(names = "--token-file", description = "A file holding the admin token (sluice dev: DATA_DIR/admin-token).")
-        java.nio.file.Path tokenFile;
+        Path tokenFile;
 
-        String value() throws java.io.IOException {
+        String value() throws IOException {
             return given(token, tokenFile, "SLUICE_ADMIN_TOKEN");
         }
     }
@@ -51,21 +57,21 @@ final class AdminCommand implements Runnable {
         String token;
 
         @Option(names = "--token-file", description = "A file holding the read token or the admin token.")
-        java.nio.file.Path tokenFile;
+        Path tokenFile;
 
-        String value() throws java.io.IOException {
+        String value() throws IOException {
             String read = given(token, tokenFile, "SLUICE_ADMIN_READ_TOKEN");
             return read.isEmpty() ? System.getenv().getOrDefault("SLUICE_ADMIN_TOKEN", "") : read;
         }
     }
 
-    private static String given(String token, java.nio.file.Path tokenFile, String environment)
-            throws java.io.IOException {
+    private static String given(String token, Path tokenFile, String environment)
+            throws IOException {
         if (token != null && !token.isEmpty()) {
             return token;
         }
         if (tokenFile != null) {
-            return java.nio.file.Files.readString(tokenFile).trim();
+            return Files.readString(tokenFile).trim();
         }
         return System.getenv().getOrDefault(environment, "");
     }
@@ -92,7 +98,7 @@ final class AdminCommand implements Runnable {
         @Option(names = "--json", description = "Print the raw JSON.")
         boolean json;
 
-        @picocli.CommandLine.Mixin
+        @CommandLine.Mixin
         ReadToken token = new ReadToken();
 
         @Override
@@ -169,12 +175,12 @@ final class AdminCommand implements Runnable {
 
         @Option(names = "--allow", description = "actionGlob:queueGlob, repeatable (a key without rules may do"
                 + " nothing).")
-        java.util.List<String> allow = new java.util.ArrayList<>();
+        List<String> allow = new ArrayList<>();
 
         @Option(names = "--admin", description = "An admin key: the rule *:* (every action on every queue).")
         boolean admin;
 
-        @picocli.CommandLine.Mixin
+        @CommandLine.Mixin
         Token token = new Token();
 
         @Override
@@ -206,7 +212,7 @@ final class AdminCommand implements Runnable {
         @Option(names = "--max-moves", defaultValue = "1", description = "Replicas to move now (default ${DEFAULT-VALUE}).")
         int maxMoves;
 
-        @picocli.CommandLine.Mixin
+        @CommandLine.Mixin
         Token token = new Token();
 
         @Override

@@ -2,6 +2,7 @@ package io.sluice.server;
 
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -13,6 +14,7 @@ import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
@@ -22,10 +24,24 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.sluice.frontend.console.Console;
+import io.sluice.frontend.http.ConnectionGuard;
+import io.sluice.frontend.http.ConnectionLimits;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * The admin endpoint: {@code GET /health} (liveness: 200 while serving, 503 otherwise), {@code GET /ready}
@@ -48,32 +64,32 @@ import java.util.function.BooleanSupplier;
  */
 final class AdminServer implements AutoCloseable {
     /** What connections to the admin port may hold (see the class comment). */
-    static final io.sluice.frontend.http.ConnectionLimits LIMITS =
-            new io.sluice.frontend.http.ConnectionLimits(10_000, 60_000, 256, 4, 32);
-    private final io.sluice.frontend.http.ConnectionGuard.Counts connections =
-            new io.sluice.frontend.http.ConnectionGuard.Counts();
+    static final ConnectionLimits LIMITS =
+            new ConnectionLimits(10_000, 60_000, 256, 4, 32);
+    private final ConnectionGuard.Counts connections =
+            new ConnectionGuard.Counts();
     private final PrometheusMeterRegistry registry;
     private final BooleanSupplier healthy;
     private final BooleanSupplier ready;
     /** Why this process is not ready (null when it is), said in the body of a 503 from {@code /ready}. */
-    private volatile java.util.function.Supplier<String> whyNotReady = () -> null;
-    private final java.util.concurrent.ExecutorService scrapes = java.util.concurrent.Executors
+    private volatile Supplier<String> whyNotReady = () -> null;
+    private final ExecutorService scrapes = Executors
             .newSingleThreadExecutor(DevServer.daemon("sluice-metrics-scrape"));
     /** Catalog writes of POST handlers: they block on the metadata group, never on the event loop or a shared pool. */
-    private final java.util.concurrent.ExecutorService writes = java.util.concurrent.Executors
+    private final ExecutorService writes = Executors
             .newSingleThreadExecutor(DevServer.daemon("sluice-admin-writes"));
     /** The scrape under way: concurrent scrapes share it rather than queue up. */
-    private final java.util.concurrent.atomic.AtomicReference<java.util.concurrent.CompletableFuture<String>> scrape =
-            new java.util.concurrent.atomic.AtomicReference<>();
-    private final java.util.function.Supplier<String> status;
-    private final java.util.Map<String, java.util.function.Function<byte[], String>> posts;
+    private final AtomicReference<CompletableFuture<String>> scrape =
+            new AtomicReference<>();
+    private final Supplier<String> status;
+    private final Map<String, Function<byte[], String>> posts;
     private final AdminAccess access;
     private EventLoopGroup group;
     private Channel channel;
     /** The web console ({@code /console}), on a role with a frontend; null elsewhere. */
-    private volatile io.sluice.frontend.console.Console console;
+    private volatile Console console;
     private volatile boolean tls;
-    private final java.util.concurrent.ExecutorService consoleWork = java.util.concurrent.Executors
+    private final ExecutorService consoleWork = Executors
             .newFixedThreadPool(2, DevServer.daemon("sluice-console"));
 
     /**
@@ -84,8 +100,8 @@ final class AdminServer implements AutoCloseable {
      * @param access who may post, and whether metrics need the token
      */
     AdminServer(PrometheusMeterRegistry registry, BooleanSupplier healthy, BooleanSupplier ready,
-                java.util.function.Supplier<String> status,
-                java.util.Map<String, java.util.function.Function<byte[], String>> posts, AdminAccess access) {
+                Supplier<String> status,
+                Map<String, Function<byte[], String>> posts, AdminAccess access) {
         this.access = access;
         this.registry = registry;
         this.healthy = healthy;
@@ -95,30 +111,30 @@ final class AdminServer implements AutoCloseable {
     }
 
     /** Serves the web console under {@code /console} (before {@link #start}). */
-    AdminServer withConsole(io.sluice.frontend.console.Console console) {
+    AdminServer withConsole(Console console) {
         this.console = console;
         return this;
     }
 
-    AdminServer withReadinessReason(java.util.function.Supplier<String> whyNotReady) {
+    AdminServer withReadinessReason(Supplier<String> whyNotReady) {
         this.whyNotReady = whyNotReady;
         return this;
     }
 
     /** @param tls HTTPS, or null for plain HTTP */
-    InetSocketAddress start(String host, int port, io.netty.handler.ssl.SslContext tls) throws InterruptedException {
+    InetSocketAddress start(String host, int port, SslContext tls) throws InterruptedException {
         this.tls = tls != null;
         group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
         channel = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        var guard = new io.sluice.frontend.http.ConnectionGuard(LIMITS, connections);
+                        var guard = new ConnectionGuard(LIMITS, connections);
                         if (tls != null) {
                             ch.pipeline().addLast(tls.newHandler(ch.alloc()));
                         }
                         ch.pipeline()
-                                .addLast(new io.netty.handler.timeout.IdleStateHandler(0, 0, LIMITS.idleTimeoutMillis(),
+                                .addLast(new IdleStateHandler(0, 0, LIMITS.idleTimeoutMillis(),
                                         TimeUnit.MILLISECONDS))
                                 .addLast(guard)
                                 .addLast(new HttpServerCodec(4096, 8192, 8192))
@@ -129,13 +145,13 @@ final class AdminServer implements AutoCloseable {
         return (InetSocketAddress) channel.localAddress();
     }
 
-    private java.util.concurrent.CompletableFuture<String> currentScrape() {
+    private CompletableFuture<String> currentScrape() {
         while (true) {
             var running = scrape.get();
             if (running != null && !running.isDone()) {
                 return running;
             }
-            var next = new java.util.concurrent.CompletableFuture<String>();
+            var next = new CompletableFuture<String>();
             if (scrape.compareAndSet(running, next)) {
                 try {
                     scrapes.execute(() -> {
@@ -145,7 +161,7 @@ final class AdminServer implements AutoCloseable {
                             next.completeExceptionally(e);
                         }
                     });
-                } catch (java.util.concurrent.RejectedExecutionException e) {
+                } catch (RejectedExecutionException e) {
                     next.completeExceptionally(e); // closing
                 }
                 return next;
@@ -154,9 +170,9 @@ final class AdminServer implements AutoCloseable {
     }
 
     private final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
-        private final io.sluice.frontend.http.ConnectionGuard guard;
+        private final ConnectionGuard guard;
 
-        Handler(io.sluice.frontend.http.ConnectionGuard guard) {
+        Handler(ConnectionGuard guard) {
             this.guard = guard;
         }
 
@@ -183,15 +199,15 @@ final class AdminServer implements AutoCloseable {
                     ctx.writeAndFlush(refused).addListener(ChannelFutureListener.CLOSE);
                     return;
                 }
-                byte[] body = io.netty.buffer.ByteBufUtil.getBytes(request.content());
+                byte[] body = ByteBufUtil.getBytes(request.content());
                 boolean keepAlive = HttpUtil.isKeepAlive(request);
                 var handler = posts.get(path);
                 // The write goes through the metadata group: off the event loop.
-                java.util.concurrent.CompletableFuture<String> work;
+                CompletableFuture<String> work;
                 try {
-                    work = java.util.concurrent.CompletableFuture.supplyAsync(() -> handler.apply(body), writes);
-                } catch (java.util.concurrent.RejectedExecutionException closing) {
-                    work = java.util.concurrent.CompletableFuture.failedFuture(
+                    work = CompletableFuture.supplyAsync(() -> handler.apply(body), writes);
+                } catch (RejectedExecutionException closing) {
+                    work = CompletableFuture.failedFuture(
                             new IllegalStateException("shutting down"));
                 }
                 work.handle((ok, e) -> {
@@ -261,24 +277,24 @@ final class AdminServer implements AutoCloseable {
         }
 
         private static String remoteAddress(ChannelHandlerContext ctx) {
-            return ctx.channel().remoteAddress() instanceof java.net.InetSocketAddress a && a.getAddress() != null
+            return ctx.channel().remoteAddress() instanceof InetSocketAddress a && a.getAddress() != null
                     ? a.getAddress().getHostAddress() : "unknown";
         }
 
         /** A console page, rendered off the event loop; the connection is kept alive as the browser asks. */
         private void serveConsole(ChannelHandlerContext ctx, FullHttpRequest request, String path, String query) {
-            var in = new io.sluice.frontend.console.Console.Request(request.method().name(), path, query,
+            var in = new Console.Request(request.method().name(), path, query,
                     request.headers().get(HttpHeaderNames.COOKIE), request.headers().get(HttpHeaderNames.CONTENT_TYPE),
-                    io.netty.buffer.ByteBufUtil.getBytes(request.content()), tls, remoteAddress(ctx),
+                    ByteBufUtil.getBytes(request.content()), tls, remoteAddress(ctx),
                     request.headers().get(HttpHeaderNames.HOST), request.headers().get(HttpHeaderNames.ORIGIN),
                     request.headers().get("Sec-Fetch-Site"));
             boolean keepAlive = HttpUtil.isKeepAlive(request);
-            java.util.concurrent.CompletableFuture<io.sluice.frontend.console.Console.Response> work;
+            CompletableFuture<Console.Response> work;
             try {
-                work = java.util.concurrent.CompletableFuture.supplyAsync(() -> console.handle(in), consoleWork)
+                work = CompletableFuture.supplyAsync(() -> console.handle(in), consoleWork)
                         .thenCompose(f -> f);
-            } catch (java.util.concurrent.RejectedExecutionException closing) {
-                work = java.util.concurrent.CompletableFuture.failedFuture(closing);
+            } catch (RejectedExecutionException closing) {
+                work = CompletableFuture.failedFuture(closing);
             }
             work.orTimeout(30, TimeUnit.SECONDS).handle((out, e) -> {
                 FullHttpResponse r;
@@ -310,7 +326,7 @@ final class AdminServer implements AutoCloseable {
          */
         private FullHttpResponse refuseMalformed(FullHttpRequest request) {
             if (request.decoderResult().isFailure()) {
-                boolean tooLong = request.decoderResult().cause() instanceof io.netty.handler.codec.TooLongFrameException;
+                boolean tooLong = request.decoderResult().cause() instanceof TooLongFrameException;
                 return text(tooLong ? HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE : HttpResponseStatus.BAD_REQUEST,
                         "malformed request\n", "text/plain; charset=utf-8");
             }
@@ -340,7 +356,7 @@ final class AdminServer implements AutoCloseable {
                 return r;
             }
             String type = request.headers().get(HttpHeaderNames.CONTENT_TYPE);
-            if (type == null || !type.toLowerCase(java.util.Locale.ROOT).startsWith("application/json")) {
+            if (type == null || !type.toLowerCase(Locale.ROOT).startsWith("application/json")) {
                 return text(HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE, "{\"error\":\"the body must be"
                         + " application/json\"}", "application/json");
             }

@@ -1,5 +1,6 @@
 package io.sluice.server;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sluice.backend.agent.BackendAgent;
@@ -11,6 +12,7 @@ import io.sluice.backend.metrics.ShardMetrics;
 import io.sluice.backend.raft.BackendServer;
 import io.sluice.backend.raft.LeaderClock;
 import io.sluice.backend.raft.ShardedPartitionService;
+import io.sluice.common.Clock;
 import io.sluice.common.SystemClock;
 import io.sluice.common.raft.RaftTransport;
 import io.sluice.metadata.image.MetadataJson;
@@ -19,6 +21,7 @@ import io.sluice.metadata.raft.MetadataClient;
 import io.sluice.metadata.raft.MetadataPeers;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -57,7 +60,7 @@ public final class BackendNode implements AutoCloseable {
         admin = new AdminServer(registry, () -> serving, this::ready,
                 () -> new String(MetadataJson.write(status(ClusterStatus.render(catalog.image(),
                         peers.addresses(), null, null, config.get(ServerConfigKeys.REPLICATION_FACTOR)))), StandardCharsets.UTF_8),
-                java.util.Map.of(), // catalog writes go through a metadata member or a frontend
+                Map.of(), // catalog writes go through a metadata member or a frontend
                 AdminAccess.configured(config));
         adminAddress = admin.start(config.get(ServerConfigKeys.ADMIN_HOST), config.get(ServerConfigKeys.ADMIN_PORT),
                 HttpTls.context(config));
@@ -72,17 +75,17 @@ public final class BackendNode implements AutoCloseable {
         int raftPort = config.get(ServerConfigKeys.BACKEND_RAFT_PORT);
         String host = config.get(ServerConfigKeys.HOST);
         Path dataDir = Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath();
-        boolean fresh = !java.nio.file.Files.exists(dataDir.resolve("raft"));
+        boolean fresh = !Files.exists(dataDir.resolve("raft"));
         DataDirs.prepare(dataDir, config.get(ServerConfigKeys.DATA_DIR_ALLOW_SHARED));
         LostDiskGuard guard = new LostDiskGuard(dataDir, fresh);
         // From now on the folder is not "fresh": a restart before the first join is not mistaken for a lost disk.
-        java.nio.file.Files.createDirectories(dataDir.resolve("raft"));
+        Files.createDirectories(dataDir.resolve("raft"));
         RaftTransport transport = ClusterTransport.forServer(config, "sluice backend", host);
         int offset = config.get(ServerConfigKeys.TEST_CLOCK_OFFSET_MS);
         if (offset != 0) {
             LOG.warn("backend {}: its clock is shifted by {} ms (sluice.test.clock-offset-ms: testing only)", id, offset);
         }
-        io.sluice.common.Clock wall = offset == 0 ? SystemClock.INSTANCE : () -> SystemClock.INSTANCE.nowMillis() + offset;
+        Clock wall = offset == 0 ? SystemClock.INSTANCE : () -> SystemClock.INSTANCE.nowMillis() + offset;
         backend = new BackendServer(id, host, raftPort, dataDir, new LeaderClock(wall,
                 System::nanoTime, config.get(ServerConfigKeys.BACKEND_MAX_CLOCK_SKEW_MS)),
                 config.get(ServerConfigKeys.SHARD_SNAPSHOT_EVERY), transport,
@@ -116,7 +119,7 @@ public final class BackendNode implements AutoCloseable {
     }
 
     /** What this backend adds to a cluster status: its id, its lost-disk guard and the shard groups it hosts. */
-    com.fasterxml.jackson.databind.node.ObjectNode status(com.fasterxml.jackson.databind.node.ObjectNode cluster) {
+    ObjectNode status(ObjectNode cluster) {
         return cluster.put("node", config.get(ServerConfigKeys.NODE_ID))
                 .put("lostDiskGuard", agent.lostDiskGuarded()).set("hostedShards", agent.hostedShards());
     }

@@ -6,6 +6,7 @@ import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.PartitionAssignment;
 import io.sluice.metadata.image.ShardInfo;
 import io.sluice.partition.PartitionId;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.function.Supplier;
@@ -30,7 +31,7 @@ final class CatalogRouter implements ShardedPartitionService.Router {
     @Override
     public Collection<RaftGroup> allGroups() {
         ClusterImage image = catalog.get();
-        List<RaftGroup> groups = new java.util.ArrayList<>();
+        List<RaftGroup> groups = new ArrayList<>();
         image.shards().values().forEach(s -> groups.add(BackendAgent.group(image, s)));
         return groups;
     }

@@ -9,7 +9,10 @@ import io.sluice.metadata.image.PartitionAssignment;
 import io.sluice.metadata.image.ShardInfo;
 import io.sluice.metadata.image.ShardReport;
 import io.sluice.metadata.raft.LeaderHealth;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Predicate;
 
 /**
@@ -37,7 +40,7 @@ final class ClusterStatus {
         root.put("livenessKnown", health != null);
         Predicate<String> live = health == null ? b -> true : health.alive()::contains;
         ArrayNode members = root.putArray("metadata");
-        new java.util.TreeMap<>(addresses).forEach((id, address) -> members.addObject().put("id", id)
+        new TreeMap<>(addresses).forEach((id, address) -> members.addObject().put("id", id)
                 .put("address", address)
                 .put("role", leaderId == null ? "unknown" : id.equals(leaderId) ? "leader" : "follower"));
         ArrayNode backends = root.putArray("backends");
@@ -74,11 +77,11 @@ final class ClusterStatus {
      * from the catalog's replicas: a move or replacement not done yet).
      */
     private static void shards(ObjectNode root, ClusterImage image, LeaderHealth health) {
-        Map<String, ShardReport> reports = new java.util.HashMap<>();
+        Map<String, ShardReport> reports = new HashMap<>();
         if (health != null) {
             health.shards().forEach(r -> reports.put(r.shardId(), r));
         }
-        Map<String, Integer> partitions = new java.util.HashMap<>();
+        Map<String, Integer> partitions = new HashMap<>();
         image.queues().values().forEach(q -> image.partitionsOf(q.queueId()).forEach(a -> {
             if (a.shardId() != null) {
                 partitions.merge(a.shardId(), 1, Integer::sum);
@@ -86,7 +89,7 @@ final class ClusterStatus {
         }));
         root.put("shardReportsKnown", health != null);
         ArrayNode out = root.putArray("shards");
-        for (ShardInfo shard : new java.util.TreeMap<>(image.shards()).values()) {
+        for (ShardInfo shard : new TreeMap<>(image.shards()).values()) {
             ObjectNode sn = out.addObject().put("shardId", shard.shardId()).put("epoch", shard.epoch())
                     .put("partitions", partitions.getOrDefault(shard.shardId(), 0));
             ArrayNode replicas = sn.putArray("replicas");
@@ -98,12 +101,12 @@ final class ClusterStatus {
             }
             sn.put("leader", r.leader()).put("inSync", r.inSync()).put("appliedIndex", r.appliedIndex())
                     .put("membershipPending", r.changing()
-                            || !new java.util.HashSet<>(r.members()).equals(new java.util.HashSet<>(shard.replicas())))
+                            || !new HashSet<>(r.members()).equals(new HashSet<>(shard.replicas())))
                     .put("reportAgeMillis", r.ageMillis());
             ArrayNode raftMembers = sn.putArray("members");
             r.members().forEach(raftMembers::add);
             ObjectNode lag = sn.putObject("followerLag");
-            new java.util.TreeMap<>(r.followerLag()).forEach(lag::put);
+            new TreeMap<>(r.followerLag()).forEach(lag::put);
         }
     }
 }

@@ -6,6 +6,7 @@ import io.sluice.metadata.image.MetadataJson;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,7 +47,7 @@ public final class CombinedNode implements AutoCloseable {
         backend.startRole(registry);
         frontend = new DevServer(config, true, registry, backend.server());
         frontend.start();
-        java.util.function.Supplier<String> status =
+        Supplier<String> status =
                 () -> new String(MetadataJson.write(backend.status(metadata.status())), StandardCharsets.UTF_8);
         AdminAccess access = AdminAccess.configured(config);
         admin = new AdminServer(registry, this::serving, () -> notReady() == null, status,

@@ -1,5 +1,6 @@
 package io.sluice.server;
 
+import java.util.Locale;
 import java.util.function.Function;
 
 /**
@@ -39,6 +40,6 @@ public record ConfigKey<T>(String name, String type, T defaultValue, Function<St
 
     /** The environment variable that overrides this key. */
     public String environmentName() {
-        return name.toUpperCase(java.util.Locale.ROOT).replace('.', '_').replace('-', '_');
+        return name.toUpperCase(Locale.ROOT).replace('.', '_').replace('-', '_');
     }
 }

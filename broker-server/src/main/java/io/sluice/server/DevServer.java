@@ -1,12 +1,26 @@
 package io.sluice.server;
 
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.handler.ssl.SslContext;
+import io.sluice.backend.agent.BackendAgent;
+import io.sluice.backend.agent.DeadLetterHandOffs;
+import io.sluice.backend.agent.LoadReporter;
+import io.sluice.backend.agent.MoveTaskDriver;
 import io.sluice.backend.agent.PartitionReconciler;
 import io.sluice.backend.agent.PromptReconciler;
 import io.sluice.backend.local.LocalShard;
 import io.sluice.backend.metrics.QueueMetrics;
+import io.sluice.backend.raft.LocalLeaders;
+import io.sluice.backend.raft.ShardedPartitionService;
 import io.sluice.backend.storage.ShardStore;
 import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.Clock;
@@ -16,16 +30,16 @@ import io.sluice.frontend.FrontendConfig;
 import io.sluice.frontend.action.ActionTable;
 import io.sluice.frontend.auth.AuthorizationPolicy;
 import io.sluice.frontend.auth.SigV4Verifier;
+import io.sluice.frontend.console.Console;
+import io.sluice.frontend.console.QueueHistory;
 import io.sluice.frontend.http.AccessKeyRateLimiter;
+import io.sluice.frontend.http.ConnectionLimits;
 import io.sluice.frontend.http.SqsHttpServer;
 import io.sluice.frontend.http.SqsRequestProcessor;
-import io.sluice.backend.agent.DeadLetterHandOffs;
-import io.sluice.backend.agent.MoveTaskDriver;
 import io.sluice.frontend.service.LongPolls;
 import io.sluice.frontend.service.MoveTasks;
 import io.sluice.frontend.service.ReceiptHandleSeal;
 import io.sluice.frontend.service.SqsServices;
-import io.sluice.backend.agent.BackendAgent;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.MetadataCommand;
 import io.sluice.metadata.image.MetadataJson;
@@ -36,19 +50,28 @@ import io.sluice.metadata.raft.MetadataPeers;
 import io.sluice.metadata.raft.MetadataServer;
 import io.sluice.metadata.raft.MetadataUnavailableException;
 import io.sluice.partition.PartitionId;
+import io.sluice.partition.PartitionService;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.slf4j.Logger;
@@ -86,7 +109,7 @@ public final class DevServer implements AutoCloseable {
     private InetSocketAddress adminAddress;
 
     private final boolean frontendOnly;
-    private io.sluice.backend.raft.ShardedPartitionService sharded;
+    private ShardedPartitionService sharded;
     private DeadLetterHandOffs handOffs;
     private MoveTaskDriver moveTaskDriver;
     private PromptReconciler promptReconciler;
@@ -100,7 +123,7 @@ public final class DevServer implements AutoCloseable {
      *                     {@code sluice.metadata.peers} and partitions live on the backends' shards
      */
     public DevServer(ServerConfig config, boolean frontendOnly) {
-        this(config, frontendOnly, null, io.sluice.backend.raft.LocalLeaders.NONE);
+        this(config, frontendOnly, null, LocalLeaders.NONE);
     }
 
     /**
@@ -111,7 +134,7 @@ public final class DevServer implements AutoCloseable {
      * @param localLeaders   shard leaders in this process, reached without an RPC
      */
     DevServer(ServerConfig config, boolean frontendOnly, PrometheusMeterRegistry sharedRegistry,
-              io.sluice.backend.raft.LocalLeaders localLeaders) {
+              LocalLeaders localLeaders) {
         this.config = config;
         this.frontendOnly = frontendOnly;
         this.sharedRegistry = sharedRegistry;
@@ -119,7 +142,7 @@ public final class DevServer implements AutoCloseable {
     }
 
     private final PrometheusMeterRegistry sharedRegistry;
-    private final io.sluice.backend.raft.LocalLeaders localLeaders;
+    private final LocalLeaders localLeaders;
 
     boolean serving() {
         return serving;
@@ -132,9 +155,9 @@ public final class DevServer implements AutoCloseable {
             DataDirs.prepare(data, config.get(ServerConfigKeys.DATA_DIR_ALLOW_SHARED));
         }
         CachedCatalog catalog = startMetadata(data);
-        io.sluice.partition.PartitionService partitions;
+        PartitionService partitions;
         if (frontendOnly) {
-            sharded = new io.sluice.backend.raft.ShardedPartitionService(new CatalogRouter(catalog::image), transport,
+            sharded = new ShardedPartitionService(new CatalogRouter(catalog::image), transport,
                     localLeaders);
             partitions = sharded;
         } else {
@@ -160,8 +183,8 @@ public final class DevServer implements AutoCloseable {
             LocalShard local = shard;
             promptReconciler = new PromptReconciler(catalog::image, catalog::refresh, (image, p) -> {
                 boolean listed = image.queueById(p.queueId()).filter(q -> p.index() < q.partitions()).isPresent();
-                return listed ? java.util.Optional.of(new PromptReconciler.Placement("local",
-                        local.storedPartition(p).join(), local::submit)) : java.util.Optional.empty();
+                return listed ? Optional.of(new PromptReconciler.Placement("local",
+                        local.storedPartition(p).join(), local::submit)) : Optional.empty();
             }, config.get(ServerConfigKeys.MAX_INFLIGHT));
             local.setConfigurationRequests(promptReconciler);
         }
@@ -196,22 +219,22 @@ public final class DevServer implements AutoCloseable {
             registry.getPrometheusRegistry().register(new QueueMetrics(() -> localPartitions(local, catalog), clock));
         }
         if (sharded != null) {
-            io.micrometer.core.instrument.FunctionCounter.builder("sluice.shard.entries", sharded,
+            FunctionCounter.builder("sluice.shard.entries", sharded,
                     s -> s.groupCommitStats()[0]).description("Raft entries this frontend wrote to shards")
                     .register(registry);
-            io.micrometer.core.instrument.FunctionCounter.builder("sluice.shard.commands", sharded,
+            FunctionCounter.builder("sluice.shard.commands", sharded,
                     s -> s.groupCommitStats()[1]).description("partition commands those entries carried")
                     .register(registry);
         }
-        Map<String, String> secrets = new java.util.LinkedHashMap<>();
-        Map<String, java.util.List<AuthorizationPolicy.Rule>> rules = new java.util.HashMap<>();
+        Map<String, String> secrets = new LinkedHashMap<>();
+        Map<String, List<AuthorizationPolicy.Rule>> rules = new HashMap<>();
         // the built-in dev key exists only in sluice dev: a frontend has the node key only when it is configured
         boolean nodeKey = !frontendOnly
                 || (config.isSet(ServerConfigKeys.ACCESS_KEY) && config.isSet(ServerConfigKeys.SECRET_KEY));
         if (nodeKey) {
             secrets.put(config.get(ServerConfigKeys.ACCESS_KEY), config.get(ServerConfigKeys.SECRET_KEY));
             // the key of --access-key / sluice.access-key is the node's admin key
-            rules.put(config.get(ServerConfigKeys.ACCESS_KEY), java.util.List.of(AuthorizationPolicy.ADMIN));
+            rules.put(config.get(ServerConfigKeys.ACCESS_KEY), List.of(AuthorizationPolicy.ADMIN));
         }
         String keysFile = config.get(ServerConfigKeys.KEYS_FILE);
         if (!keysFile.isEmpty()) {
@@ -264,7 +287,7 @@ public final class DevServer implements AutoCloseable {
         if (shard != null && metadataServer != null) { // a cluster's backends report with their heartbeats
             LocalShard local = shard;
             MetadataServer member = metadataServer;
-            io.sluice.backend.agent.LoadReporter reporter = new io.sluice.backend.agent.LoadReporter();
+            LoadReporter reporter = new LoadReporter();
             scheduler.scheduleWithFixedDelay(() -> {
                 try {
                     member.observeLoad(reporter.changed(localPartitions(local, catalog), catalog.image()));
@@ -274,10 +297,10 @@ public final class DevServer implements AutoCloseable {
             }, 5, 5, TimeUnit.SECONDS);
             MetadataNode.registerSplits(registry, member);
         }
-        history = new io.sluice.frontend.console.QueueHistory(services,
+        history = new QueueHistory(services,
                 config.get(ServerConfigKeys.CONSOLE_HISTORY_QUEUES));
         historySampler = Executors.newSingleThreadScheduledExecutor(daemon("sluice-console-history"));
-        historySampler.scheduleAtFixedRate(history::sample, 1, io.sluice.frontend.console.QueueHistory.EVERY_SECONDS,
+        historySampler.scheduleAtFixedRate(history::sample, 1, QueueHistory.EVERY_SECONDS,
                 TimeUnit.SECONDS);
         scheduler.scheduleWithFixedDelay(processor::forgetDeletedQueues, 60, 60, TimeUnit.SECONDS);
         scheduler.scheduleWithFixedDelay(() -> {
@@ -289,7 +312,7 @@ public final class DevServer implements AutoCloseable {
         }, 60, 60, TimeUnit.SECONDS);
 
         String host = config.get(ServerConfigKeys.HOST);
-        sqs = new SqsHttpServer(processor, frontend.maxRequestBytes(), new io.sluice.frontend.http.ConnectionLimits(
+        sqs = new SqsHttpServer(processor, frontend.maxRequestBytes(), new ConnectionLimits(
                 config.get(ServerConfigKeys.HTTP_REQUEST_READ_TIMEOUT_MS), config.get(ServerConfigKeys.HTTP_IDLE_TIMEOUT_MS),
                 config.get(ServerConfigKeys.HTTP_MAX_CONNECTIONS), config.get(ServerConfigKeys.HTTP_MAX_PIPELINED),
                 config.get(ServerConfigKeys.HTTP_MAX_CONNECTIONS_PER_ADDRESS)),
@@ -307,12 +330,12 @@ public final class DevServer implements AutoCloseable {
             MetadataClient client = metadataClient;
             leaderView = new LeaderView(client::health);
         }
-        java.util.function.Supplier<String> status = () -> {
+        Supplier<String> status = () -> {
             // sluice dev's own metadata member always leads its one-member group
             LeaderHealth health = metadataServer != null ? metadataServer.localHealth() : leaderView.health();
             String leader = metadataServer != null ? metadataServer.leaderId() : health == null ? null : health.leader();
             return new String(MetadataJson.write(ClusterStatus.render(catalog.image(), peers.addresses(), leader,
-                    health, rf)), java.nio.charset.StandardCharsets.UTF_8);
+                    health, rf)), StandardCharsets.UTF_8);
         };
         AdminAccess adminAccess = sharded == null ? AdminAccess.forDev(config, data) : AdminAccess.configured(config);
         admin = new AdminServer(registry, () -> serving, this::ready, status,
@@ -339,16 +362,16 @@ public final class DevServer implements AutoCloseable {
     private SqsRequestProcessor processor;
     private SqsServices services;
     private LeaderView leaderView;
-    private io.sluice.frontend.console.QueueHistory history;
+    private QueueHistory history;
     private ScheduledExecutorService historySampler;
 
     /**
      * The web console over this frontend's SQS actions, keys and rules, for the admin endpoint that serves it (its
      * own, or a combined node's).
      */
-    io.sluice.frontend.console.Console console(AdminAccess access, java.util.function.Supplier<String> status,
-                                               java.util.function.Function<byte[], String> rebalance) {
-        return new io.sluice.frontend.console.Console(processor, services, accessKeys, accessKeys,
+    Console console(AdminAccess access, Supplier<String> status,
+                                               Function<byte[], String> rebalance) {
+        return new Console(processor, services, accessKeys, accessKeys,
                 accessKeys::isAdmin, token -> access.permits("Bearer " + token), status, clock::nowMillis, history,
                 access.writesEnabled() ? rebalance : null, workers);
     }
@@ -357,16 +380,16 @@ public final class DevServer implements AutoCloseable {
     /** The local shard's partitions made to agree with the catalog ({@link PartitionReconciler}). */
     private CompletableFuture<Void> reconcile(LocalShard local, CachedCatalog catalog, SqsServices services) {
         ClusterImage image = catalog.image();
-        List<PartitionId> all = new java.util.ArrayList<>();
+        List<PartitionId> all = new ArrayList<>();
         image.queues().values().forEach(q -> all.addAll(services.partitionIds(q)));
         return local.storedPartitions().thenAccept(stored -> PartitionReconciler.run("local", image, all, stored,
                 config.get(ServerConfigKeys.MAX_INFLIGHT), local::submit));
     }
 
     private static List<QueueMetrics.Row> localPartitions(LocalShard local, CachedCatalog catalog) {
-        Map<Long, String> names = new java.util.HashMap<>();
+        Map<Long, String> names = new HashMap<>();
         catalog.image().queues().values().forEach(q -> names.put(q.queueId(), q.name()));
-        List<QueueMetrics.Row> rows = new java.util.ArrayList<>();
+        List<QueueMetrics.Row> rows = new ArrayList<>();
         try {
             for (var st : local.stats().get(5, TimeUnit.SECONDS)) {
                 String name = names.get(st.id().queueId());
@@ -377,20 +400,20 @@ public final class DevServer implements AutoCloseable {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        } catch (ExecutionException | TimeoutException e) {
             LOG.warn("queue metrics unavailable: {}", e.toString());
         }
         return rows;
     }
 
     /** JVM memory, GC, threads, CPU, file descriptors and uptime: every role exports them. */
-    static void bindJvmMetrics(io.micrometer.core.instrument.MeterRegistry registry) {
-        new io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics().bindTo(registry);
-        new io.micrometer.core.instrument.binder.jvm.JvmGcMetrics().bindTo(registry);
-        new io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics().bindTo(registry);
-        new io.micrometer.core.instrument.binder.system.ProcessorMetrics().bindTo(registry);
-        new io.micrometer.core.instrument.binder.system.FileDescriptorMetrics().bindTo(registry);
-        new io.micrometer.core.instrument.binder.system.UptimeMetrics().bindTo(registry);
+    static void bindJvmMetrics(MeterRegistry registry) {
+        new JvmMemoryMetrics().bindTo(registry);
+        new JvmGcMetrics().bindTo(registry);
+        new JvmThreadMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        new FileDescriptorMetrics().bindTo(registry);
+        new UptimeMetrics().bindTo(registry);
     }
 
     /**
@@ -414,8 +437,8 @@ public final class DevServer implements AutoCloseable {
             metadataServer.autoSplit(ServerConfigKeys.autoSplit(config));
             try {
                 metadataServer.start();
-            } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException("cannot start the metadata member", e);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot start the metadata member", e);
             }
         } else {
             peers = MetadataPeers.parse(spec);

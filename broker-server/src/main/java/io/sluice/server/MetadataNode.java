@@ -1,14 +1,21 @@
 package io.sluice.server;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sluice.common.SystemClock;
 import io.sluice.metadata.image.MetadataJson;
+import io.sluice.metadata.raft.LeaderHealth;
 import io.sluice.metadata.raft.MetadataPeers;
 import io.sluice.metadata.raft.MetadataServer;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Map;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,7 +41,7 @@ public final class MetadataNode implements AutoCloseable {
         DevServer.bindJvmMetrics(registry);
         startRole(registry);
         admin = new AdminServer(registry, () -> serving, this::ready, () -> new String(MetadataJson.write(status()),
-                java.nio.charset.StandardCharsets.UTF_8), posts(), AdminAccess.configured(config));
+                StandardCharsets.UTF_8), posts(), AdminAccess.configured(config));
         adminAddress = admin.start(config.get(ServerConfigKeys.ADMIN_HOST), config.get(ServerConfigKeys.ADMIN_PORT),
                 HttpTls.context(config));
         LOG.info("metadata member {} serving; admin on port {}", server.nodeId(), adminAddress.getPort());
@@ -67,8 +74,8 @@ public final class MetadataNode implements AutoCloseable {
     }
 
     /** {@code sluice_queue_splits_total}: the auto-splits a metadata member made while it led. */
-    static void registerSplits(io.micrometer.core.instrument.MeterRegistry registry, MetadataServer member) {
-        io.micrometer.core.instrument.FunctionCounter.builder("sluice.queue.splits", member, MetadataServer::splits)
+    static void registerSplits(MeterRegistry registry, MetadataServer member) {
+        FunctionCounter.builder("sluice.queue.splits", member, MetadataServer::splits)
                 .description("Queues this metadata member split (raised a hot queue's partition count) while it led")
                 .register(registry);
     }
@@ -91,20 +98,20 @@ public final class MetadataNode implements AutoCloseable {
      * The cluster as this member sees it ({@code GET /admin/status}); backend liveness and shard reports are the
      * leader's (its own when it leads, else fetched from the leader in the background).
      */
-    com.fasterxml.jackson.databind.node.ObjectNode status() {
+    ObjectNode status() {
         var health = health();
         return ClusterStatus.render(server.image(), peers.addresses(), server.leaderId(), health,
                 config.get(ServerConfigKeys.REPLICATION_FACTOR));
     }
 
     /** What the metadata leader knows of backends and shards (its own view when it leads), or null if not known. */
-    io.sluice.metadata.raft.LeaderHealth health() {
+    LeaderHealth health() {
         return server.isLeader() ? server.localHealth() : leaderView.health();
     }
 
     /** The admin writes a member serves (they go through the group). */
-    java.util.Map<String, java.util.function.Function<byte[], String>> posts() {
-        return java.util.Map.of("/admin/access-keys", AccessKeyAdmin.handler(server::submit),
+    Map<String, Function<byte[], String>> posts() {
+        return Map.of("/admin/access-keys", AccessKeyAdmin.handler(server::submit),
                 "/admin/rebalance", AccessKeyAdmin.rebalance(server::submit));
     }
 

@@ -1,5 +1,7 @@
 package io.sluice.server;
 
+import io.sluice.common.raft.RatisSettings;
+import io.sluice.metadata.raft.SplitPolicy;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.util.ArrayList;
@@ -125,7 +127,7 @@ public final class ServerConfigKeys {
             10_000, 1, Integer.MAX_VALUE, "Raft entries of a shard between snapshots (RocksDB checkpoints); the log is"
                     + " purged up to each, bounding its size and the replay time after a restart.");
     public static final ConfigKey<Integer> RAFT_ELECTION_TIMEOUT_MS = ConfigKey.integer(
-            "sluice.raft.election-timeout-ms", io.sluice.common.raft.RatisSettings.DEFAULT_ELECTION_TIMEOUT_MS, 200,
+            "sluice.raft.election-timeout-ms", RatisSettings.DEFAULT_ELECTION_TIMEOUT_MS, 200,
             2_000, "Cluster Raft groups (metadata members, backends, combined nodes; sluice dev's one-member groups keep"
                     + " the default): a follower that hears nothing from its leader for between this and twice this"
                     + " long calls an election; leaders send heartbeats every half of it. Shorter: faster failover"
@@ -198,8 +200,8 @@ public final class ServerConfigKeys {
     }
 
     /** The auto-split policy's settings (the metadata leader's: {@code sluice metadata}, {@code node}, {@code dev}). */
-    public static io.sluice.metadata.raft.SplitPolicy.Settings autoSplit(ServerConfig config) {
-        return new io.sluice.metadata.raft.SplitPolicy.Settings(config.get(AUTOSPLIT_ENABLED),
+    public static SplitPolicy.Settings autoSplit(ServerConfig config) {
+        return new SplitPolicy.Settings(config.get(AUTOSPLIT_ENABLED),
                 config.get(AUTOSPLIT_SENDS_PER_PARTITION), config.get(AUTOSPLIT_OLDEST_AGE_SECONDS) * 1000L,
                 config.get(AUTOSPLIT_SUSTAIN_SECONDS) * 1000L, config.get(AUTOSPLIT_MAX_PARTITIONS),
                 config.get(AUTOSPLIT_COOLDOWN_SECONDS) * 1000L);

@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * Length-prefixed binary primitives shared by the stored-record and log-entry codecs: big-endian integers, UTF-8
@@ -66,7 +67,7 @@ public final class Bytes {
 
         public void attributes(Map<String, MessageAttributeValue> attributes) {
             i32(attributes.size());
-            for (Map.Entry<String, MessageAttributeValue> e : new java.util.TreeMap<>(attributes).entrySet()) {
+            for (Map.Entry<String, MessageAttributeValue> e : new TreeMap<>(attributes).entrySet()) {
                 str(e.getKey());
                 str(e.getValue().dataType());
                 if (e.getValue().isBinary()) {

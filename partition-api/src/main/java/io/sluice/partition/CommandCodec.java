@@ -1,6 +1,7 @@
 package io.sluice.partition;
 
 import io.sluice.common.ReceiptHandle;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -41,7 +42,7 @@ public final class CommandCodec {
         for (byte[] p : pieces) {
             size += p.length;
         }
-        java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate(size);
+        ByteBuffer out = ByteBuffer.allocate(size);
         out.put((byte) Bytes.V1).putInt(pieces.size());
         pieces.forEach(out::put);
         return out.array();

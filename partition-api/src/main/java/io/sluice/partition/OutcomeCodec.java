@@ -4,7 +4,9 @@ import io.sluice.common.ReceiptHandle;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsFailure;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The binary form of command outcomes in a shard's replies: the response of each command of a batch, in order; a
@@ -75,7 +77,7 @@ public final class OutcomeCodec {
                 boolean included = i < upTo;
                 w.u8(included ? 1 : 0);
                 if (included) {
-                    java.util.Map<Long, StoredMessage> bySeq = new java.util.HashMap<>();
+                    Map<Long, StoredMessage> bySeq = new HashMap<>();
                     o.delivered().forEach(d -> bySeq.put(d.delivery().seq(), d.message()));
                     for (PartitionResponse.Delivery d : received.deliveries()) {
                         StoredMessage m = bySeq.get(d.seq());

@@ -8,6 +8,7 @@ import java.util.regex.Pattern;
 import software.amazon.awssdk.services.sqs.SqsAsyncClient;
 import software.amazon.awssdk.services.sqs.model.Message;
 import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
+import software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName;
 import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 import software.amazon.awssdk.services.sqs.model.SendMessageRequest;
 
@@ -43,7 +44,7 @@ final class DeadLetters {
             }
             SendMessageRequest.Builder send = SendMessageRequest.builder().queueUrl(url).messageBody(m.body())
                     .messageAttributes(attributes);
-            String group = m.attributes().get(software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName
+            String group = m.attributes().get(MessageSystemAttributeName
                     .MESSAGE_GROUP_ID);
             if (url.endsWith(".fifo")) {
                 send.messageGroupId(group != null ? group : "dead-letters").messageDeduplicationId(m.messageId());

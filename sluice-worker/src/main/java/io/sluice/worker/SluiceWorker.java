@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import io.opentelemetry.api.OpenTelemetry;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -18,15 +19,18 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -105,18 +109,18 @@ public final class SluiceWorker implements AutoCloseable {
     private final ScheduledExecutorService timers;
     private final Thread poller;
     private final Map<Long, Held> held = new ConcurrentHashMap<>();
-    private final java.util.concurrent.atomic.AtomicLong heldKeys = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong heldKeys = new AtomicLong();
     /** FIFO queues: the lane of each group with messages held here. */
     private final Map<String, Lane> groups = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Held> toDelete = new ConcurrentLinkedQueue<>();
-    private final List<CompletableFuture<?>> calls = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<CompletableFuture<?>> calls = new CopyOnWriteArrayList<>();
     private final AtomicBoolean started = new AtomicBoolean();
     private volatile boolean running;
     private final MessageContext.Actions actions = new ContextActions();
 
     /** For the log: the meters may be no-ops (Micrometer's global registry without a registry added). */
-    private final java.util.concurrent.atomic.AtomicLong handledTotal = new java.util.concurrent.atomic.AtomicLong();
-    private final java.util.concurrent.atomic.AtomicLong releasedTotal = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong handledTotal = new AtomicLong();
+    private final AtomicLong releasedTotal = new AtomicLong();
     private final Counter processed;
     private final Counter failed;
     private final Counter retried;
@@ -374,7 +378,7 @@ public final class SluiceWorker implements AutoCloseable {
     private void start(Lane lane) {
         try {
             handlers.execute(() -> runLane(lane));
-        } catch (java.util.concurrent.RejectedExecutionException closed) {
+        } catch (RejectedExecutionException closed) {
             giveBack(closeLane(lane));
             slots.release(1);
         }
@@ -526,7 +530,7 @@ public final class SluiceWorker implements AutoCloseable {
                     if (toDelete.size() >= BATCH) {
                         try {
                             timers.execute(this::flushDeletes);
-                        } catch (java.util.concurrent.RejectedExecutionException closed) {
+                        } catch (RejectedExecutionException closed) {
                             // shutting down: close() flushes what is left
                         }
                     }
@@ -880,7 +884,7 @@ public final class SluiceWorker implements AutoCloseable {
          * The OpenTelemetry whose tracer makes the handler spans (see {@link HandlerTracing}); default: the global one,
          * when OpenTelemetry's API is on the class path.
          */
-        public Builder openTelemetry(io.opentelemetry.api.OpenTelemetry o) {
+        public Builder openTelemetry(OpenTelemetry o) {
             openTelemetry = Objects.requireNonNull(o);
             return this;
         }

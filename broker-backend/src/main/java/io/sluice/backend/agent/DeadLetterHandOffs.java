@@ -27,6 +27,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -161,7 +162,7 @@ public final class DeadLetterHandOffs implements PartitionService.EffectListener
                     scanQueued.set(false);
                     scan();
                 });
-            } catch (java.util.concurrent.RejectedExecutionException closed) {
+            } catch (RejectedExecutionException closed) {
                 scanQueued.set(false);
             }
         }

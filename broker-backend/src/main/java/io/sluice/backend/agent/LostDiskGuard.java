@@ -1,10 +1,12 @@
 package io.sluice.backend.agent;
 
+import io.sluice.common.Fsync;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.ShardInfo;
 import io.sluice.metadata.raft.CachedCatalog;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -105,9 +107,9 @@ public final class LostDiskGuard {
     private void writeMarker(Set<String> groups) {
         try {
             Files.createDirectories(marker.getParent());
-            io.sluice.common.Fsync.writeAtomically(marker, ("# This backend started on an empty data folder while a"
+            Fsync.writeAtomically(marker, ("# This backend started on an empty data folder while a"
                     + " replica of these shard groups;\n# it never joins them again under its node id.\n"
-                    + String.join("\n", groups) + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                    + String.join("\n", groups) + "\n").getBytes(StandardCharsets.UTF_8));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + marker, e);
         }

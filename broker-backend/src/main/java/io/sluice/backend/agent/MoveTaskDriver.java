@@ -1,7 +1,10 @@
 package io.sluice.backend.agent;
 
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.SqsError;
+import io.sluice.common.SqsLimits;
 import io.sluice.common.validation.QueueArn;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.partition.DeliveredMessage;
@@ -21,10 +24,13 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -64,13 +70,13 @@ public final class MoveTaskDriver implements AutoCloseable {
      */
     static final int BATCH = 10;
     /** Bodies and attributes in one send to a destination partition (a send's limit; a larger message goes alone). */
-    static final int SEND_BYTES = io.sluice.common.SqsLimits.MAX_BATCH_TOTAL_BYTES;
+    static final int SEND_BYTES = SqsLimits.MAX_BATCH_TOTAL_BYTES;
 
     private final Supplier<ClusterImage> catalog;
     private final Supplier<ClusterImage> refreshCatalog;
     private final PartitionService partitions;
     private final Supplier<List<MoveTask.Located>> toDrive;
-    private final java.util.function.Predicate<PartitionId> primaryOf;
+    private final Predicate<PartitionId> primaryOf;
     private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "sluice-move-tasks");
         t.setDaemon(true);
@@ -81,7 +87,7 @@ public final class MoveTaskDriver implements AutoCloseable {
      * group has no leader), so they wait here, one after another, not on {@link #scheduler}, which keeps driving the
      * tasks whose destinations are known.
      */
-    private final java.util.concurrent.ExecutorService catalogLookups = Executors.newSingleThreadExecutor(r -> {
+    private final ExecutorService catalogLookups = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "sluice-move-tasks-catalog");
         t.setDaemon(true);
         return t;
@@ -100,7 +106,7 @@ public final class MoveTaskDriver implements AutoCloseable {
      */
     public MoveTaskDriver(Supplier<ClusterImage> catalog, Supplier<ClusterImage> refreshCatalog,
                           PartitionService partitions, Supplier<List<MoveTask.Located>> toDrive,
-                          java.util.function.Predicate<PartitionId> primaryOf) {
+                          Predicate<PartitionId> primaryOf) {
         this.catalog = catalog;
         this.refreshCatalog = refreshCatalog;
         this.partitions = partitions;
@@ -119,8 +125,8 @@ public final class MoveTaskDriver implements AutoCloseable {
         return moved.get();
     }
 
-    public void bindMetrics(io.micrometer.core.instrument.MeterRegistry registry) {
-        io.micrometer.core.instrument.FunctionCounter.builder("sluice.move_tasks.moved", this, MoveTaskDriver::moved)
+    public void bindMetrics(MeterRegistry registry) {
+        FunctionCounter.builder("sluice.move_tasks.moved", this, MoveTaskDriver::moved)
                 .description("Messages this process moved for message move tasks (StartMessageMoveTask), as the"
                         + " primary of their dead-letter queue's partition").register(registry);
     }
@@ -179,7 +185,7 @@ public final class MoveTaskDriver implements AutoCloseable {
             long delayMillis = rate <= 0 ? 0 : (long) Math.ceil(n * 1000.0 / rate);
             try {
                 scheduler.schedule(() -> step(partition, task, key), delayMillis, TimeUnit.MILLISECONDS);
-            } catch (java.util.concurrent.RejectedExecutionException closed) {
+            } catch (RejectedExecutionException closed) {
                 driving.remove(key);
             }
         });

@@ -15,6 +15,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.BiFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -56,8 +58,8 @@ public final class PartitionReconciler {
      */
     public static List<Action> run(String shard, ClusterImage image, Collection<PartitionId> assigned,
                                    List<PartitionEngine.Stored> stored, int defaultMaxInflight,
-                                   java.util.function.BiFunction<PartitionId, PartitionCommand,
-                                           java.util.concurrent.CompletableFuture<?>> submit) {
+                                   BiFunction<PartitionId, PartitionCommand,
+                                           CompletableFuture<?>> submit) {
         List<Action> actions = plan(image, assigned, stored, defaultMaxInflight);
         for (Action a : actions) {
             LOG.info("shard {}: partition {}: {}: {}", shard, a.partition(), a.reason(),

@@ -13,6 +13,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.BiFunction;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -71,7 +72,7 @@ public final class PromptReconciler implements ConfigurationWaits.Requests, Auto
         if (first) {
             try {
                 worker.execute(this::drain);
-            } catch (java.util.concurrent.RejectedExecutionException closed) {
+            } catch (RejectedExecutionException closed) {
                 // shutting down: the waits time out
             }
         }

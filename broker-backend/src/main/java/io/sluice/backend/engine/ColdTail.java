@@ -1,7 +1,9 @@
 package io.sluice.backend.engine;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -243,10 +245,10 @@ final class ColdTail {
      * the deletions it passes, not every pending write in the range.
      */
     void read(byte[] fromKey, byte[] toKey, int limit, BiConsumer<byte[], byte[]> visitor) {
-        java.util.Iterator<Map.Entry<byte[], byte[]>> mine = pending.subMap(fromKey, true, toKey, false)
+        Iterator<Map.Entry<byte[], byte[]>> mine = pending.subMap(fromKey, true, toKey, false)
                 .entrySet().iterator();
         Map.Entry<byte[], byte[]> nextMine = mine.hasNext() ? mine.next() : null;
-        java.util.ArrayDeque<byte[][]> chunk = new java.util.ArrayDeque<>();
+        ArrayDeque<byte[][]> chunk = new ArrayDeque<>();
         byte[] cursor = fromKey;
         boolean storeDone = false;
         int n = 0;

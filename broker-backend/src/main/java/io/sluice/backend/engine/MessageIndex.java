@@ -2,6 +2,7 @@ package io.sluice.backend.engine;
 
 import io.sluice.backend.engine.MessageEntry.Status;
 import io.sluice.partition.DeadLetterReason;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -9,6 +10,7 @@ import java.util.Map;
 import java.util.NavigableSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.Consumer;
 
 /**
  * The in-memory index of one partition's messages: who is visible, in flight, delayed or waiting for a
@@ -138,7 +140,7 @@ final class MessageIndex {
     private void joinGroup(MessageEntry e) {
         FifoGroup g = groups.computeIfAbsent(e.fifoGroupId, FifoGroup::new);
         // from the tail: a message joins after those before it in order, at a cost of the ones it goes before
-        java.util.ArrayDeque<MessageEntry> after = new java.util.ArrayDeque<>();
+        ArrayDeque<MessageEntry> after = new ArrayDeque<>();
         while (!g.messages.isEmpty() && MessageEntry.BY_PRODUCER_ORDER.compare(g.messages.peekLast(), e) > 0) {
             after.push(g.messages.pollLast());
         }
@@ -230,7 +232,7 @@ final class MessageIndex {
     }
 
     /** Changes an entry's deadline or counters through {@code change}, keeping every index and counter exact. */
-    void update(MessageEntry e, java.util.function.Consumer<MessageEntry> change) {
+    void update(MessageEntry e, Consumer<MessageEntry> change) {
         detach(e);
         change.accept(e);
         attach(e);
@@ -286,7 +288,7 @@ final class MessageIndex {
 
     /** Up to {@code max} messages visible at {@code at} (or now, if later), in delivery order; changes nothing. */
     List<MessageEntry> peekVisible(long at, int max) {
-        List<MessageEntry> out = new java.util.ArrayList<>(Math.min(max, 16));
+        List<MessageEntry> out = new ArrayList<>(Math.min(max, 16));
         for (MessageEntry e : byVisibleAt.headSet(MessageEntry.probe(Math.max(at, nowMillis), Long.MAX_VALUE), true)) {
             if (out.size() >= max) {
                 break;

@@ -1,18 +1,19 @@
 package io.sluice.backend.engine;
 
 import io.sluice.common.SqsError;
-import io.sluice.partition.MoveTask;
 import io.sluice.partition.MoveTask.Status;
+import io.sluice.partition.MoveTask;
 import io.sluice.partition.PartitionCommand.CancelMoveTask;
 import io.sluice.partition.PartitionCommand.FinishMoveBatch;
 import io.sluice.partition.PartitionCommand.LeaseMoveBatch;
 import io.sluice.partition.PartitionCommand.StartMoveTask;
-import io.sluice.partition.PartitionResponse;
 import io.sluice.partition.PartitionResponse.Count;
 import io.sluice.partition.PartitionResponse.Delivery;
 import io.sluice.partition.PartitionResponse.Received;
 import io.sluice.partition.PartitionResponse.Rejected;
+import io.sluice.partition.PartitionResponse;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
@@ -179,7 +180,7 @@ final class MoveTasks {
     /** Newest first, as ListMessageMoveTasks answers. */
     List<MoveTask> list() {
         List<MoveTask> out = new ArrayList<>(tasks);
-        java.util.Collections.reverse(out);
+        Collections.reverse(out);
         return out;
     }
 

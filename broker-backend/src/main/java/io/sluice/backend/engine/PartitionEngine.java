@@ -2,6 +2,7 @@ package io.sluice.backend.engine;
 
 import io.sluice.backend.storage.ShardStore;
 import io.sluice.partition.DeliveredMessage;
+import io.sluice.partition.MoveTask;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionConfig;
 import io.sluice.partition.PartitionId;
@@ -9,6 +10,7 @@ import io.sluice.partition.PartitionOutcome;
 import io.sluice.partition.PartitionResponse;
 import io.sluice.partition.PayloadCodec;
 import io.sluice.partition.StoredMessage;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -57,7 +59,7 @@ public final class PartitionEngine {
     public static List<Stored> storedPartitions(ShardStore store) {
         List<Stored> out = new ArrayList<>();
         for (byte[] prefix : store.prefixes(PartitionKeys.PREFIX_LENGTH)) {
-            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(prefix);
+            ByteBuffer b = ByteBuffer.wrap(prefix);
             long queueId = b.getLong();
             int index = b.getInt();
             if (queueId <= 0 || index < 0) {
@@ -106,9 +108,9 @@ public final class PartitionEngine {
         List<GroupMarks.Mark> marks = new ArrayList<>();
         store.scan(keys.typePrefix(PartitionKeys.GROUP_MARK), keys.typeEnd(PartitionKeys.GROUP_MARK),
                 (k, v) -> marks.add(RecordCodec.decodeMark(PartitionKeys.suffixOf(k), v)));
-        List<io.sluice.partition.MoveTask> tasks = new ArrayList<>();
+        List<MoveTask> tasks = new ArrayList<>();
         store.scan(keys.typePrefix(PartitionKeys.MOVE_TASK), keys.typeEnd(PartitionKeys.MOVE_TASK),
-                (k, v) -> tasks.add(io.sluice.partition.MoveTask.decode(v)));
+                (k, v) -> tasks.add(MoveTask.decode(v)));
         RecordCodec.Meta meta = RecordCodec.decodeMeta(metaBytes);
         if (!meta.orderedMembers() && meta.coldCount() > 0 && state.config().fifo()) {
             rewriteSeqOrderedMembers(store, keys);

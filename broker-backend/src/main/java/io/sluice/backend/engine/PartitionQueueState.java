@@ -1,11 +1,14 @@
 package io.sluice.backend.engine;
 
+import io.sluice.common.MessageAttributeValue;
 import io.sluice.common.MessageDigests;
+import io.sluice.common.ProducerOrder;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsLimits;
 import io.sluice.common.validation.RedeliveryBackoff;
 import io.sluice.partition.DeadLetterReason;
 import io.sluice.partition.Effect;
+import io.sluice.partition.MoveTask;
 import io.sluice.partition.NewMessage;
 import io.sluice.partition.PartitionCommand.AcknowledgeDeadLetters;
 import io.sluice.partition.PartitionCommand.ChangeVisibility;
@@ -28,11 +31,11 @@ import io.sluice.partition.PartitionResponse;
 import io.sluice.partition.PayloadCodec;
 import io.sluice.partition.QueueCounts;
 import io.sluice.partition.StoredMessage;
-import io.sluice.common.MessageAttributeValue;
-import io.sluice.common.ProducerOrder;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * The state of one queue partition, as a pure function of its command log:
@@ -626,7 +629,7 @@ public final class PartitionQueueState {
         }
         long seq = nextSeq++;
         totals.sent++;
-        String sequenceNumber = config.fifo() ? String.format(java.util.Locale.ROOT, "%020d", seq) : null; // every replica alike
+        String sequenceNumber = config.fifo() ? String.format(Locale.ROOT, "%020d", seq) : null; // every replica alike
         MessageEntry e = new MessageEntry(seq);
         NewMessage.Provenance p = m.provenance();
         long sentTimestamp = now;
@@ -648,7 +651,7 @@ public final class PartitionQueueState {
         if (config.fifo()) {
             e.orderMillis = now;
             if (p == null && placeInProducerOrder(m, e, now)) {
-                attributes = new java.util.TreeMap<>(attributes);
+                attributes = new TreeMap<>(attributes);
                 attributes.put(ProducerOrder.LATE, new MessageAttributeValue("String", "true", null));
             }
         }
@@ -1081,7 +1084,7 @@ public final class PartitionQueueState {
      * the index and the cold range (whose messages are visible since their send); changes nothing.
      */
     public List<long[]> peek(long nowMillis, int max) {
-        List<MessageEntry> visible = new java.util.ArrayList<>(index.peekVisible(nowMillis, max));
+        List<MessageEntry> visible = new ArrayList<>(index.peekVisible(nowMillis, max));
         for (RecordCodec.DecodedState d : cold.peek(max)) {
             visible.add(d.entry());
         }
@@ -1089,7 +1092,7 @@ public final class PartitionQueueState {
             visible.add(d.entry());
         }
         visible.sort(MessageEntry.BY_VISIBLE_AT);
-        List<long[]> out = new java.util.ArrayList<>();
+        List<long[]> out = new ArrayList<>();
         for (MessageEntry e : visible.subList(0, Math.min(max, visible.size()))) {
             out.add(new long[] {e.seq, e.receiveCount});
         }
@@ -1142,12 +1145,12 @@ public final class PartitionQueueState {
     }
 
     /** The partition's message move tasks, newest first. */
-    public List<io.sluice.partition.MoveTask> moveTasks() {
+    public List<MoveTask> moveTasks() {
         return moveTasks.list();
     }
 
     /** Move tasks a driver has work on (running, or with a batch to finish). */
-    public List<io.sluice.partition.MoveTask> moveTasksToDrive() {
+    public List<MoveTask> moveTasksToDrive() {
         return retired ? List.of() : moveTasks.toDrive();
     }
 

@@ -10,7 +10,9 @@ import io.sluice.partition.PartitionResponse.Received;
 import io.sluice.partition.PartitionResponse.Rejected;
 import io.sluice.partition.PartitionResponse;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The receive path of {@link PartitionQueueState}: choosing visible messages (FIFO: from ready groups, a group at a
@@ -74,7 +76,7 @@ final class ReceiveCommands {
             boolean coldDone = false;
             int[] passBudget = {PartitionQueueState.MAX_COLD_HEADS_PASSED};
             while (!c.done()) {
-                java.util.Map.Entry<Long, FifoGroup> hot = s.index.readyAfter(last);
+                Map.Entry<Long, FifoGroup> hot = s.index.readyAfter(last);
                 if (!coldDone && (coldHead == null || coldHead.seq() <= last)) {
                     coldHead = s.nextVisibleColdHead(last, now, passBudget, new long[] {-1});
                     coldDone = coldHead == null;
@@ -284,7 +286,7 @@ final class ReceiveCommands {
         }
         if (consumer && s.config.reorderWindowMillis() > 0) {
             // a group's mark moves once per receive, to the latest in producer order of what it took
-            java.util.Map<String, MessageEntry> latestOfGroup = new java.util.LinkedHashMap<>();
+            Map<String, MessageEntry> latestOfGroup = new LinkedHashMap<>();
             for (MessageEntry e : entries) {
                 if (e.fifoGroupId != null) {
                     latestOfGroup.merge(e.fifoGroupId, e,

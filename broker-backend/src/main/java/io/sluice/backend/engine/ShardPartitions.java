@@ -6,10 +6,12 @@ import io.sluice.common.SqsError;
 import io.sluice.partition.CommandCodec;
 import io.sluice.partition.DeliveredMessage;
 import io.sluice.partition.Effect;
+import io.sluice.partition.MoveTask;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.PartitionOutcome;
 import io.sluice.partition.PartitionResponse;
+import io.sluice.partition.PeekedMessage;
 import io.sluice.partition.QueueCounts;
 import io.sluice.partition.StoredMessage;
 import java.util.ArrayList;
@@ -17,6 +19,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -225,7 +228,7 @@ public final class ShardPartitions {
     }
 
     /** One stored partition's config and retired flag (its config and meta records only), if the store has it. */
-    public java.util.Optional<PartitionEngine.Stored> storedPartition(PartitionId id) {
+    public Optional<PartitionEngine.Stored> storedPartition(PartitionId id) {
         return PartitionEngine.stored(store, id);
     }
 
@@ -243,30 +246,30 @@ public final class ShardPartitions {
     }
 
     /** A partition's message move tasks, newest first (none if the store has no such partition). */
-    public List<io.sluice.partition.MoveTask> moveTasks(PartitionId id) {
+    public List<MoveTask> moveTasks(PartitionId id) {
         PartitionEngine engine = reader(id);
         return engine == null ? List.of() : engine.state().moveTasks();
     }
 
     /** The move tasks with work to do, of every partition opened here. */
-    public List<io.sluice.partition.MoveTask.Located> moveTasksToDrive() {
-        List<io.sluice.partition.MoveTask.Located> out = new ArrayList<>();
+    public List<MoveTask.Located> moveTasksToDrive() {
+        List<MoveTask.Located> out = new ArrayList<>();
         engines.forEach((id, e) -> e.state().moveTasksToDrive()
-                .forEach(t -> out.add(new io.sluice.partition.MoveTask.Located(id, t))));
+                .forEach(t -> out.add(new MoveTask.Located(id, t))));
         return out;
     }
 
     /** Up to {@code max} messages visible at {@code nowMillis} with their bodies, leasing nothing (a peek). */
-    public List<io.sluice.partition.PeekedMessage> peek(PartitionId id, long nowMillis, int max) {
+    public List<PeekedMessage> peek(PartitionId id, long nowMillis, int max) {
         PartitionEngine engine = reader(id);
         if (engine == null) {
             return List.of();
         }
-        List<io.sluice.partition.PeekedMessage> out = new ArrayList<>();
+        List<PeekedMessage> out = new ArrayList<>();
         for (long[] m : engine.state().peek(nowMillis, max)) {
             StoredMessage stored = readMessage(id, m[0]);
             if (stored != null) {
-                out.add(new io.sluice.partition.PeekedMessage(m[0], (int) m[1], stored));
+                out.add(new PeekedMessage(m[0], (int) m[1], stored));
             }
         }
         return out;

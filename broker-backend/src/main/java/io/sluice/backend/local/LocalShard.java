@@ -1,25 +1,32 @@
 package io.sluice.backend.local;
 
+import io.sluice.backend.engine.ConfigurationWaits;
 import io.sluice.backend.engine.PartitionEngine;
 import io.sluice.backend.engine.PartitionStats;
 import io.sluice.backend.engine.ShardPartitions;
 import io.sluice.backend.storage.ShardStore;
-import io.sluice.common.Clock;
 import io.sluice.backend.storage.StorageException;
+import io.sluice.common.Clock;
 import io.sluice.partition.CommandCodec;
 import io.sluice.partition.Effect;
+import io.sluice.partition.MoveTask;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionConfig;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.PartitionOutcome;
 import io.sluice.partition.PartitionService;
+import io.sluice.partition.PeekedMessage;
 import io.sluice.partition.QueueCounts;
 import io.sluice.partition.StoredMessage;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -50,7 +57,7 @@ public final class LocalShard implements PartitionService, AutoCloseable {
     private final List<EffectListener> listeners = new CopyOnWriteArrayList<>();
     private final Thread thread;
     /** Where outcomes are released: callers' continuations must not run on (and slow) the shard thread. */
-    private final java.util.concurrent.Executor completions;
+    private final Executor completions;
     private volatile boolean running = true;
     private long logIndex;
 
@@ -83,7 +90,7 @@ public final class LocalShard implements PartitionService, AutoCloseable {
      * @param completions runs the completion of each outcome's future (and so the caller's continuations);
      *                    {@code Runnable::run} completes on the shard thread itself
      */
-    public LocalShard(ShardStore store, Clock clock, java.util.concurrent.Executor completions) {
+    public LocalShard(ShardStore store, Clock clock, Executor completions) {
         this.store = store;
         this.partitions = new ShardPartitions(store, store.dir().getFileName().toString());
         this.clock = clock;
@@ -144,19 +151,19 @@ public final class LocalShard implements PartitionService, AutoCloseable {
     }
 
     /** Configuration waits; touched on the shard thread only. */
-    private final io.sluice.backend.engine.ConfigurationWaits configWaits =
-            new io.sluice.backend.engine.ConfigurationWaits(TIMER);
-    private volatile io.sluice.backend.engine.ConfigurationWaits.Requests configRequests =
-            io.sluice.backend.engine.ConfigurationWaits.Requests.NONE;
-    private static final java.util.concurrent.ScheduledExecutorService TIMER =
-            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+    private final ConfigurationWaits configWaits =
+            new ConfigurationWaits(TIMER);
+    private volatile ConfigurationWaits.Requests configRequests =
+            ConfigurationWaits.Requests.NONE;
+    private static final ScheduledExecutorService TIMER =
+            Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "sluice-local-shard-timer");
                 t.setDaemon(true);
                 return t;
             });
 
     /** Who configures a partition from the catalog at once when asked (the dev server's reconciler; must not block). */
-    public void setConfigurationRequests(io.sluice.backend.engine.ConfigurationWaits.Requests requests) {
+    public void setConfigurationRequests(ConfigurationWaits.Requests requests) {
         this.configRequests = requests;
     }
 
@@ -171,22 +178,22 @@ public final class LocalShard implements PartitionService, AutoCloseable {
     }
 
     /** The stored config of one partition, if the store has it. */
-    public CompletableFuture<java.util.Optional<PartitionEngine.Stored>> storedPartition(PartitionId id) {
+    public CompletableFuture<Optional<PartitionEngine.Stored>> storedPartition(PartitionId id) {
         return call(p -> p.storedPartition(id));
     }
 
     @Override
-    public CompletableFuture<List<io.sluice.partition.MoveTask>> moveTasks(PartitionId id) {
+    public CompletableFuture<List<MoveTask>> moveTasks(PartitionId id) {
         return call(p -> p.moveTasks(id));
     }
 
     /** Move tasks with work to do, for every partition (what its {@code MoveTaskDriver} scans). */
-    public CompletableFuture<List<io.sluice.partition.MoveTask.Located>> moveTasksToDrive() {
+    public CompletableFuture<List<MoveTask.Located>> moveTasksToDrive() {
         return call(ShardPartitions::moveTasksToDrive);
     }
 
     @Override
-    public CompletableFuture<List<io.sluice.partition.PeekedMessage>> peek(PartitionId id, int max) {
+    public CompletableFuture<List<PeekedMessage>> peek(PartitionId id, int max) {
         return call(p -> p.peek(id, clock.nowMillis(), max));
     }
 

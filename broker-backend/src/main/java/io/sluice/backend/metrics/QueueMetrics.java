@@ -1,17 +1,18 @@
 package io.sluice.backend.metrics;
 
 import io.prometheus.metrics.model.registry.MultiCollector;
+import io.prometheus.metrics.model.snapshots.ClassicHistogramBuckets;
 import io.prometheus.metrics.model.snapshots.CounterSnapshot;
 import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
+import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
 import io.prometheus.metrics.model.snapshots.Labels;
 import io.prometheus.metrics.model.snapshots.MetricSnapshots;
-import io.prometheus.metrics.model.snapshots.ClassicHistogramBuckets;
-import io.prometheus.metrics.model.snapshots.HistogramSnapshot;
 import io.sluice.backend.engine.ArrivalSkew;
 import io.sluice.backend.engine.PartitionTotals;
 import io.sluice.common.Clock;
 import io.sluice.partition.DeadLetterReason;
 import io.sluice.partition.QueueCounts;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Supplier;
@@ -62,7 +63,7 @@ public final class QueueMetrics implements MultiCollector {
             Labels labels = labels(r);
             if (r.arrivalSkew() != null) {
                 ArrivalSkew.Snapshot s = r.arrivalSkew();
-                double[] bounds = java.util.Arrays.copyOf(s.boundsSeconds(), s.boundsSeconds().length + 1);
+                double[] bounds = Arrays.copyOf(s.boundsSeconds(), s.boundsSeconds().length + 1);
                 bounds[bounds.length - 1] = Double.POSITIVE_INFINITY;
                 skew.dataPoint(HistogramSnapshot.HistogramDataPointSnapshot.builder().labels(labels)
                         .classicHistogramBuckets(ClassicHistogramBuckets.of(bounds, s.counts()))

@@ -8,9 +8,12 @@ import io.sluice.backend.raft.BackendServer;
 import io.sluice.backend.raft.ShardHealth;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.apache.ratis.protocol.RaftGroupId;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A backend's view of the shard groups it hosts: whether it leads each, whether it knows a leader (a shard no
@@ -19,12 +22,12 @@ import org.apache.ratis.protocol.RaftGroupId;
  * refreshed at most every 15 s.
  */
 public final class ShardMetrics implements MultiCollector {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ShardMetrics.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ShardMetrics.class);
     private static final long DISK_REFRESH_NANOS = TimeUnit.SECONDS.toNanos(15);
 
     private final BackendServer backend;
     private final Function<RaftGroupId, String> shardName;
-    private final Function<RaftGroupId, java.util.Set<String>> catalogReplicas;
+    private final Function<RaftGroupId, Set<String>> catalogReplicas;
     private final Map<RaftGroupId, Map<String, Long>> disk = new HashMap<>();
     private long diskReadAt = Long.MIN_VALUE;
 
@@ -33,7 +36,7 @@ public final class ShardMetrics implements MultiCollector {
      * @param catalogReplicas the replicas the catalog assigns the group (empty when it does not know it)
      */
     public ShardMetrics(BackendServer backend, Function<RaftGroupId, String> shardName,
-                 Function<RaftGroupId, java.util.Set<String>> catalogReplicas) {
+                 Function<RaftGroupId, Set<String>> catalogReplicas) {
         this.backend = backend;
         this.shardName = shardName;
         this.catalogReplicas = catalogReplicas;
@@ -82,7 +85,7 @@ public final class ShardMetrics implements MultiCollector {
                 replicas.dataPoint(point(shard, h.replicas()));
                 inSync.dataPoint(point(shard, h.inSync()));
                 h.followerLag().forEach((peer, behind) -> lag.dataPoint(point(shard.add("peer", peer), behind)));
-                java.util.Set<String> wanted = catalogReplicas.apply(gid);
+                Set<String> wanted = catalogReplicas.apply(gid);
                 pending.dataPoint(point(shard, h.changing() || (!wanted.isEmpty() && !wanted.equals(h.members()))
                         ? 1 : 0));
             }

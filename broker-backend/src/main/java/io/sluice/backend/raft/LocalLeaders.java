@@ -1,9 +1,15 @@
 package io.sluice.backend.raft;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.function.Supplier;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
+import org.apache.ratis.protocol.exceptions.LeaderSteppingDownException;
+import org.apache.ratis.protocol.exceptions.ResourceUnavailableException;
 
 /**
  * Shard leaders hosted by this process, reached without an RPC: in a combined node (every role in one JVM) a frontend
@@ -21,7 +27,7 @@ public interface LocalLeaders {
     CompletableFuture<RaftClientReply> sendIfLeader(RaftGroupId group, Message message, boolean readOnly);
 
     /** Whether {@code peer} is a Raft server in this process. */
-    default boolean hosts(org.apache.ratis.protocol.RaftPeerId peer) {
+    default boolean hosts(RaftPeerId peer) {
         return false;
     }
 
@@ -35,8 +41,8 @@ public interface LocalLeaders {
      */
     static CompletableFuture<RaftClientReply> send(LocalLeaders local, RaftGroupId group, Message message,
                                                    boolean readOnly,
-                                                   java.util.function.Supplier<CompletableFuture<RaftClientReply>> network,
-                                                   java.util.concurrent.Executor executor) {
+                                                   Supplier<CompletableFuture<RaftClientReply>> network,
+                                                   Executor executor) {
         CompletableFuture<RaftClientReply> reply = local.sendIfLeader(group, message, readOnly);
         if (reply == null) {
             return network.get();
@@ -53,9 +59,9 @@ public interface LocalLeaders {
     /** Whether a failed write reply says the leader refused the write before appending it. */
     private static boolean refusedBeforeAppend(RaftClientReply r, boolean completeOnReturn) {
         Throwable e = r.getException();
-        return e instanceof org.apache.ratis.protocol.exceptions.LeaderNotReadyException
-                || e instanceof org.apache.ratis.protocol.exceptions.LeaderSteppingDownException
-                || e instanceof org.apache.ratis.protocol.exceptions.ResourceUnavailableException
+        return e instanceof LeaderNotReadyException
+                || e instanceof LeaderSteppingDownException
+                || e instanceof ResourceUnavailableException
                 // a leader stepping down also answers NotLeader to writes it had appended: only one given at once is
                 // known to be a refusal at submission
                 || (completeOnReturn && r.getNotLeaderException() != null);

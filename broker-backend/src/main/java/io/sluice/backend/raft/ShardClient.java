@@ -13,13 +13,22 @@ import io.sluice.partition.StoredMessage;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
+import java.util.SortedSet;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.exceptions.AlreadyClosedException;
+import org.apache.ratis.protocol.exceptions.GroupMismatchException;
+import org.apache.ratis.protocol.exceptions.RaftRetryFailureException;
+import org.apache.ratis.protocol.exceptions.TimeoutIOException;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 
 /**
@@ -91,8 +100,8 @@ public final class ShardClient implements AutoCloseable {
      * A group's members as comparable values, {@code id=address}: {@code RaftPeer} equality is by id only and
      * {@code RaftGroup.getPeers()} is not a value-equal collection, so a moved replica would go unnoticed.
      */
-    public static java.util.SortedSet<String> members(java.util.Collection<org.apache.ratis.protocol.RaftPeer> peers) {
-        java.util.SortedSet<String> out = new java.util.TreeSet<>();
+    public static SortedSet<String> members(Collection<RaftPeer> peers) {
+        SortedSet<String> out = new TreeSet<>();
         peers.forEach(p -> out.add(p.getId() + "=" + p.getAddress()));
         return out;
     }
@@ -158,10 +167,10 @@ public final class ShardClient implements AutoCloseable {
      */
     private void replaceIfClosed(RaftClient used, Throwable error) {
         for (Throwable t = error; t != null; t = t.getCause()) {
-            if (t instanceof org.apache.ratis.protocol.exceptions.AlreadyClosedException
-                    || t instanceof org.apache.ratis.protocol.exceptions.GroupMismatchException
-                    || t instanceof org.apache.ratis.protocol.exceptions.RaftRetryFailureException
-                    || t instanceof org.apache.ratis.protocol.exceptions.TimeoutIOException) {
+            if (t instanceof AlreadyClosedException
+                    || t instanceof GroupMismatchException
+                    || t instanceof RaftRetryFailureException
+                    || t instanceof TimeoutIOException) {
                 synchronized (this) {
                     if (client == used) {
                         client = newClient();
@@ -271,7 +280,7 @@ public final class ShardClient implements AutoCloseable {
         return LocalLeaders.send(local, group.getGroupId(), read, true, () -> used.async().sendReadOnlyUnordered(read),
                 completions).thenApplyAsync(reply -> {
                     if (!reply.isSuccess()) {
-                        throw new java.util.concurrent.CompletionException(reply.getException());
+                        throw new CompletionException(reply.getException());
                     }
                     List<StoredMessage> messages = OutcomeCodec.decodeMessages(
                             reply.getMessage().getContent().toByteArray());

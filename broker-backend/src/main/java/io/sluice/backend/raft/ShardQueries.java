@@ -1,8 +1,11 @@
 package io.sluice.backend.raft;
 
 import io.sluice.partition.Effect;
+import io.sluice.partition.OutcomeCodec;
 import io.sluice.partition.PartitionId;
+import io.sluice.partition.PeekedMessage;
 import io.sluice.partition.QueueCounts;
+import io.sluice.partition.StoredMessage;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -87,15 +90,15 @@ public final class ShardQueries {
     }
 
     /** PEEK's answer: each message's seq and receive count, then their stored copies ({@link OutcomeCodec}). */
-    static byte[] encodePeek(List<io.sluice.partition.PeekedMessage> peeked) {
-        byte[] messages = io.sluice.partition.OutcomeCodec.encodeMessages(
-                peeked.stream().map(io.sluice.partition.PeekedMessage::message).toList());
+    static byte[] encodePeek(List<PeekedMessage> peeked) {
+        byte[] messages = OutcomeCodec.encodeMessages(
+                peeked.stream().map(PeekedMessage::message).toList());
         ByteBuffer b = ByteBuffer.allocate(4 + 12 * peeked.size() + messages.length).putInt(peeked.size());
         peeked.forEach(p -> b.putLong(p.seq()).putInt(p.receiveCount()));
         return b.put(messages).array();
     }
 
-    static List<io.sluice.partition.PeekedMessage> decodePeek(byte[] bytes) {
+    static List<PeekedMessage> decodePeek(byte[] bytes) {
         ByteBuffer b = ByteBuffer.wrap(bytes);
         int n = b.getInt();
         if (n < 0 || n > PEEK_MAX || b.remaining() < 12 * n) {
@@ -109,13 +112,13 @@ public final class ShardQueries {
         }
         byte[] rest = new byte[b.remaining()];
         b.get(rest);
-        List<io.sluice.partition.StoredMessage> messages = io.sluice.partition.OutcomeCodec.decodeMessages(rest);
+        List<StoredMessage> messages = OutcomeCodec.decodeMessages(rest);
         if (messages.size() != n || messages.contains(null)) {
             throw new IllegalArgumentException("malformed peek answer: " + messages.size() + " messages for " + n);
         }
-        List<io.sluice.partition.PeekedMessage> out = new ArrayList<>(n);
+        List<PeekedMessage> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            out.add(new io.sluice.partition.PeekedMessage(seqs[i], counts[i], messages.get(i)));
+            out.add(new PeekedMessage(seqs[i], counts[i], messages.get(i)));
         }
         return out;
     }

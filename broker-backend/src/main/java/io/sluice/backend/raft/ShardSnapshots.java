@@ -2,11 +2,20 @@ package io.sluice.backend.raft;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.ratis.server.protocol.TermIndex;
@@ -32,14 +41,14 @@ final class ShardSnapshots implements StateMachineStorage {
     private static final Pattern NAME = Pattern.compile("snap_(\\d+)_(\\d+)");
     private volatile Path dir;
     /** Whether a follower of this replica (while it leads) needs a snapshot: one may be being sent. */
-    private final java.util.function.BooleanSupplier installing;
+    private final BooleanSupplier installing;
 
     ShardSnapshots() {
         this(() -> false);
     }
 
     /** @param installing whether a follower of this replica needs a snapshot now (false while it does not lead) */
-    ShardSnapshots(java.util.function.BooleanSupplier installing) {
+    ShardSnapshots(BooleanSupplier installing) {
         this.installing = installing;
     }
 
@@ -52,12 +61,12 @@ final class ShardSnapshots implements StateMachineStorage {
      * changes also counts a generation: a listing taken before a change never passes for one taken after it, even
      * when the folder's time did not tick between them.
      */
-    private record Listed(long generation, Object folder, java.nio.file.attribute.FileTime modified,
+    private record Listed(long generation, Object folder, FileTime modified,
                           SnapshotInfo latest) {
     }
 
     private volatile Listed listed;
-    private final java.util.concurrent.atomic.AtomicLong generation = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong generation = new AtomicLong();
 
     @Override
     public void init(RaftStorage storage) throws IOException {
@@ -88,9 +97,9 @@ final class ShardSnapshots implements StateMachineStorage {
         if (d == null) {
             return null;
         }
-        java.nio.file.attribute.BasicFileAttributes folder;
+        BasicFileAttributes folder;
         try {
-            folder = Files.readAttributes(d, java.nio.file.attribute.BasicFileAttributes.class);
+            folder = Files.readAttributes(d, BasicFileAttributes.class);
         } catch (IOException e) {
             return null; // no folder: no snapshot
         }
@@ -98,7 +107,7 @@ final class ShardSnapshots implements StateMachineStorage {
             return null;
         }
         Listed last = listed;
-        if (last != null && last.generation() == gen && java.util.Objects.equals(last.folder(), folder.fileKey())
+        if (last != null && last.generation() == gen && Objects.equals(last.folder(), folder.fileKey())
                 && last.modified().equals(folder.lastModifiedTime())) {
             return last.latest();
         }
@@ -139,19 +148,19 @@ final class ShardSnapshots implements StateMachineStorage {
     }
 
     /** How long a superseded snapshot outlives its successor (beyond the newest two, which are always kept). */
-    static final java.time.Duration SUPERSEDED_GRACE = java.time.Duration.ofMinutes(2);
+    static final Duration SUPERSEDED_GRACE = Duration.ofMinutes(2);
     /**
      * How long a superseded snapshot outlives its successor at most while a follower needs a snapshot (one that is
      * down for good must not pin the disk for ever: a real install of a shard's store takes minutes, not this).
      */
-    static final java.time.Duration SUPERSEDED_CAP = java.time.Duration.ofMinutes(30);
+    static final Duration SUPERSEDED_CAP = Duration.ofMinutes(30);
 
     /**
      * Deletes leftover partial checkpoints and the snapshots no longer needed: all but the newest two, except those
      * superseded less than {@link #SUPERSEDED_GRACE} before {@code now} (their successor folder's time), or less
      * than {@link #SUPERSEDED_CAP} while a follower needs a snapshot.
      */
-    void deleteSuperseded(java.time.Instant now) throws IOException {
+    void deleteSuperseded(Instant now) throws IOException {
         try {
             deleteSupersededNow(now);
         } finally {
@@ -159,7 +168,7 @@ final class ShardSnapshots implements StateMachineStorage {
         }
     }
 
-    private void deleteSupersededNow(java.time.Instant now) throws IOException {
+    private void deleteSupersededNow(Instant now) throws IOException {
         List<Path> snapshots = new ArrayList<>();
         try (var entries = Files.list(dir)) {
             for (Path p : entries.toList()) {
@@ -172,9 +181,9 @@ final class ShardSnapshots implements StateMachineStorage {
             }
         }
         snapshots.sort(Comparator.comparingLong(ShardSnapshots::indexOf));
-        java.time.Duration keep = snapshots.size() > 2 && installing.getAsBoolean() ? SUPERSEDED_CAP : SUPERSEDED_GRACE;
+        Duration keep = snapshots.size() > 2 && installing.getAsBoolean() ? SUPERSEDED_CAP : SUPERSEDED_GRACE;
         for (int i = 0; i < snapshots.size() - 2; i++) {
-            java.time.Instant superseded = Files.getLastModifiedTime(snapshots.get(i + 1)).toInstant();
+            Instant superseded = Files.getLastModifiedTime(snapshots.get(i + 1)).toInstant();
             if (superseded.plus(keep).isBefore(now)) {
                 deleteRecursively(snapshots.get(i));
             }
@@ -205,16 +214,16 @@ final class ShardSnapshots implements StateMachineStorage {
         }
         long[] total = {0};
         try {
-            Files.walkFileTree(dir, new java.nio.file.SimpleFileVisitor<>() {
+            Files.walkFileTree(dir, new SimpleFileVisitor<>() {
                 @Override
-                public java.nio.file.FileVisitResult visitFile(Path file, java.nio.file.attribute.BasicFileAttributes a) {
+                public FileVisitResult visitFile(Path file, BasicFileAttributes a) {
                     total[0] += a.isRegularFile() ? a.size() : 0;
-                    return java.nio.file.FileVisitResult.CONTINUE;
+                    return FileVisitResult.CONTINUE;
                 }
 
                 @Override
-                public java.nio.file.FileVisitResult visitFileFailed(Path file, IOException e) {
-                    return java.nio.file.FileVisitResult.CONTINUE; // compaction or purge removed it
+                public FileVisitResult visitFileFailed(Path file, IOException e) {
+                    return FileVisitResult.CONTINUE; // compaction or purge removed it
                 }
             });
         } catch (IOException e) {
@@ -230,6 +239,6 @@ final class ShardSnapshots implements StateMachineStorage {
 
     @Override
     public void cleanupOldSnapshots(SnapshotRetentionPolicy policy) throws IOException {
-        deleteSuperseded(java.time.Instant.now());
+        deleteSuperseded(Instant.now());
     }
 }

@@ -1,27 +1,46 @@
 package io.sluice.backend.raft;
 
+import io.sluice.backend.engine.ConfigurationWaits;
 import io.sluice.backend.engine.PartitionEngine;
+import io.sluice.backend.engine.PartitionStats;
 import io.sluice.backend.engine.ShardPartitions;
 import io.sluice.backend.storage.ShardStore;
+import io.sluice.backend.storage.StorageException;
 import io.sluice.common.Clock;
+import io.sluice.common.Fsync;
 import io.sluice.common.raft.LeaderHints;
 import io.sluice.common.raft.StateMachineLifecycle;
 import io.sluice.partition.CommandCodec;
+import io.sluice.partition.DeliveredMessage;
 import io.sluice.partition.Effect;
+import io.sluice.partition.MoveTask;
 import io.sluice.partition.OutcomeCodec;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.PartitionOutcome;
+import io.sluice.partition.PartitionResponse;
 import io.sluice.partition.PartitionService;
+import io.sluice.partition.StoredMessage;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
 import org.apache.ratis.protocol.Message;
@@ -38,6 +57,8 @@ import org.apache.ratis.statemachine.StateMachineStorage;
 import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.statemachine.impl.BaseStateMachine;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One shard: a Raft group whose state is many queue partitions in one RocksDB ({@link ShardStore} with the WAL
@@ -65,7 +86,7 @@ import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
  * skipped.
  */
 public final class ShardStateMachine extends BaseStateMachine {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ShardStateMachine.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ShardStateMachine.class);
     private final Path storeDir;
     private final CopyOnWriteArrayList<PartitionService.EffectListener> listeners = new CopyOnWriteArrayList<>();
     private final LeaderClock clock;
@@ -73,12 +94,12 @@ public final class ShardStateMachine extends BaseStateMachine {
     private volatile long lastStampMillis = Long.MIN_VALUE;
     private volatile long lastStampNanos;
     /** Parked AWAIT queries (leader only), completed by the next MessagesAvailable effect or their timeout. */
-    private final java.util.Set<CompletableFuture<Message>> awaiting = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    private final java.util.concurrent.ScheduledThreadPoolExecutor awaitTimer = awaitTimer();
+    private final Set<CompletableFuture<Message>> awaiting = ConcurrentHashMap.newKeySet();
+    private final ScheduledThreadPoolExecutor awaitTimer = awaitTimer();
 
     /** One thread; a cancelled timeout leaves its queue at once (an answered AWAIT's, hundreds a second under load). */
-    private static java.util.concurrent.ScheduledThreadPoolExecutor awaitTimer() {
-        java.util.concurrent.ScheduledThreadPoolExecutor timer = new java.util.concurrent.ScheduledThreadPoolExecutor(1,
+    private static ScheduledThreadPoolExecutor awaitTimer() {
+        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1,
                 r -> {
                     Thread t = new Thread(r, "sluice-shard-await");
                     t.setDaemon(true);
@@ -109,24 +130,24 @@ public final class ShardStateMachine extends BaseStateMachine {
     }
 
     /** Dead-letter hand-offs not yet acknowledged in the partitions this replica has opened. */
-    public synchronized List<io.sluice.partition.Effect.DeadLetter> pendingDeadLetters() {
+    public synchronized List<Effect.DeadLetter> pendingDeadLetters() {
         return partitions == null ? List.of() : partitions.pendingDeadLetters();
     }
 
     /** Waits for partitions to be configured from a catalog version (the {@code AWAIT_CONFIGURED} query). */
-    private final io.sluice.backend.engine.ConfigurationWaits configWaits =
-            new io.sluice.backend.engine.ConfigurationWaits(awaitTimer);
-    private volatile io.sluice.backend.engine.ConfigurationWaits.Requests configRequests =
-            io.sluice.backend.engine.ConfigurationWaits.Requests.NONE;
+    private final ConfigurationWaits configWaits =
+            new ConfigurationWaits(awaitTimer);
+    private volatile ConfigurationWaits.Requests configRequests =
+            ConfigurationWaits.Requests.NONE;
 
     /** Who configures this shard's partitions from the catalog when asked (its backend's reconciler). */
-    public void setConfigurationRequests(io.sluice.backend.engine.ConfigurationWaits.Requests requests) {
+    public void setConfigurationRequests(ConfigurationWaits.Requests requests) {
         this.configRequests = requests;
     }
 
     /** The stored config of one partition, if this replica's store has it. */
-    public synchronized java.util.Optional<io.sluice.backend.engine.PartitionEngine.Stored> storedPartition(PartitionId id) {
-        return partitions == null ? java.util.Optional.empty() : partitions.storedPartition(id);
+    public synchronized Optional<PartitionEngine.Stored> storedPartition(PartitionId id) {
+        return partitions == null ? Optional.empty() : partitions.storedPartition(id);
     }
 
     /** Whether this replica has the partition open (its leader drives it). */
@@ -135,7 +156,7 @@ public final class ShardStateMachine extends BaseStateMachine {
     }
 
     /** Move tasks with work to do in the partitions this replica has opened. */
-    public synchronized List<io.sluice.partition.MoveTask.Located> moveTasksToDrive() {
+    public synchronized List<MoveTask.Located> moveTasksToDrive() {
         return partitions == null ? List.of() : partitions.moveTasksToDrive();
     }
 
@@ -205,7 +226,7 @@ public final class ShardStateMachine extends BaseStateMachine {
      */
     private boolean followerNeedsSnapshot() {
         try {
-            org.apache.ratis.server.RaftServer.Division division = getServer().getNow(null).getDivision(getGroupId());
+            RaftServer.Division division = getServer().getNow(null).getDivision(getGroupId());
             if (!division.getInfo().isLeader()) {
                 return false;
             }
@@ -241,7 +262,7 @@ public final class ShardStateMachine extends BaseStateMachine {
                 fsync(target.getParent()); // the rename is durable before Ratis purges the log
             }
         }
-        snapshots.deleteSuperseded(java.time.Instant.now());
+        snapshots.deleteSuperseded(Instant.now());
         return last.getIndex();
     }
 
@@ -309,7 +330,7 @@ public final class ShardStateMachine extends BaseStateMachine {
     }
 
     private static void fsync(Path path) throws IOException {
-        io.sluice.common.Fsync.force(path);
+        Fsync.force(path);
     }
 
     @Override
@@ -354,7 +375,7 @@ public final class ShardStateMachine extends BaseStateMachine {
             List<PartitionOutcome> outcomes;
             try {
                 outcomes = partitions.apply(batch, leaderTime, termIndex.getIndex(), true);
-            } catch (io.sluice.backend.storage.StorageException e) {
+            } catch (StorageException e) {
                 throw storageFailed(e);
             }
             List<Effect> effects = ShardPartitions.effectsOf(outcomes);
@@ -452,7 +473,7 @@ public final class ShardStateMachine extends BaseStateMachine {
         }
         List<PartitionOutcome> full = new ArrayList<>(outcomes);
         for (int i = 0; i < outcomes.size(); i++) {
-            if (!(outcomes.get(i).response() instanceof io.sluice.partition.PartitionResponse.Received r)
+            if (!(outcomes.get(i).response() instanceof PartitionResponse.Received r)
                     || r.deliveries().isEmpty()) {
                 continue;
             }
@@ -460,7 +481,7 @@ public final class ShardStateMachine extends BaseStateMachine {
                 return new Bodies(full, i);
             }
             PartitionOutcome read = partitions.withBodies(ids.get(i), outcomes.get(i));
-            for (io.sluice.partition.DeliveredMessage d : read.delivered()) {
+            for (DeliveredMessage d : read.delivered()) {
                 budget -= OutcomeCodec.sizeOf(d.message());
             }
             full.set(i, read);
@@ -479,15 +500,15 @@ public final class ShardStateMachine extends BaseStateMachine {
     }
 
     /** What a storage failure does: halt the JVM (tests record it instead). */
-    private volatile java.util.function.Consumer<Throwable> onStorageFailure = e -> Runtime.getRuntime().halt(74);
+    private volatile Consumer<Throwable> onStorageFailure = e -> Runtime.getRuntime().halt(74);
     /** A test's stand-in for a bug in the engine: throws for the commands it chooses. */
-    private volatile java.util.function.Consumer<CommandCodec.Addressed> applyFault = a -> { };
+    private volatile Consumer<CommandCodec.Addressed> applyFault = a -> { };
 
-    void onStorageFailure(java.util.function.Consumer<Throwable> handler) {
+    void onStorageFailure(Consumer<Throwable> handler) {
         this.onStorageFailure = handler;
     }
 
-    synchronized void applyFault(java.util.function.Consumer<CommandCodec.Addressed> fault) {
+    synchronized void applyFault(Consumer<CommandCodec.Addressed> fault) {
         this.applyFault = fault;
         if (partitions != null) {
             partitions.applyFault(fault);
@@ -495,7 +516,7 @@ public final class ShardStateMachine extends BaseStateMachine {
     }
 
     /** Per partition, the deadline a wake-up is scheduled for (leader only; see {@link Effect.VisibleAt}). */
-    private final Map<PartitionId, Long> wakeUps = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<PartitionId, Long> wakeUps = new ConcurrentHashMap<>();
 
     /**
      * Whether this replica answers AWAITs (it received one since it last stopped leading): then its partitions'
@@ -526,8 +547,8 @@ public final class ShardStateMachine extends BaseStateMachine {
         }
         long delay = Math.max(0, atMillis - clock.now());
         try {
-            awaitTimer.schedule(() -> wakeUp(partition, atMillis), delay, java.util.concurrent.TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.RejectedExecutionException closing) {
+            awaitTimer.schedule(() -> wakeUp(partition, atMillis), delay, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException closing) {
             wakeUps.remove(partition, atMillis);
         }
     }
@@ -572,7 +593,7 @@ public final class ShardStateMachine extends BaseStateMachine {
     }
 
     private void wakeAwaiting(List<Effect> effects) {
-        Map<PartitionId, Integer> available = new java.util.LinkedHashMap<>();
+        Map<PartitionId, Integer> available = new LinkedHashMap<>();
         for (Effect e : effects) {
             if (e instanceof Effect.MessagesAvailable m) {
                 available.put(m.partition(), m.visibleCount()); // the entry's last count for a partition is current
@@ -601,11 +622,11 @@ public final class ShardStateMachine extends BaseStateMachine {
             CompletableFuture<Message> parked = new CompletableFuture<>();
             awaiting.add(parked);
             long timeoutMillis = Math.max(1, Math.min(ShardQueries.argOf(q), 60_000));
-            java.util.concurrent.ScheduledFuture<?> timeout = awaitTimer.schedule(() -> {
+            ScheduledFuture<?> timeout = awaitTimer.schedule(() -> {
                 if (awaiting.remove(parked)) {
                     parked.complete(Message.valueOf(ByteString.copyFrom(ShardQueries.encodeAvailable(Map.of()))));
                 }
-            }, timeoutMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
+            }, timeoutMillis, TimeUnit.MILLISECONDS);
             parked.whenComplete((answer, e) -> timeout.cancel(false)); // answered by an arrival: no timer left behind
             return parked;
         }
@@ -633,7 +654,7 @@ public final class ShardStateMachine extends BaseStateMachine {
                 answer = ShardQueries.encodeDeadLetters(partitions.pendingDeadLetters());
             } else if (type == ShardQueries.READ_MESSAGES) {
                 PartitionId id = ShardQueries.partitionOf(q);
-                List<io.sluice.partition.StoredMessage> found = new ArrayList<>();
+                List<StoredMessage> found = new ArrayList<>();
                 for (long seq : ShardQueries.seqsOf(q)) {
                     found.add(partitions.readMessage(id, seq));
                 }
@@ -644,12 +665,12 @@ public final class ShardStateMachine extends BaseStateMachine {
                 answer = switch (type) {
                     case ShardQueries.COUNTS -> ShardQueries.encodeCounts(partitions.counts(id, Math.max(arg, clock.now())));
                     case ShardQueries.NEXT_DEADLINE -> ShardQueries.encodeLong(partitions.nextDeadlineMillis(id));
-                    case ShardQueries.MOVE_TASKS -> io.sluice.partition.MoveTask.encodeList(partitions.moveTasks(id));
+                    case ShardQueries.MOVE_TASKS -> MoveTask.encodeList(partitions.moveTasks(id));
                     case ShardQueries.PEEK -> ShardQueries.encodePeek(partitions.peek(id, clock.now(),
                             (int) Math.min(Math.max(arg, 0), ShardQueries.PEEK_MAX)));
                     case ShardQueries.VISIBLE_AT -> ShardQueries.encodeLong(partitions.visibleAt(id, Math.max(arg, clock.now())));
                     case ShardQueries.READ_MESSAGE -> {
-                        io.sluice.partition.StoredMessage m = partitions.readMessage(id, arg);
+                        StoredMessage m = partitions.readMessage(id, arg);
                         yield m == null ? new byte[0] : OutcomeCodec.encodeMessage(m);
                     }
                     default -> null;
@@ -661,7 +682,7 @@ public final class ShardStateMachine extends BaseStateMachine {
     }
 
     @Override
-    public void notifyNotLeader(java.util.Collection<TransactionContext> pending) {
+    public void notifyNotLeader(Collection<TransactionContext> pending) {
         // Parked AWAITs belong to the leader: answer them empty so their frontends ask the new one.
         wakeUpsArmed = false; // the new leader schedules the deadlines; ours fire and stop
         wakeUps.clear();
@@ -685,8 +706,8 @@ public final class ShardStateMachine extends BaseStateMachine {
      * Counts and totals of the given partitions on this replica (those it has; partitions not opened since start are
      * read from the store): what the shard's primary exports as queue metrics.
      */
-    public List<io.sluice.backend.engine.PartitionStats> stats(java.util.Collection<PartitionId> ids) {
-        List<io.sluice.backend.engine.PartitionStats> out = new ArrayList<>();
+    public List<PartitionStats> stats(Collection<PartitionId> ids) {
+        List<PartitionStats> out = new ArrayList<>();
         int opened = 0;
         for (PartitionId id : ids) {
             // one partition per lock hold: applies interleave with a scrape; loading a partition not opened since

@@ -4,6 +4,7 @@ import io.sluice.common.SqsError;
 import io.sluice.common.raft.RaftTransport;
 import io.sluice.common.raft.RatisSettings;
 import io.sluice.partition.Effect;
+import io.sluice.partition.MoveTask;
 import io.sluice.partition.OutcomeCodec;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionConfig;
@@ -11,6 +12,7 @@ import io.sluice.partition.PartitionId;
 import io.sluice.partition.PartitionOutcome;
 import io.sluice.partition.PartitionResponse;
 import io.sluice.partition.PartitionService;
+import io.sluice.partition.PeekedMessage;
 import io.sluice.partition.QueueCounts;
 import io.sluice.partition.StoredMessage;
 import java.util.ArrayList;
@@ -31,6 +33,7 @@ import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -182,7 +185,7 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
      * fuller entry instead (measured: 3.2 -> 5.7 commands per entry at 8/8, docs/performance.md).
      */
     static int entriesInFlight(RaftGroup group, LocalLeaders local) {
-        Collection<org.apache.ratis.protocol.RaftPeer> peers = group.getPeers();
+        Collection<RaftPeer> peers = group.getPeers();
         return peers.size() == 1 && local.hosts(peers.iterator().next().getId()) ? 1 : 2;
     }
 
@@ -252,9 +255,9 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
     }
 
     @Override
-    public CompletableFuture<List<io.sluice.partition.PeekedMessage>> peek(PartitionId partition, int max) {
+    public CompletableFuture<List<PeekedMessage>> peek(PartitionId partition, int max) {
         return query(partition, ShardQueries.partitionQuery(ShardQueries.PEEK, partition, max))
-                .thenApply(b -> b == null ? List.<io.sluice.partition.PeekedMessage>of() : ShardQueries.decodePeek(b));
+                .thenApply(b -> b == null ? List.<PeekedMessage>of() : ShardQueries.decodePeek(b));
     }
 
     @Override
@@ -264,9 +267,9 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
     }
 
     @Override
-    public CompletableFuture<List<io.sluice.partition.MoveTask>> moveTasks(PartitionId partition) {
+    public CompletableFuture<List<MoveTask>> moveTasks(PartitionId partition) {
         return query(partition, ShardQueries.partitionQuery(ShardQueries.MOVE_TASKS, partition, 0))
-                .thenApply(b -> b == null ? List.<io.sluice.partition.MoveTask>of() : io.sluice.partition.MoveTask.decodeList(b));
+                .thenApply(b -> b == null ? List.<MoveTask>of() : MoveTask.decodeList(b));
     }
 
     /** Raft entries written and the commands they carried, over every shard client: their ratio is the batching factor. */

@@ -2,12 +2,19 @@ package io.sluice.backend.storage;
 
 import io.sluice.backend.engine.Mutation;
 import io.sluice.backend.engine.PartitionKeys;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.BiConsumer;
+import java.util.zip.CRC32C;
+import org.rocksdb.Checkpoint;
 import org.rocksdb.CompressionType;
+import org.rocksdb.FlushOptions;
 import org.rocksdb.Options;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDB;
@@ -55,7 +62,7 @@ public final class ShardStore implements AutoCloseable {
     private volatile long appliedIndex;
     /** The digest after {@link #appliedIndex}, and the last few (index, digest) pairs this replica wrote. */
     private long digest;
-    private final java.util.ArrayDeque<Applied> recent = new java.util.ArrayDeque<>();
+    private final ArrayDeque<Applied> recent = new ArrayDeque<>();
     /** How many recent (index, digest) pairs {@link #recentDigests} keeps. */
     static final int RECENT_DIGESTS = 32;
 
@@ -95,7 +102,7 @@ public final class ShardStore implements AutoCloseable {
         try {
             Files.createDirectories(dir);
             return new ShardStore(dir, options, RocksDB.open(options, dir.toString()), writeOptions, durability);
-        } catch (RocksDBException | java.io.IOException e) {
+        } catch (RocksDBException | IOException e) {
             writeOptions.close();
             options.close();
             throw new StorageException("cannot open shard store at " + dir, e);
@@ -169,7 +176,7 @@ public final class ShardStore implements AutoCloseable {
      */
     static long chain(long previous, long logIndex, List<Mutation> mutations) {
         long sum = 0;
-        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        CRC32C crc = new CRC32C();
         for (Mutation m : mutations) {
             crc.reset();
             if (m instanceof Mutation.Put p) {
@@ -234,7 +241,7 @@ public final class ShardStore implements AutoCloseable {
      * next seek starts past that prefix's range), not a scan of every key. How a shard lists its partitions.
      */
     public List<byte[]> prefixes(int length) {
-        List<byte[]> out = new java.util.ArrayList<>();
+        List<byte[]> out = new ArrayList<>();
         try (ReadOptions read = new ReadOptions(); RocksIterator it = db.newIterator(read)) {
             it.seekToFirst();
             while (it.isValid()) {
@@ -243,7 +250,7 @@ public final class ShardStore implements AutoCloseable {
                     it.next();
                     continue;
                 }
-                byte[] prefix = java.util.Arrays.copyOf(key, length);
+                byte[] prefix = Arrays.copyOf(key, length);
                 out.add(prefix);
                 byte[] next = successor(prefix);
                 if (next == null) {
@@ -286,7 +293,7 @@ public final class ShardStore implements AutoCloseable {
 
     /** Flushes memtables to SST files: with {@link Durability#NO_WAL}, before the Raft log may be purged. */
     public void flush() {
-        try (org.rocksdb.FlushOptions flush = new org.rocksdb.FlushOptions().setWaitForFlush(true)) {
+        try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
             db.flush(flush);
         } catch (RocksDBException e) {
             throw new StorageException("flush failed in " + dir, e);
@@ -299,7 +306,7 @@ public final class ShardStore implements AutoCloseable {
      */
     public void checkpoint(Path target) {
         flush();
-        try (org.rocksdb.Checkpoint checkpoint = org.rocksdb.Checkpoint.create(db)) {
+        try (Checkpoint checkpoint = Checkpoint.create(db)) {
             checkpoint.createCheckpoint(target.toString());
         } catch (RocksDBException e) {
             throw new StorageException("checkpoint into " + target + " failed for " + dir, e);

@@ -5,12 +5,24 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyFactory;
+import java.security.KeyStore;
+import java.security.PrivateKey;
 import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import java.security.spec.PKCS8EncodedKeySpec;
+import java.util.Base64;
+import java.util.List;
+import javax.net.ssl.KeyManager;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.TrustManagerFactory;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientRpc;
-import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.conf.Parameters;
+import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.grpc.GrpcFactory;
 import org.apache.ratis.grpc.GrpcTlsConfig;
@@ -63,7 +75,7 @@ public final class RaftTransport {
      * Mutual TLS with key and trust managers built by the caller: {@code sluice dev}'s in-process member, whose
      * throwaway certificate (made at each start, its key never on disk) is both its identity and the one it trusts.
      */
-    public static RaftTransport mutualTls(javax.net.ssl.KeyManager keyManager, javax.net.ssl.TrustManager trustManager) {
+    public static RaftTransport mutualTls(KeyManager keyManager, TrustManager trustManager) {
         return new RaftTransport(new GrpcTlsConfig(keyManager, trustManager, true));
     }
 
@@ -73,62 +85,62 @@ public final class RaftTransport {
      * files and deriving a PKCS#12 keystore with PBKDF2 each time, measured at most of a combined node's CPU while
      * clients reconnected after a leader change.
      */
-    private static javax.net.ssl.KeyManager keyManager(Path certificate, Path privateKey) {
+    private static KeyManager keyManager(Path certificate, Path privateKey) {
         try {
-            java.security.cert.X509Certificate[] chain = certificates(certificate)
-                    .toArray(java.security.cert.X509Certificate[]::new);
-            java.security.KeyStore store = java.security.KeyStore.getInstance("PKCS12");
+            X509Certificate[] chain = certificates(certificate)
+                    .toArray(X509Certificate[]::new);
+            KeyStore store = KeyStore.getInstance("PKCS12");
             store.load(null, null);
             char[] password = new char[0];
             store.setKeyEntry("raft", privateKey(privateKey, chain[0].getPublicKey().getAlgorithm()), password, chain);
-            javax.net.ssl.KeyManagerFactory factory = javax.net.ssl.KeyManagerFactory.getInstance(
-                    javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
+            KeyManagerFactory factory = KeyManagerFactory.getInstance(
+                    KeyManagerFactory.getDefaultAlgorithm());
             factory.init(store, password);
             return factory.getKeyManagers()[0];
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read the Raft TLS key or certificate", e);
-        } catch (java.security.GeneralSecurityException e) {
+        } catch (GeneralSecurityException e) {
             throw new IllegalArgumentException("Raft TLS key " + privateKey + " or certificate " + certificate
                     + " unusable: " + e.getMessage(), e);
         }
     }
 
-    private static javax.net.ssl.TrustManager trustManager(Path trustedCa) {
+    private static TrustManager trustManager(Path trustedCa) {
         try {
-            java.security.KeyStore store = java.security.KeyStore.getInstance("PKCS12");
+            KeyStore store = KeyStore.getInstance("PKCS12");
             store.load(null, null);
             int n = 0;
-            for (java.security.cert.X509Certificate ca : certificates(trustedCa)) {
+            for (X509Certificate ca : certificates(trustedCa)) {
                 store.setCertificateEntry("ca-" + n++, ca);
             }
-            javax.net.ssl.TrustManagerFactory factory = javax.net.ssl.TrustManagerFactory.getInstance(
-                    javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+            TrustManagerFactory factory = TrustManagerFactory.getInstance(
+                    TrustManagerFactory.getDefaultAlgorithm());
             factory.init(store);
             return factory.getTrustManagers()[0];
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read the Raft TLS trusted CA " + trustedCa, e);
-        } catch (java.security.GeneralSecurityException e) {
+        } catch (GeneralSecurityException e) {
             throw new IllegalArgumentException("Raft TLS trusted CA " + trustedCa + " unusable: " + e.getMessage(), e);
         }
     }
 
-    private static java.util.List<java.security.cert.X509Certificate> certificates(Path file)
+    private static List<X509Certificate> certificates(Path file)
             throws IOException, CertificateException {
         try (InputStream in = Files.newInputStream(file)) {
             return CertificateFactory.getInstance("X.509").generateCertificates(in).stream()
-                    .map(c -> (java.security.cert.X509Certificate) c).toList();
+                    .map(c -> (X509Certificate) c).toList();
         }
     }
 
     /** An unencrypted PKCS#8 PEM key of the certificate's algorithm (RSA, EC, ...). */
-    private static java.security.PrivateKey privateKey(Path file, String algorithm)
-            throws IOException, java.security.GeneralSecurityException {
+    private static PrivateKey privateKey(Path file, String algorithm)
+            throws IOException, GeneralSecurityException {
         String pem = Files.readString(file);
         String body = pem.substring(pem.indexOf("-----BEGIN PRIVATE KEY-----") + "-----BEGIN PRIVATE KEY-----".length(),
                 pem.indexOf("-----END PRIVATE KEY-----"));
-        byte[] der = java.util.Base64.getMimeDecoder().decode(body);
-        return java.security.KeyFactory.getInstance(algorithm).generatePrivate(
-                new java.security.spec.PKCS8EncodedKeySpec(der));
+        byte[] der = Base64.getMimeDecoder().decode(body);
+        return KeyFactory.getInstance(algorithm).generatePrivate(
+                new PKCS8EncodedKeySpec(der));
     }
 
     private static void requireCertificates(Path file, String what) {

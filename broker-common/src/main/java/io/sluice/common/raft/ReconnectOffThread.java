@@ -5,6 +5,7 @@ import java.util.Collection;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -13,8 +14,8 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.ratis.client.RaftClientRpc;
-import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.proto.RaftProtos.RaftClientRequestProto;
+import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
@@ -203,7 +204,7 @@ final class ReconnectOffThread implements RaftClientRpc {
     /** An answer (any reply, even "not the leader") clears the member; a timeout makes it a suspect. */
     private CompletableFuture<RaftClientReply> watch(RaftPeerId target, CompletableFuture<RaftClientReply> reply) {
         return reply.whenComplete((r, e) -> {
-            Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null
+            Throwable cause = e instanceof CompletionException && e.getCause() != null
                     ? e.getCause() : e;
             if (cause instanceof TimeoutIOException) {
                 suspects.put(target, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SUSPECT_MILLIS));

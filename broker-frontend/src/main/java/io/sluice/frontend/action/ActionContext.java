@@ -3,6 +3,7 @@ package io.sluice.frontend.action;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsException;
 import io.sluice.frontend.protocol.Protocol;
+import java.util.function.BiPredicate;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -19,7 +20,7 @@ import java.util.function.BooleanSupplier;
  */
 public record ActionContext(String requestId, Protocol protocol, String accessKeyId, String host, String path,
                             String traceHeader, BooleanSupplier clientConnected, String queueName,
-                            java.util.function.BiPredicate<String, String> access) {
+                            BiPredicate<String, String> access) {
 
     /** Whether this request's key may do {@code action} on the queue {@code queueName}. */
     public boolean allowed(String action, String queueName) {

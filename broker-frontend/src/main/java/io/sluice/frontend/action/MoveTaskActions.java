@@ -2,6 +2,8 @@ package io.sluice.frontend.action;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sluice.common.SqsError;
+import io.sluice.common.SqsException;
 import io.sluice.frontend.service.MoveTasks;
 import java.util.concurrent.CompletableFuture;
 
@@ -24,7 +26,7 @@ public final class MoveTaskActions {
                 // back to their sources: each message goes to the queue recorded on it when it was dead-lettered,
                 // which may be any queue that ever dead-lettered here (its redrive policy since removed), not only the
                 // queues that do now; so the key needs the action account-wide (a limited key names the destination)
-                throw new io.sluice.common.SqsException(io.sluice.common.SqsError.ACCESS_DENIED,
+                throw new SqsException(SqsError.ACCESS_DENIED,
                         "Access to the resource is denied.");
             }
             return tasks.start(source, destination == null || destination.isEmpty() ? null : destination,

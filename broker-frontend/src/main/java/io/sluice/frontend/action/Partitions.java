@@ -1,7 +1,9 @@
 package io.sluice.frontend.action;
 
+import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsException;
+import io.sluice.common.validation.QueueAttributes;
 
 /**
  * The Sluice extension attribute {@code SluicePartitions}: how many partitions a queue has (1-64, default 1), set
@@ -18,7 +20,7 @@ final class Partitions {
     }
 
     /** The partition count SetQueueAttributes asks for, if it is allowed for this queue (equal, or a raise). */
-    static int checkRaise(io.sluice.catalog.QueueMetadata queue, String value) {
+    static int checkRaise(QueueMetadata queue, String value) {
         int n = parse(value);
         if (n == queue.partitions()) {
             return n;
@@ -39,9 +41,9 @@ final class Partitions {
      * with several partitions deduplication can only be per message group (as SQS's high-throughput FIFO queues
      * require). Queue-wide deduplication on such a queue would let one deduplication id through once per partition.
      */
-    static void checkDeduplicationScope(int partitions, io.sluice.common.validation.QueueAttributes attributes) {
+    static void checkDeduplicationScope(int partitions, QueueAttributes attributes) {
         if (attributes.fifo() && partitions > 1 && attributes.deduplicationScope()
-                != io.sluice.common.validation.QueueAttributes.DeduplicationScope.MESSAGE_GROUP) {
+                != QueueAttributes.DeduplicationScope.MESSAGE_GROUP) {
             throw new SqsException(SqsError.INVALID_ATTRIBUTE_VALUE, "Invalid value for the parameter"
                     + " DeduplicationScope. Reason: A FIFO queue with more than one partition (" + ATTRIBUTE
                     + ") deduplicates per message group: DeduplicationScope must be messageGroup.");

@@ -11,6 +11,7 @@ import io.sluice.common.validation.QueueAttributes;
 import io.sluice.common.validation.QueueAttributesValidator;
 import io.sluice.common.validation.TagValidator;
 import io.sluice.frontend.service.SqsServices;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
@@ -34,7 +35,7 @@ public final class QueueLifecycleActions {
         @Override
         public CompletableFuture<ObjectNode> execute(ActionContext ctx, Params params) {
             String name = params.requiredString("QueueName");
-            Map<String, String> attributes = new java.util.LinkedHashMap<>(params.stringMap("Attributes"));
+            Map<String, String> attributes = new LinkedHashMap<>(params.stringMap("Attributes"));
             String namedPartitions = attributes.remove(Partitions.ATTRIBUTE);
             int partitions = Partitions.parse(namedPartitions);
             Map<String, String> tags = params.stringMap("tags");

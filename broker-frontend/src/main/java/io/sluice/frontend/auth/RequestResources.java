@@ -6,12 +6,15 @@ import io.sluice.common.validation.QueueArn;
 import io.sluice.common.validation.RedriveAllowPolicy;
 import io.sluice.common.validation.RedrivePolicy;
 import io.sluice.frontend.action.Params;
+import io.sluice.frontend.service.MoveTasks;
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
+import java.util.regex.Pattern;
 
 /**
  * The queues a request really touches, resolved once: authorization checks these, and the action acts on the same
@@ -93,7 +96,7 @@ public record RequestResources(String queue, List<String> referenced) {
         }
         if (action.equals("CancelMessageMoveTask")) {
             // the task must have the handle's source (MoveTasks.cancel checks), so the key is checked on its real source
-            io.sluice.frontend.service.MoveTasks.Handle.parse(params.string("TaskHandle"))
+            MoveTasks.Handle.parse(params.string("TaskHandle"))
                     .ifPresent(h -> arns.add(h.sourceArn()));
         }
         if (WITH_ATTRIBUTES.contains(action) && params.has("Attributes")) {
@@ -136,12 +139,12 @@ public record RequestResources(String queue, List<String> referenced) {
                 return null;
             }
             return queueNameFromPath(uri.getRawPath());
-        } catch (java.net.URISyntaxException e) {
+        } catch (URISyntaxException e) {
             return null;
         }
     }
 
-    private static final java.util.regex.Pattern ACCOUNT_ID = java.util.regex.Pattern.compile("[0-9]{12}");
+    private static final Pattern ACCOUNT_ID = Pattern.compile("[0-9]{12}");
 
     /**
      * {@code /<account>/<name>[/]} → name, where the account is 12 digits (as in every queue URL); anything else → null

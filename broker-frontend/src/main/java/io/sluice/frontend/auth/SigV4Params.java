@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * The SigV4 parameters of one request, read from its {@code Authorization} header or from its presigned query.
@@ -35,9 +36,9 @@ record SigV4Params(String accessKeyId, String scopeDate, String region, String s
     static final DateTimeFormatter AMZ_DATE = DateTimeFormatter.ofPattern("uuuuMMdd'T'HHmmss'Z'", Locale.ROOT)
             .withZone(ZoneOffset.UTC).withResolverStyle(ResolverStyle.STRICT);
 
-    private static final java.util.regex.Pattern AMZ_DATE_SHAPE = java.util.regex.Pattern.compile("[0-9]{8}T[0-9]{6}Z");
-    private static final java.util.regex.Pattern SIGNATURE_SHAPE = java.util.regex.Pattern.compile("[0-9a-fA-F]{64}");
-    private static final java.util.regex.Pattern EXPIRES_SHAPE = java.util.regex.Pattern.compile("[0-9]{1,7}");
+    private static final Pattern AMZ_DATE_SHAPE = Pattern.compile("[0-9]{8}T[0-9]{6}Z");
+    private static final Pattern SIGNATURE_SHAPE = Pattern.compile("[0-9a-fA-F]{64}");
+    private static final Pattern EXPIRES_SHAPE = Pattern.compile("[0-9]{1,7}");
     private static final int MAX_AUTHORIZATION_LENGTH = 8192;
     private static final int MAX_SIGNED_HEADERS = 64;
     private static final long MAX_EXPIRES_SECONDS = 604_800;

@@ -9,8 +9,10 @@ import java.security.MessageDigest;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Verifies AWS Signature Version 4 on incoming SQS requests (spec section 9), in either the
@@ -114,7 +116,7 @@ public final class SigV4Verifier {
      * as AWS' own signers keep them, and derived again whenever the access key's secret is not the one a kept key
      * came from.
      */
-    private final java.util.Map<String, DerivedKey> signingKeys = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, DerivedKey> signingKeys = new ConcurrentHashMap<>();
 
     /** A signing key and the secret it was derived from; never printed. */
     private record DerivedKey(String secret, byte[] key) {

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.regex.Pattern;
 
 /**
  * What SigV4 verification needs from an HTTP request, independent of the HTTP stack.
@@ -20,7 +21,7 @@ import java.util.Objects;
  */
 public record SignedRequest(String method, String rawPath, String rawQuery, Map<String, List<String>> headers,
                             String bodySha256) {
-    private static final java.util.regex.Pattern SHA256_HEX = java.util.regex.Pattern.compile("[0-9a-f]{64}");
+    private static final Pattern SHA256_HEX = Pattern.compile("[0-9a-f]{64}");
 
     public SignedRequest {
         Objects.requireNonNull(method, "method");

@@ -9,20 +9,35 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsException;
+import io.sluice.common.validation.QueueAttributeName;
 import io.sluice.frontend.auth.Authorizer;
 import io.sluice.frontend.auth.CredentialStore;
 import io.sluice.frontend.auth.Credentials;
 import io.sluice.frontend.http.SqsRequestProcessor;
 import io.sluice.frontend.protocol.QueryParameters;
+import io.sluice.frontend.service.SqsServices;
+import io.sluice.partition.PeekedMessage;
+import io.sluice.partition.StoredMessage;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
@@ -67,7 +82,7 @@ public final class Console {
     }
 
     private final SqsRequestProcessor sqs;
-    private final io.sluice.frontend.service.SqsServices services;
+    private final SqsServices services;
     private final CredentialStore keys;
     private final SignInThrottle throttle;
     private final Authorizer rules;
@@ -75,9 +90,9 @@ public final class Console {
     private final Supplier<String> clusterStatus;
     private final ConsoleSessions sessions;
     private final QueueHistory history;
-    private final java.util.function.Function<byte[], String> rebalance;
+    private final Function<byte[], String> rebalance;
     private final Predicate<String> adminKey;
-    private final java.util.concurrent.Executor work;
+    private final Executor work;
 
     /**
      * @param keys          the access keys and secrets a sign-in is checked against (the API's)
@@ -89,10 +104,10 @@ public final class Console {
      *                      null where admin writes are disabled (no admin token configured)
      * @param work          where pages are built (never a backend's reply thread: building may wait for the catalog)
      */
-    public Console(SqsRequestProcessor sqs, io.sluice.frontend.service.SqsServices services, CredentialStore keys,
+    public Console(SqsRequestProcessor sqs, SqsServices services, CredentialStore keys,
                    Authorizer rules, Predicate<String> adminKey, Predicate<String> adminToken,
                    Supplier<String> clusterStatus, LongSupplier clockMillis, QueueHistory history,
-                   java.util.function.Function<byte[], String> rebalance, java.util.concurrent.Executor work) {
+                   Function<byte[], String> rebalance, Executor work) {
         this.adminKey = adminKey;
         this.work = work;
         this.history = history;
@@ -178,7 +193,7 @@ public final class Console {
         if (path.startsWith("/console/queues/")) {
             String rest = path.substring("/console/queues/".length());
             String[] parts = rest.split("/", 2);
-            String name = java.net.URLDecoder.decode(parts[0], StandardCharsets.UTF_8);
+            String name = URLDecoder.decode(parts[0], StandardCharsets.UTF_8);
             if (parts.length == 1 && !post) {
                 return queuePage(session, name, query.get("done"), null, "1".equals(query.get("peek")));
             }
@@ -377,7 +392,7 @@ public final class Console {
     private String rateCells(String queue) {
         float[] r = services.catalog().get(queue).map(q -> history.rates(q.queueId())).orElse(null);
         return r == null ? "<td class=\"num opt\"></td><td class=\"num opt\"></td>"
-                : String.format(java.util.Locale.ROOT, "<td class=\"num opt\">%.1f</td><td class=\"num opt\">%.1f</td>",
+                : String.format(Locale.ROOT, "<td class=\"num opt\">%.1f</td><td class=\"num opt\">%.1f</td>",
                         r[0], r[1]);
     }
 
@@ -395,7 +410,7 @@ public final class Console {
         try {
             String arn = JSON.readTree(policy).path("deadLetterTargetArn").asText("");
             return arn.isEmpty() ? null : arn.substring(arn.lastIndexOf(':') + 1);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return null;
         }
     }
@@ -404,7 +419,7 @@ public final class Console {
         ObjectNode req = JsonNodeFactory.instance.objectNode().put("QueueUrl", queueUrl);
         LIST_ATTRIBUTES.forEach(req.putArray("AttributeNames")::add);
         return call(s, "GetQueueAttributes", req).thenApply(out -> {
-            Map<String, String> values = new java.util.TreeMap<>();
+            Map<String, String> values = new TreeMap<>();
             out.path("Attributes").fields().forEachRemaining(e -> values.put(e.getKey(), e.getValue().asText()));
             return values;
         });
@@ -419,7 +434,7 @@ public final class Console {
             "attributes", "Attributes saved.", "redrive", "Redrive started.", "cancelled", "Redrive cancelled.");
 
     /** What a queue's page shows besides its attributes, read before it is rendered. */
-    private record Extras(List<io.sluice.partition.PeekedMessage> peeked, List<String> sources, JsonNode tasks) {
+    private record Extras(List<PeekedMessage> peeked, List<String> sources, JsonNode tasks) {
     }
 
     private CompletableFuture<Response> queuePage(ConsoleSessions.Session s, String name, String done,
@@ -435,7 +450,7 @@ public final class Console {
 
     private CompletableFuture<Extras> extras(ConsoleSessions.Session s, String name, String url, String arn,
                                              boolean peek) {
-        CompletableFuture<List<io.sluice.partition.PeekedMessage>> peeked = peek
+        CompletableFuture<List<PeekedMessage>> peeked = peek
                 ? (allowed(s, "ReceiveMessage", name) ? services.peek(name, 10)
                         : CompletableFuture.failedFuture(new SqsException(SqsError.ACCESS_DENIED,
                                 "Access to the resource is denied.")))
@@ -505,7 +520,7 @@ public final class Console {
                     for (JsonNode t : x.tasks()) {
                         String status = t.path("Status").asText();
                         running |= status.equals("RUNNING");
-                        b.append("<tr><td>").append(esc(java.time.Instant.ofEpochMilli(t.path("StartedTimestamp")
+                        b.append("<tr><td>").append(esc(Instant.ofEpochMilli(t.path("StartedTimestamp")
                                         .asLong()).toString())).append("</td><td class=\"status\">").append(esc(status))
                                 .append(t.has("FailureReason") ? " (" + esc(t.path("FailureReason").asText()) + ")" : "")
                                 .append("</td><td class=\"num moved\">").append(t.path("ApproximateNumberOfMessagesMoved")
@@ -533,7 +548,7 @@ public final class Console {
             }
             b.append("<h2>Edit attributes</h2><div class=\"card\"><form method=\"post\" action=\"").append(action)
                     .append("/attributes\">").append(csrf(s));
-            for (io.sluice.common.validation.QueueAttributeName n : io.sluice.common.validation.QueueAttributeName
+            for (QueueAttributeName n : QueueAttributeName
                     .values()) {
                 if (!n.settable() || (n.fifoOnly() && !fifo) || n.wireName().equals("FifoQueue")) {
                     continue;
@@ -572,18 +587,18 @@ public final class Console {
         }
     }
 
-    private static String peekTable(List<io.sluice.partition.PeekedMessage> peeked) {
+    private static String peekTable(List<PeekedMessage> peeked) {
         if (peeked.isEmpty()) {
             return "<p id=\"peeked-none\">No message is visible now.</p>";
         }
         StringBuilder b = new StringBuilder("<div class=\"scroll\"><table id=\"peeked\"><thead><tr><th>Message id</th>"
                 + "<th>Sent</th><th class=\"num\">Receives</th><th>Group</th><th>From (dead-letter source)</th>"
                 + "<th>Dead-lettered because</th><th>Body</th></tr></thead><tbody>");
-        for (io.sluice.partition.PeekedMessage p : peeked) {
+        for (PeekedMessage p : peeked) {
             var m = p.message();
             String body = m.body().length() > 500 ? m.body().substring(0, 500) + "…" : m.body();
             b.append("<tr><td class=\"wrap\">").append(esc(m.messageId())).append("</td><td>")
-                    .append(esc(java.time.Instant.ofEpochMilli(m.sentTimestampMillis()).toString()))
+                    .append(esc(Instant.ofEpochMilli(m.sentTimestampMillis()).toString()))
                     .append("</td><td class=\"num receives\">").append(p.receiveCount()).append("</td><td>")
                     .append(esc(m.groupId())).append("</td><td class=\"wrap\">").append(esc(m.deadLetterSourceArn()))
                     .append("</td><td class=\"reason\">").append(esc(reason(m))).append("</td><td class=\"wrap body\">")
@@ -593,7 +608,7 @@ public final class Console {
     }
 
     /** Why a dead-letter copy was handed off, in words; blank for other messages. */
-    static String reason(io.sluice.partition.StoredMessage m) {
+    static String reason(StoredMessage m) {
         if (m.deadLetterSourceArn() == null) {
             return "";
         }
@@ -611,7 +626,7 @@ public final class Console {
                                                       Map<String, String> form) {
         return queueUrl(s, name).thenCompose(url -> attributes(s, url).thenCompose(current -> {
             ObjectNode changed = JsonNodeFactory.instance.objectNode();
-            for (io.sluice.common.validation.QueueAttributeName n : io.sluice.common.validation.QueueAttributeName
+            for (QueueAttributeName n : QueueAttributeName
                     .values()) {
                 // only what this user changed on the page (not what someone else changed since it was shown)
                 String v = normalize(form.get(n.wireName()));
@@ -712,7 +727,7 @@ public final class Console {
         JsonNode out;
         try {
             out = JSON.readTree(rebalance.apply(("{\"maxMoves\":" + moves + "}").getBytes(StandardCharsets.UTF_8)));
-        } catch (java.io.IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             LOG.warn("console rebalance failed", e);
             return page(503, "Cluster", nav(s), "<p class=\"error\" id=\"problem\">The rebalance could not be"
                     + " made: " + esc(e.getMessage()) + "</p>");
@@ -767,7 +782,7 @@ public final class Console {
         JsonNode status;
         try {
             status = JSON.readTree(clusterStatus.get());
-        } catch (java.io.IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             return page(503, "Cluster", nav(s), "<p class=\"error\">Cluster status unavailable: "
                     + esc(e.getMessage()) + "</p>");
         }
@@ -824,7 +839,7 @@ public final class Console {
 
     // ---- plumbing ----
 
-    private static final java.util.Set<String> CHANGES = java.util.Set.of("SendMessage", "PurgeQueue",
+    private static final Set<String> CHANGES = Set.of("SendMessage", "PurgeQueue",
             "SetQueueAttributes", "StartMessageMoveTask", "CancelMessageMoveTask");
 
     private CompletableFuture<ObjectNode> call(ConsoleSessions.Session s, String action, ObjectNode request) {
@@ -861,7 +876,7 @@ public final class Console {
     }
 
     private static Throwable unwrap(Throwable e) {
-        while ((e instanceof CompletionException || e instanceof java.util.concurrent.ExecutionException)
+        while ((e instanceof CompletionException || e instanceof ExecutionException)
                 && e.getCause() != null) {
             e = e.getCause();
         }
@@ -893,7 +908,7 @@ public final class Console {
     /** A file of the uPlot webjar (on the classpath: the console works offline, no CDN). */
     private static Response webjar(String file, String type) {
         String path = "META-INF/resources/webjars/uplot/" + UPLOT_VERSION + "/dist/" + file;
-        try (java.io.InputStream in = Console.class.getClassLoader().getResourceAsStream(path)) {
+        try (InputStream in = Console.class.getClassLoader().getResourceAsStream(path)) {
             if (in == null) {
                 return response(404, "text/plain; charset=utf-8", "not found\n");
             }
@@ -901,8 +916,8 @@ public final class Console {
             r.headers().add(Map.entry("Cache-Control", "max-age=86400"));
             r.headers().add(Map.entry("X-Content-Type-Options", "nosniff"));
             return r;
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 
@@ -937,7 +952,7 @@ public final class Console {
 
     /** A form post's fields, decoded as the Query protocol's are (strict UTF-8, bounded, first value wins). */
     private static Map<String, String> form(Request r) {
-        String type = r.contentType() == null ? "" : r.contentType().toLowerCase(java.util.Locale.ROOT);
+        String type = r.contentType() == null ? "" : r.contentType().toLowerCase(Locale.ROOT);
         if (!type.startsWith("application/x-www-form-urlencoded") || r.body() == null) {
             return Map.of();
         }

@@ -1,11 +1,15 @@
 package io.sluice.frontend.console;
 
-import java.security.MessageDigest;
-import java.security.SecureRandom;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 
@@ -62,7 +66,7 @@ final class ConsoleSessions {
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
                     .digest(secret.getBytes(StandardCharsets.UTF_8)));
-        } catch (java.security.NoSuchAlgorithmException e) {
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
     }
@@ -71,14 +75,14 @@ final class ConsoleSessions {
         long now = clock.getAsLong();
         expire(now);
         // one key cannot push everyone else out: past its own share, its least recently seen session goes first
-        java.util.List<Session> own = sessions.values().stream()
-                .filter(s -> java.util.Objects.equals(s.accessKeyId(), accessKeyId)).toList();
+        List<Session> own = sessions.values().stream()
+                .filter(s -> Objects.equals(s.accessKeyId(), accessKeyId)).toList();
         if (own.size() >= MAX_SESSIONS_PER_KEY) {
-            own.stream().min(java.util.Comparator.comparingLong(Session::lastSeenMillis))
+            own.stream().min(Comparator.comparingLong(Session::lastSeenMillis))
                     .ifPresent(s -> sessions.remove(s.id()));
         }
         if (sessions.size() >= MAX_SESSIONS) { // the least recently seen goes
-            sessions.values().stream().min(java.util.Comparator.comparingLong(Session::lastSeenMillis))
+            sessions.values().stream().min(Comparator.comparingLong(Session::lastSeenMillis))
                     .ifPresent(s -> sessions.remove(s.id()));
         }
         Session s = new Session(randomToken(), accessKeyId, secretDigest, randomToken(), now, now);

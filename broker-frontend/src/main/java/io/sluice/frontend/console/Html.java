@@ -1,5 +1,8 @@
 package io.sluice.frontend.console;
 
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+
 /** Escaping and the page frame of the console's server-rendered HTML. */
 final class Html {
     private Html() {
@@ -27,7 +30,7 @@ final class Html {
 
     /** A path segment or query value, percent-encoded (UTF-8). */
     static String url(String s) {
-        return java.net.URLEncoder.encode(s, java.nio.charset.StandardCharsets.UTF_8).replace("+", "%20");
+        return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
     }
 
     /**

@@ -7,10 +7,14 @@ import io.sluice.partition.QueueCounts;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -90,9 +94,9 @@ public final class QueueHistory {
                 i.append(sep).append(inflight[p]);
                 d.append(sep).append(delayed[p]);
                 o.append(sep).append(oldestSeconds[p]);
-                sr.append(sep).append(sentRate[p] < 0 ? "null" : String.format(java.util.Locale.ROOT, "%.1f", sentRate[p]));
+                sr.append(sep).append(sentRate[p] < 0 ? "null" : String.format(Locale.ROOT, "%.1f", sentRate[p]));
                 rr.append(sep).append(receivedRate[p] < 0 ? "null"
-                        : String.format(java.util.Locale.ROOT, "%.1f", receivedRate[p]));
+                        : String.format(Locale.ROOT, "%.1f", receivedRate[p]));
             }
             return "{\"now\":" + nowSeconds + ",\"t\":[" + t + "],\"visible\":[" + v + "],\"inflight\":[" + i + "],\"delayed\":[" + d
                     + "],\"oldest\":[" + o + "],\"sent\":[" + sr + "],\"received\":[" + rr + "]}";
@@ -101,7 +105,7 @@ public final class QueueHistory {
 
     private final SqsServices services;
     private final int maxQueues;
-    private final Map<Long, Series> series = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<Long, Series> series = new ConcurrentHashMap<>();
     private volatile boolean sampling;
     /** When a signed-in console request last came (ms); sampling stops an hour after it. */
     private volatile long lastUsedMillis = Long.MIN_VALUE / 2;
@@ -136,7 +140,7 @@ public final class QueueHistory {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
-            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            } catch (ExecutionException | TimeoutException e) {
                 LOG.debug("some history samples missing: {}", e.toString()); // those that did finish are kept
             }
             counts.forEach((id, f) -> {

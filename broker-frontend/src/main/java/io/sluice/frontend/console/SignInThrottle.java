@@ -1,5 +1,8 @@
 package io.sluice.frontend.console;
 
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -64,12 +67,12 @@ final class SignInThrottle {
             return address;
         }
         try {
-            byte[] bytes = java.net.InetAddress.getByName(address).getAddress();
+            byte[] bytes = InetAddress.getByName(address).getAddress();
             if (bytes.length != 16) {
                 return address;
             }
-            return java.util.HexFormat.of().formatHex(bytes, 0, 8) + "::/64";
-        } catch (java.net.UnknownHostException e) { // a literal always parses; whatever it is, count it as it is
+            return HexFormat.of().formatHex(bytes, 0, 8) + "::/64";
+        } catch (UnknownHostException e) { // a literal always parses; whatever it is, count it as it is
             return address;
         }
     }

@@ -1,5 +1,6 @@
 package io.sluice.frontend.http;
 
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
@@ -41,7 +42,7 @@ public final class AccessKeyRateLimiter {
      * @throws IllegalArgumentException on a malformed entry
      */
     public static Map<String, Double> parseRates(String spec) {
-        Map<String, Double> out = new java.util.LinkedHashMap<>();
+        Map<String, Double> out = new LinkedHashMap<>();
         if (spec == null || spec.isBlank()) {
             return out;
         }

@@ -2,6 +2,7 @@ package io.sluice.frontend.http;
 
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
@@ -22,6 +23,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Hands each complete request to the {@link SqsRequestProcessor} and writes its answer when it is ready. Nothing
@@ -64,12 +66,12 @@ final class SqsHttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         previous = previous.thenCompose(v -> processor.process(in)).handle((out, error) -> {
             try {
                 ctx.executor().execute(() -> guard.requestAnswered(ctx)); // the guard lives on the event loop
-            } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
+            } catch (RejectedExecutionException shuttingDown) {
                 // the event loop is gone with its connections: nothing left to count, and the answer still goes out
             }
             // in flight until the answer is on the wire: a shutdown that waits for in-flight requests must not close
             // the connection while the answer is still queued on its event loop
-            io.netty.channel.ChannelFuture sent = out != null ? write(ctx, out, keepAlive) : ctx.close();
+            ChannelFuture sent = out != null ? write(ctx, out, keepAlive) : ctx.close();
             if (sent == null) {
                 inFlight.end();
             } else {
@@ -80,7 +82,7 @@ final class SqsHttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     }
 
     /** Writes the answer; the future of its write, or null when the connection is already gone. */
-    static io.netty.channel.ChannelFuture write(ChannelHandlerContext ctx, SqsRequestProcessor.Outgoing out,
+    static ChannelFuture write(ChannelHandlerContext ctx, SqsRequestProcessor.Outgoing out,
                                                 boolean keepAlive) {
         if (!ctx.channel().isActive()) {
             return null;

@@ -18,7 +18,10 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.sluice.common.SqsError;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -131,9 +134,9 @@ public final class SqsHttpServer implements AutoCloseable {
 
         @Override
         protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
-            Map<String, List<String>> headers = new java.util.LinkedHashMap<>();
-            oversized.headers().forEach(h -> headers.computeIfAbsent(h.getKey().toLowerCase(java.util.Locale.ROOT),
-                    k -> new java.util.ArrayList<>()).add(h.getValue()));
+            Map<String, List<String>> headers = new LinkedHashMap<>();
+            oversized.headers().forEach(h -> headers.computeIfAbsent(h.getKey().toLowerCase(Locale.ROOT),
+                    k -> new ArrayList<>()).add(h.getValue()));
             SqsRequestProcessor.Incoming in = new SqsRequestProcessor.Incoming("POST", "/", headers, new byte[0],
                     String.valueOf(ctx.channel().remoteAddress()), () -> false);
             SqsHttpHandler.write(ctx, processor.reject(in, SqsError.REQUEST_ENTITY_TOO_LARGE.withMessage(

@@ -11,6 +11,7 @@ import io.sluice.frontend.action.ActionContext;
 import io.sluice.frontend.action.ActionTable;
 import io.sluice.frontend.action.Params;
 import io.sluice.frontend.action.SqsAction;
+import io.sluice.frontend.auth.AuthFailures;
 import io.sluice.frontend.auth.AuthResult;
 import io.sluice.frontend.auth.AuthorizationPolicy;
 import io.sluice.frontend.auth.Authorizer;
@@ -22,7 +23,11 @@ import io.sluice.frontend.protocol.Protocol;
 import io.sluice.frontend.protocol.QueryDecoder;
 import io.sluice.frontend.protocol.QueryParameters;
 import io.sluice.frontend.protocol.XmlEncoder;
+import java.io.IOException;
 import java.net.URI;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -30,9 +35,12 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,11 +74,11 @@ public final class SqsRequestProcessor {
     private final Executor workers;
     private final MeterRegistry metrics;
     private final AccessKeyRateLimiter limiter;
-    private final java.util.function.Predicate<String> knownQueue;
+    private final Predicate<String> knownQueue;
     private final long deadlineMillis;
     /** Failed signatures by client address and key: guessing a secret is slowed down, per address. */
-    private final io.sluice.frontend.auth.AuthFailures authFailures =
-            new io.sluice.frontend.auth.AuthFailures(System::nanoTime);
+    private final AuthFailures authFailures =
+            new AuthFailures(System::nanoTime);
 
     /**
      * @param verifier null disables authentication (every request is from the anonymous key, which may do
@@ -88,7 +96,7 @@ public final class SqsRequestProcessor {
      */
     public SqsRequestProcessor(ActionTable actions, SigV4Verifier verifier, Authorizer policy, Executor workers,
                                MeterRegistry metrics, AccessKeyRateLimiter limiter,
-                               java.util.function.Predicate<String> knownQueue) {
+                               Predicate<String> knownQueue) {
         this(actions, verifier, policy, workers, metrics, limiter, knownQueue, DEFAULT_DEADLINE_MILLIS);
     }
 
@@ -102,7 +110,7 @@ public final class SqsRequestProcessor {
      */
     public SqsRequestProcessor(ActionTable actions, SigV4Verifier verifier, Authorizer policy, Executor workers,
                                MeterRegistry metrics, AccessKeyRateLimiter limiter,
-                               java.util.function.Predicate<String> knownQueue, long deadlineMillis) {
+                               Predicate<String> knownQueue, long deadlineMillis) {
         this.deadlineMillis = deadlineMillis;
         this.actions = actions;
         this.verifier = verifier;
@@ -199,8 +207,8 @@ public final class SqsRequestProcessor {
         } catch (TarpittedRejection slowed) {
             // the answer to a guess after many wrong ones waits (never an event loop: a timer completes it)
             CompletableFuture<ObjectNode> later = new CompletableFuture<>();
-            CompletableFuture.delayedExecutor(io.sluice.frontend.auth.AuthFailures.DELAY_MILLIS,
-                    java.util.concurrent.TimeUnit.MILLISECONDS).execute(() -> later.completeExceptionally(
+            CompletableFuture.delayedExecutor(AuthFailures.DELAY_MILLIS,
+                    TimeUnit.MILLISECONDS).execute(() -> later.completeExceptionally(
                     new SqsException(slowed.failure())));
             return later;
         }
@@ -264,7 +272,7 @@ public final class SqsRequestProcessor {
     private CompletableFuture<ObjectNode> run(String principal, Authorizer authorizer, SqsAction handler,
                                               Params params, Protocol protocol, String requestId, String path,
                                               String host, String traceHeader,
-                                              java.util.function.BooleanSupplier connected, String[] queue) {
+                                              BooleanSupplier connected, String[] queue) {
         RequestResources resources = RequestResources.of(handler.name(), params, path,
                 () -> ActionContext.queueDoesNotExist(protocol));
         queue[0] = resources.queue();
@@ -305,7 +313,7 @@ public final class SqsRequestProcessor {
             return "anonymous";
         }
         String address = addressOf(in.remoteAddress());
-        String keyId = io.sluice.frontend.auth.AuthFailures.accessKeyOf(in.header("authorization"),
+        String keyId = AuthFailures.accessKeyOf(in.header("authorization"),
                 name -> queryParameter(rawQuery, name));
         SignedRequest signed = SignedRequest.of(in.method(), rawPath, rawQuery, in.headers(), in.body());
         AuthResult result = verifier.verify(signed);
@@ -325,14 +333,14 @@ public final class SqsRequestProcessor {
 
     /** A wrong signature from an address past its failures: answered after {@code AuthFailures.DELAY_MILLIS}. */
     private static final class TarpittedRejection extends RuntimeException {
-        private final io.sluice.common.SqsFailure failure;
+        private final SqsFailure failure;
 
-        TarpittedRejection(io.sluice.common.SqsFailure failure) {
+        TarpittedRejection(SqsFailure failure) {
             super(null, null, false, false);
             this.failure = failure;
         }
 
-        io.sluice.common.SqsFailure failure() {
+        SqsFailure failure() {
             return failure;
         }
     }
@@ -368,8 +376,8 @@ public final class SqsRequestProcessor {
         for (String piece : rawQuery.split("&")) {
             if (piece.startsWith(name + "=")) {
                 try {
-                    return java.net.URLDecoder.decode(piece.substring(name.length() + 1),
-                            java.nio.charset.StandardCharsets.UTF_8);
+                    return URLDecoder.decode(piece.substring(name.length() + 1),
+                            StandardCharsets.UTF_8);
                 } catch (IllegalArgumentException malformed) {
                     return null;
                 }
@@ -402,7 +410,7 @@ public final class SqsRequestProcessor {
      * which every key may call and which lists only the queues the key may list.
      */
     private static void authorize(Authorizer policy, String principal, String action, RequestResources resources) {
-        List<String> touched = new java.util.ArrayList<>(resources.referenced());
+        List<String> touched = new ArrayList<>(resources.referenced());
         if (resources.queue() != null) {
             touched.add(resources.queue());
         }
@@ -416,14 +424,14 @@ public final class SqsRequestProcessor {
 
     private SqsFailure failureOf(Throwable error, String requestId) {
         Throwable e = error;
-        while ((e instanceof CompletionException || e instanceof java.util.concurrent.ExecutionException)
+        while ((e instanceof CompletionException || e instanceof ExecutionException)
                 && e.getCause() != null) {
             e = e.getCause();
         }
         if (e instanceof SqsException s) {
             return s.failure();
         }
-        if (e instanceof java.util.concurrent.TimeoutException) {
+        if (e instanceof TimeoutException) {
             // per request, so DEBUG: under a partition every request takes this path (the access log and /ready say so)
             LOG.debug("request {} did not complete within its deadline: answered ServiceUnavailable", requestId);
             return SqsError.SERVICE_UNAVAILABLE.withMessage("The request did not complete in time: the cluster may be"
@@ -440,7 +448,7 @@ public final class SqsRequestProcessor {
     /** Whether a failure says the cluster could not be reached (Ratis reports those as IOExceptions). */
     private static boolean unavailable(Throwable error) {
         for (Throwable t = error; t != null; t = t.getCause()) {
-            if (t instanceof java.io.IOException || t instanceof java.util.concurrent.TimeoutException) {
+            if (t instanceof IOException || t instanceof TimeoutException) {
                 return true;
             }
         }
@@ -479,7 +487,7 @@ public final class SqsRequestProcessor {
         String outcome = out.status() == 200 ? "ok" : Integer.toString(out.status());
         Timer.builder("sqs.requests").description("SQS requests by action and outcome")
                 .tag("action", action == null ? "unknown" : action).tag("outcome", outcome)
-                .publishPercentileHistogram().register(metrics).record(nanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+                .publishPercentileHistogram().register(metrics).record(nanos, TimeUnit.NANOSECONDS);
         if (accessKey != null) {
             metrics.counter("sqs.usage.requests", "access_key", accessKey).increment();
             metrics.counter("sqs.usage.bytes", "access_key", accessKey, "direction", "in").increment(in.body().length);

@@ -9,8 +9,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -36,7 +36,7 @@ public final class LongPolls implements PartitionService.EffectListener, AutoClo
 
     public LongPolls(Clock clock) {
         this.clock = clock;
-        java.util.concurrent.ScheduledThreadPoolExecutor executor = new java.util.concurrent.ScheduledThreadPoolExecutor(1,
+        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1,
                 r -> {
                     Thread t = new Thread(r, "sluice-long-poll-timer");
                     t.setDaemon(true);

@@ -6,6 +6,7 @@ import io.sluice.common.SqsException;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -76,6 +77,6 @@ public final class ReceiptHandleSeal {
             macs.set(keyed);
         }
         byte[] full = keyed.mac().doFinal(encoded.getBytes(StandardCharsets.US_ASCII));
-        return Base64.getUrlEncoder().withoutPadding().encodeToString(java.util.Arrays.copyOf(full, MAC_BYTES));
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(Arrays.copyOf(full, MAC_BYTES));
     }
 }

@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,7 +44,7 @@ public class SluiceListenerRegistry implements SmartLifecycle {
     private final MeterRegistry meters;
     private final Map<String, SluiceWorker> workers = new LinkedHashMap<>();
     private volatile boolean running;
-    private java.util.concurrent.CountDownLatch stopped;
+    private CountDownLatch stopped;
 
     public SluiceListenerRegistry(ApplicationContext context, SqsAsyncClient sqs, SluiceWorkerProperties properties,
                                   MeterRegistry meters) {
@@ -82,7 +83,7 @@ public class SluiceListenerRegistry implements SmartLifecycle {
         }
         running = true;
         if (!workers.isEmpty()) {
-            java.util.concurrent.CountDownLatch latch = new java.util.concurrent.CountDownLatch(1);
+            CountDownLatch latch = new CountDownLatch(1);
             stopped = latch;
             Thread keepAlive = new Thread(() -> {
                 try {

@@ -7,10 +7,13 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.IntStream;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.sqs.SqsAsyncClient;
+import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
+import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
 
 /**
  * A worker on a running {@code sluice dev} (or any SQS endpoint): creates queue {@code worker-example}, sends 200
@@ -30,10 +33,10 @@ public final class WorkerExample {
      * A W3C trace context for a message (version 00, a random trace and span id, sampled): what a producer instrumented
      * with OpenTelemetry writes, e.g. {@code W3CTraceContextPropagator.getInstance().inject(Context.current(), ...)}.
      */
-    static software.amazon.awssdk.services.sqs.model.MessageAttributeValue traceparent() {
+    static MessageAttributeValue traceparent() {
         ThreadLocalRandom r = ThreadLocalRandom.current();
         String value = String.format("00-%016x%016x-%016x-01", r.nextLong() | 1, r.nextLong(), r.nextLong() | 1);
-        return software.amazon.awssdk.services.sqs.model.MessageAttributeValue.builder().dataType("String")
+        return MessageAttributeValue.builder().dataType("String")
                 .stringValue(value).build();
     }
 
@@ -48,8 +51,8 @@ public final class WorkerExample {
                     .attributesWithStrings(Map.of("VisibilityTimeout", "10"))).get().queueUrl();
             for (int batch = 0; batch < 20; batch++) {
                 int from = batch * 10;
-                sqs.sendMessageBatch(b -> b.queueUrl(url).entries(java.util.stream.IntStream.range(from, from + 10)
-                        .mapToObj(i -> software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry.builder()
+                sqs.sendMessageBatch(b -> b.queueUrl(url).entries(IntStream.range(from, from + 10)
+                        .mapToObj(i -> SendMessageBatchRequestEntry.builder()
                                 .id("m" + i).messageBody("job " + i).messageAttributes(Map.of("traceparent",
                                         traceparent())).build()).toList())).get();
             }
