@@ -116,7 +116,7 @@ class PartitionIT {
             second.stop();
             producer.acknowledged.addAll(second.acknowledged);
 
-            Set<String> received = drain(healthy, url, producer.acknowledged.size());
+            Set<String> received = drain(healthy, url, producer.acknowledged);
             Set<String> lost = new HashSet<>(producer.acknowledged);
             lost.removeAll(received);
             System.out.printf("partition: through the cut-off node %s; not ready after %d ms, ready again %d ms after"
@@ -153,7 +153,7 @@ class PartitionIT {
             Thread.sleep(2_000);
             long cutAt = System.nanoTime();
             cluster.hosts().isolate(leader);
-            Thread.sleep(15_000);
+            Thread.sleep(10_000);
             long partitionStall = producer.longestStallMillis(cutAt, System.nanoTime());
             cluster.hosts().heal();
 
@@ -161,7 +161,7 @@ class PartitionIT {
             long killStall = killStall(cluster, newLeader, producer);
             producer.stop();
 
-            Set<String> received = drain(frontend, url, producer.acknowledged.size());
+            Set<String> received = drain(frontend, url, producer.acknowledged);
             Set<String> lost = new HashSet<>(producer.acknowledged);
             lost.removeAll(received);
             System.out.printf("partition (split): sends through %s stalled at most %d ms while backend %s was cut off,"
@@ -217,12 +217,13 @@ class PartitionIT {
         throw new AssertionError("unreachable");
     }
 
-    /** Receives through {@code node} until {@code expected} distinct bodies arrived or nothing came for 15 s. */
-    private static Set<String> drain(LocalCluster.Member node, String url, int expected) {
+    /** Receives through {@code node} until every {@code expected} body arrived or nothing came for 15 s. */
+    private static Set<String> drain(LocalCluster.Member node, String url, Set<String> expected) {
         Set<String> bodies = new HashSet<>();
         long quietSince = System.nanoTime();
         try (SqsClient c = NemesisIT.client(node.endpoint())) {
-            while (bodies.size() < expected + 1 && System.nanoTime() - quietSince < TimeUnit.SECONDS.toNanos(15)) {
+            while (!bodies.containsAll(expected)
+                    && System.nanoTime() - quietSince < TimeUnit.SECONDS.toNanos(15)) {
                 List<Message> got;
                 try {
                     got = c.receiveMessage(b -> b.queueUrl(url).maxNumberOfMessages(10).waitTimeSeconds(1))
