@@ -1,11 +1,11 @@
 package io.sluice.metadata.raft;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sluice.common.Clock;
 import io.sluice.common.Fsync;
 import io.sluice.common.raft.LeaderHints;
 import io.sluice.common.raft.StateMachineLifecycle;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sluice.metadata.image.ClusterImage;
 import io.sluice.metadata.image.MetadataBatch;
 import io.sluice.metadata.image.MetadataCommand;
@@ -26,9 +26,9 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BiFunction;
