@@ -16,7 +16,8 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 /**
  * The deployment files under {@code deploy/} (docker-compose, Kubernetes, Prometheus, Grafana) as parsed data, for
- * {@link DeployManifestsTest}, {@link AlertRulesTest} and {@link ComposeSmokeIT}.
+ * {@link KubernetesManifestsTest}, {@link ComposeFilesTest}, {@link DockerImageTest}, {@link GrafanaDashboardTest},
+ * {@link AlertRulesTest} and {@link ComposeSmokeIT}.
  */
 final class DeployFiles {
     /** What a ${VAR:-default} reference in docker-compose.yml looks like. */

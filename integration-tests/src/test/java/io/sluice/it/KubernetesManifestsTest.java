@@ -4,14 +4,15 @@ import static io.sluice.it.DeployFiles.asMap;
 import static io.sluice.it.DeployFiles.flag;
 import static io.sluice.it.DeployFiles.map;
 import static io.sluice.it.DeployFiles.strings;
+import static io.sluice.it.LauncherChecks.DEFAULT_ADMIN_PORT;
+import static io.sluice.it.LauncherChecks.assertConfiguration;
+import static io.sluice.it.LauncherChecks.parseWithLauncher;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.gson.GsonBuilder;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
@@ -38,18 +39,13 @@ import io.kubernetes.client.openapi.models.V1StatefulSet;
 import io.kubernetes.client.openapi.models.V1VolumeMount;
 import io.kubernetes.client.openapi.models.V1WeightedPodAffinityTerm;
 import io.kubernetes.client.openapi.models.V2HorizontalPodAutoscaler;
-import io.sluice.server.ConfigKey;
-import io.sluice.server.ServerConfig;
 import io.sluice.server.ServerConfigKeys;
-import io.sluice.server.SluiceMain;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -63,17 +59,15 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
 
 /**
- * The deployment artifacts under {@code deploy/}: the Kubernetes manifests against the real Kubernetes API schemas
- * (the official Java client's models, generated from the API server's OpenAPI document, which reject unknown and
- * missing required fields), plus what a schema cannot see: probes on the admin port, selectors that select, a
- * metadata peers list that names the metadata pods, flags the launcher accepts, configuration keys Sluice knows;
- * the same for docker-compose.yml, the HAProxy and Prometheus configurations, the Dockerfile and the Grafana
- * dashboard.
+ * The Kubernetes manifests under {@code deploy/k8s} against the real Kubernetes API schemas (the official Java
+ * client's models, generated from the API server's OpenAPI document, which reject unknown and missing required
+ * fields), plus what a schema cannot see: probes on the admin port, selectors that select, a metadata peers list that
+ * names the metadata pods, flags the launcher accepts, configuration keys Sluice knows, network policies, certificates
+ * and the admin read token.
  */
-class DeployManifestsTest {
+class KubernetesManifestsTest {
     /** apiVersion/kind -> model of the Kubernetes API that the manifests may use. */
     private static final Map<String, Class<?>> MODELS = Map.of(
             "v1/Namespace", V1Namespace.class,
@@ -86,16 +80,8 @@ class DeployManifestsTest {
             "autoscaling/v2/HorizontalPodAutoscaler", V2HorizontalPodAutoscaler.class,
             "networking.k8s.io/v1/NetworkPolicy", io.kubernetes.client.openapi.models.V1NetworkPolicy.class);
     private static final String NAMESPACE = "sluice";
-    /** Admin port flags and defaults of the roles (SluiceMain). */
-    private static final Map<String, Integer> DEFAULT_ADMIN_PORT = Map.of("metadata", 9425, "backend", 9525,
-            "frontend", 9325, "dev", 9325);
-    /** SLUICE_* variables that are not configuration keys: Logback's levels, the image's entry point. */
-    private static final Set<String> OTHER_SLUICE_VARIABLES = Set.of("SLUICE_LOG_LEVEL", "SLUICE_ACCESS_LOG_LEVEL",
-            "SLUICE_WAIT_FOR_HOST", "SLUICE_WAIT_FOR_HOST_SECONDS", "SLUICE_HEALTH_URL");
     private static final Pattern VARIABLE_REFERENCE = Pattern.compile("\\$\\(([A-Za-z_][A-Za-z0-9_]*)\\)");
     private static final Pattern XMX = Pattern.compile("-Xmx(\\d+)([kKmMgG]?)");
-    /** The data folder of every stateful role is below this mount (the image's volume). */
-    private static final String DATA_MOUNT = "/var/lib/sluice";
 
     /** One Kubernetes object of deploy/k8s, validated against its schema. */
     record Manifest(String source, String kind, String name, String namespace, Object model) {
@@ -145,6 +131,7 @@ class DeployManifestsTest {
             }
         }
     }
+
 
     // ------------------------------------------------------------------------------------------------ Kubernetes
 
@@ -492,271 +479,10 @@ class DeployManifestsTest {
                 "the metadata Service publishes the raft port");
     }
 
-    // ------------------------------------------------------------------------------------------------ compose
 
+    /** Every pod takes the admin read token from its own Secret, which holds only it. */
     @Test
-    void composeRunsTheWholeCluster() throws IOException {
-        Map<String, Object> compose = compose();
-        Map<String, List<String>> roles = composeRoles(compose);
-        assertEquals(3, roles.getOrDefault("metadata", List.of()).size(), "3 metadata members: " + roles);
-        assertEquals(3, roles.getOrDefault("backend", List.of()).size(), "3 backends: " + roles);
-        assertEquals(2, roles.getOrDefault("frontend", List.of()).size(), "2 frontends: " + roles);
-        Map<String, Object> services = map(compose, "services");
-        String lb = serviceWithImage(services, "haproxy");
-        assertTrue(strings(map(services, lb), "ports").stream().anyMatch(p -> p.endsWith(":9324:9324")),
-                "the load balancer publishes the client endpoint on 9324");
-        String prometheus = serviceWithImage(services, "prom/prometheus");
-        Set<String> declared = map(compose, "volumes").keySet();
-        Set<String> used = new LinkedHashSet<>();
-        for (String role : List.of("metadata", "backend")) {
-            for (String name : roles.get(role)) {
-                Map<String, Object> svc = map(services, name);
-                List<String> command = command(svc);
-                String volume = strings(svc, "volumes").stream().filter(v -> v.endsWith(":" + DATA_MOUNT))
-                        .map(v -> v.substring(0, v.indexOf(':'))).findFirst().orElse(null);
-                assertNotNull(volume, name + " keeps its data on a volume at " + DATA_MOUNT);
-                assertTrue(declared.contains(volume), name + ": volume " + volume + " is a named volume");
-                assertTrue(used.add(volume), name + ": volume " + volume + " is its own");
-                String dataDir = flag(command, "--data-dir");
-                assertNotNull(dataDir, name + ": --data-dir");
-                assertTrue(dataDir.startsWith(DATA_MOUNT + "/"), name + ": --data-dir " + dataDir + " on the volume");
-            }
-        }
-        assertTrue(strings(map(services, prometheus), "volumes").stream()
-                .anyMatch(v -> declared.contains(v.substring(0, v.indexOf(':')))), "Prometheus keeps its data");
-    }
-
-    @Test
-    void composePeersMatchTheMetadataServices() throws IOException {
-        Map<String, Object> compose = compose();
-        Map<String, Object> services = map(compose, "services");
-        Map<String, List<String>> roles = composeRoles(compose);
-        Map<String, String> idToService = new LinkedHashMap<>();
-        for (String name : roles.get("metadata")) {
-            String id = flag(command(map(services, name)), "--node-id");
-            assertNotNull(id, name + ": --node-id");
-            assertTrue(idToService.put(id, name) == null, "metadata id " + id + " used twice");
-        }
-        Set<String> specs = new LinkedHashSet<>();
-        for (String role : List.of("metadata", "backend", "frontend")) {
-            for (String name : roles.get(role)) {
-                String spec = flag(command(map(services, name)), role.equals("metadata") ? "--peers"
-                        : "--metadata-peers");
-                assertNotNull(spec, name + ": metadata peers");
-                specs.add(spec);
-            }
-        }
-        assertEquals(1, specs.size(), "every service names the same metadata group: " + specs);
-        Map<String, String> peers = DeployFiles.peers(specs.iterator().next());
-        assertEquals(idToService.keySet(), peers.keySet(), "--peers ids are the metadata members' --node-id");
-        for (Map.Entry<String, String> p : peers.entrySet()) {
-            String host = p.getValue().substring(0, p.getValue().lastIndexOf(':'));
-            assertEquals(idToService.get(p.getKey()), host, "peer " + p.getKey() + " is at its service's name");
-            assertEquals("9426", p.getValue().substring(p.getValue().lastIndexOf(':') + 1), "metadata Raft port");
-        }
-        Set<String> backendIds = new LinkedHashSet<>();
-        for (String name : roles.get("backend")) {
-            List<String> command = command(map(services, name));
-            assertEquals(name, flag(command, "--advertise-host"), name + ": --advertise-host is its service name");
-            assertTrue(backendIds.add(flag(command, "--node-id")), name + ": a node id of its own");
-            assertFalse(idToService.containsKey(flag(command, "--node-id")), name + ": not a metadata id");
-        }
-    }
-
-    @Test
-    void composeCommandsAndEnvironmentAreAcceptedBySluice() throws IOException {
-        Map<String, Object> compose = compose();
-        Map<String, Object> services = map(compose, "services");
-        composeRoles(compose).values().stream().flatMap(List::stream).forEach(name -> {
-            Map<String, Object> svc = map(services, name);
-            parseWithLauncher(name, command(svc));
-            Map<String, String> env = new LinkedHashMap<>();
-            map(svc, "environment").forEach((k, v) -> env.put(k, DeployFiles.composeDefaults(String.valueOf(v))));
-            assertConfiguration(name, env);
-            assertTrue(env.containsKey("JAVA_OPTS"), name + ": JAVA_OPTS sizes the heap");
-            String grace = String.valueOf(svc.get("stop_grace_period"));
-            Matcher m = Pattern.compile("(\\d+)s").matcher(grace);
-            assertTrue(m.matches() && Integer.parseInt(m.group(1)) >= 30, name + ": stop_grace_period >= 30s: "
-                    + grace);
-        });
-    }
-
-    /**
-     * Raft mutual TLS in compose: the certs job makes, in the cluster-tls volume, a certificate for every name the
-     * Sluice services use (with their hostname as DNS name for those that are dialled); each service mounts the volume
-     * where its configuration points and starts after the job.
-     */
-    @Test
-    void composeServicesUseCertificatesTheCertsJobMakes() throws IOException {
-        Map<String, Object> compose = compose();
-        Map<String, Object> services = map(compose, "services");
-        Map<String, Object> certs = map(services, "certs");
-        assertTrue(strings(certs, "entrypoint").get(0).endsWith("make-certs.sh"), "the certs job runs make-certs.sh");
-        List<String> command = strings(certs, "command");
-        String dir = command.get(0);
-        Map<String, String> made = new HashMap<>();
-        command.subList(1, command.size()).forEach(spec -> made.put(spec.substring(0, spec.indexOf('=')),
-                spec.substring(spec.indexOf('=') + 1)));
-        String volume = strings(certs, "volumes").stream().filter(v -> v.endsWith(":" + dir)).map(v -> v.substring(0,
-                v.indexOf(':'))).findFirst().orElseThrow(() -> new AssertionError("the certs job writes a volume"));
-        for (Map.Entry<String, List<String>> role : composeRoles(compose).entrySet()) {
-            for (String name : role.getValue()) {
-                Map<String, Object> svc = map(services, name);
-                Map<String, Object> env = map(svc, "environment");
-                String cert = String.valueOf(env.get("SLUICE_CLUSTER_TLS_CERT_FILE"));
-                String certName = cert.substring(cert.lastIndexOf('/') + 1, cert.length() - ".pem".length());
-                assertEquals(dir + "/" + certName + ".pem", cert, name);
-                assertEquals(dir + "/" + certName + "-key.pem", env.get("SLUICE_CLUSTER_TLS_KEY_FILE"), name);
-                assertEquals(dir + "/ca.pem", env.get("SLUICE_CLUSTER_TLS_CA_FILE"), name);
-                assertTrue(made.containsKey(certName), name + ": the certs job makes " + certName);
-                if (!role.getKey().equals("frontend")) {
-                    assertTrue(List.of(made.get(certName).split(",")).contains("DNS:" + name),
-                            name + ": its certificate names " + name + ", the address its peers dial");
-                }
-                assertTrue(strings(svc, "volumes").contains(volume + ":" + dir + ":ro"), name + " mounts " + volume);
-                assertEquals("service_completed_successfully", map(map(svc, "depends_on"), "certs").get("condition"),
-                        name + " starts after the certs job");
-            }
-        }
-    }
-
-    @Test
-    void composeStartsInOrderWithHealthChecks() throws IOException {
-        Map<String, Object> compose = compose();
-        Map<String, Object> services = map(compose, "services");
-        Map<String, List<String>> roles = composeRoles(compose);
-        Map<String, String> after = Map.of("backend", "metadata", "frontend", "backend");
-        for (Map.Entry<String, List<String>> role : roles.entrySet()) {
-            for (String name : role.getValue()) {
-                Map<String, Object> svc = map(services, name);
-                List<String> command = command(svc);
-                String adminPort = Objects.requireNonNullElse(flag(command, "--admin-port"),
-                        String.valueOf(DEFAULT_ADMIN_PORT.get(role.getKey())));
-                String host = "127.0.0.1";
-                String test = String.join(" ", strings(map(svc, "healthcheck"), "test"));
-                assertTrue(test.contains("http://" + host + ":" + adminPort + "/ready")
-                                || test.contains("http://" + host + ":" + adminPort + "/health"),
-                        name + ": health check on its admin endpoint http://" + host + ":" + adminPort + ": " + test);
-                String before = after.get(role.getKey());
-                if (before != null) {
-                    assertDependsOnHealthy(svc, name, roles.get(before));
-                }
-            }
-        }
-        assertDependsOnHealthy(map(services, serviceWithImage(services, "haproxy")), "the load balancer",
-                roles.get("frontend"));
-    }
-
-    private static void assertDependsOnHealthy(Map<String, Object> svc, String name, List<String> dependencies) {
-        Map<String, Object> dependsOn = map(svc, "depends_on");
-        for (String d : dependencies) {
-            assertEquals("service_healthy", map(dependsOn, d).get("condition"),
-                    name + " starts after " + d + " is healthy");
-        }
-    }
-
-    @Test
-    void theLoadBalancerSendsToEveryFrontendAndChecksReadiness() throws IOException {
-        Map<String, Object> compose = compose();
-        Map<String, Object> services = map(compose, "services");
-        Map<String, Object> lb = map(services, serviceWithImage(services, "haproxy"));
-        String mount = strings(lb, "volumes").stream().filter(v -> v.contains("haproxy.cfg")).findFirst()
-                .orElseThrow(() -> new AssertionError("haproxy.cfg is mounted"));
-        Path cfg = DeployFiles.deploy(mount.substring(0, mount.indexOf(':')));
-        assertTrue(Files.isRegularFile(cfg), cfg + " exists");
-        List<String> lines = Files.readAllLines(cfg).stream().map(String::trim)
-                .filter(l -> !l.startsWith("#")).toList();
-        Map<String, String> servers = new HashMap<>();
-        for (String l : lines) {
-            String[] words = l.split("\\s+");
-            if (words[0].equals("server")) {
-                servers.put(words[2].substring(0, words[2].lastIndexOf(':')),
-                        words[2].substring(words[2].lastIndexOf(':') + 1));
-            }
-        }
-        Map<String, String> frontends = new HashMap<>();
-        for (String name : composeRoles(compose).get("frontend")) {
-            frontends.put(name, Objects.requireNonNullElse(flag(command(map(services, name)), "--port"), "9324"));
-        }
-        assertEquals(frontends, servers, "haproxy servers are the frontends at their SQS ports");
-        assertTrue(lines.stream().anyMatch(l -> l.matches("http-check send meth GET uri /ready.*")),
-                "haproxy checks /ready");
-        assertTrue(lines.stream().anyMatch(l -> l.matches("default-server .*check port 9325.*")),
-                "haproxy checks the frontends' admin port");
-        assertTrue(lines.stream().anyMatch(l -> l.matches("bind :9324")), "haproxy listens on 9324");
-    }
-
-    @Test
-    void prometheusScrapesEveryNodeAndLoadsTheRules() throws IOException {
-        Map<String, Object> compose = compose();
-        Map<String, Object> services = map(compose, "services");
-        Map<String, Object> prometheus = map(services, serviceWithImage(services, "prom/prometheus"));
-        assertTrue(strings(prometheus, "volumes").contains("./prometheus:/etc/prometheus:ro"),
-                "deploy/prometheus is Prometheus's configuration folder");
-        assertTrue(strings(prometheus, "command").contains("--config.file=/etc/prometheus/prometheus.yml"));
-        Map<String, Object> config = DeployFiles.load(DeployFiles.deploy("prometheus/prometheus.yml"));
-        Set<String> targets = new TreeSet<>();
-        Map<String, String> jobs = new HashMap<>();
-        for (Object job : (List<?>) config.get("scrape_configs")) {
-            Map<String, Object> j = asMap(job, "scrape config");
-            for (Object sc : (List<?>) j.getOrDefault("static_configs", List.of())) {
-                for (String t : strings(asMap(sc, "static config"), "targets")) {
-                    targets.add(t);
-                    jobs.put(t, String.valueOf(j.get("job_name")));
-                }
-            }
-        }
-        Map<String, List<String>> roles = composeRoles(compose);
-        Set<String> expected = new TreeSet<>();
-        for (Map.Entry<String, List<String>> role : roles.entrySet()) {
-            for (String name : role.getValue()) {
-                String port = Objects.requireNonNullElse(flag(command(map(services, name)), "--admin-port"),
-                        String.valueOf(DEFAULT_ADMIN_PORT.get(role.getKey())));
-                expected.add(name + ":" + port);
-                assertEquals("sluice-" + role.getKey(), jobs.get(name + ":" + port),
-                        name + ": scraped by job sluice-" + role.getKey() + " (the alert rules select on it)");
-            }
-        }
-        targets.removeIf(t -> t.startsWith("localhost:"));
-        assertEquals(expected, targets, "Prometheus scrapes /metrics on every node's admin port");
-        assertEquals(List.of("alerts.yml"), strings(config, "rule_files"));
-    }
-
-    /**
-     * Outside sluice dev, /metrics and /admin/status need a token (issue 42 item 10): every Sluice service of both
-     * compose files reads the read token from the compose secret, Prometheus holds that secret (and no Sluice key or
-     * certificate) and scrapes every Sluice job with it; every Kubernetes pod takes it from its own Secret.
-     */
-    @Test
-    void metricsAndStatusAreReadWithTheReadToken() throws IOException {
-        for (String file : List.of("docker-compose.yml", "docker-compose.combined.yml")) {
-            Map<String, Object> compose = DeployFiles.load(DeployFiles.deploy(file));
-            assertEquals("SLUICE_ADMIN_READ_TOKEN", map(map(compose, "secrets"), "admin-read-token").get("environment"),
-                    file + ": the secret comes from the environment, required like SLUICE_SECRET_KEY");
-            Map<String, Object> services = map(compose, "services");
-            for (String name : composeRoles(compose).values().stream().flatMap(List::stream).toList()) {
-                Map<String, Object> svc = map(services, name);
-                assertTrue(strings(svc, "secrets").contains("admin-read-token"), file + " " + name + ": the secret");
-                assertEquals(AlertRulesTest.READ_TOKEN_FILE, map(svc, "environment").get("SLUICE_ADMIN_READ_TOKEN_FILE"),
-                        file + " " + name + ": reads it as sluice.admin.read-token-file");
-            }
-            Map<String, Object> prometheus = map(services, serviceWithImage(services, "prom/prometheus"));
-            assertEquals(List.of("admin-read-token"), strings(prometheus, "secrets"), file + ": Prometheus's secrets");
-            assertTrue(strings(prometheus, "volumes").stream().noneMatch(v -> v.startsWith("cluster-tls")),
-                    file + ": Prometheus holds no cluster certificate");
-            String config = strings(prometheus, "command").stream().filter(c -> c.startsWith("--config.file="))
-                    .findFirst().orElseThrow().substring("--config.file=/etc/prometheus/".length());
-            int sluiceJobs = 0;
-            for (Object job : (List<?>) DeployFiles.load(DeployFiles.deploy("prometheus/" + config)).get("scrape_configs")) {
-                Map<String, Object> j = asMap(job, "scrape config");
-                if (String.valueOf(j.get("job_name")).startsWith("sluice-")) {
-                    sluiceJobs++;
-                    assertEquals(AlertRulesTest.READ_TOKEN_FILE, map(j, "authorization").get("credentials_file"),
-                            config + " " + j.get("job_name") + ": scraped with the read token");
-                }
-            }
-            assertTrue(sluiceJobs > 0, config + ": Sluice jobs");
-        }
+    void everyPodTakesTheReadTokenFromItsSecret() {
         for (Workload w : workloads()) {
             V1EnvVar token = w.container().getEnv().stream().filter(e -> e.getName().equals("SLUICE_ADMIN_READ_TOKEN"))
                     .findFirst().orElseThrow(() -> new AssertionError(w.name() + ": SLUICE_ADMIN_READ_TOKEN"));
@@ -766,111 +492,6 @@ class DeployManifestsTest {
         V1Secret secret = ofKind("Secret").stream().filter(m -> m.name().equals("sluice-admin-read-token"))
                 .map(m -> m.as(V1Secret.class)).findFirst().orElseThrow();
         assertEquals(Set.of("token"), secret.getStringData().keySet(), "the read token's Secret holds only it");
-    }
-
-    // ------------------------------------------------------------------------------------------------ image
-
-    @Test
-    void theImageRunsAsNonRootWithAHealthCheckAndTheContractEntryPoint() throws IOException {
-        List<String> lines = dockerfile();
-        List<String> froms = lines.stream().filter(l -> l.startsWith("FROM ")).toList();
-        assertEquals(2, froms.size(), "multi-stage: build, runtime");
-        assertTrue(froms.get(0).matches("FROM maven:3\\.\\d+.*17.* AS build"), "Maven 3.8+ / JDK 17 build stage");
-        assertTrue(froms.get(1).matches("FROM eclipse-temurin:17-jre.*"), "JRE 17 runtime");
-        String runtime = String.join("\n", lines.subList(lines.indexOf(froms.get(1)), lines.size()));
-        Matcher user = Pattern.compile("(?m)^USER (\\S+)").matcher(runtime);
-        assertTrue(user.find(), "a USER in the runtime stage");
-        assertFalse(user.group(1).matches("(root|0)(:.*)?"), "not root: " + user.group(1));
-        assertTrue(runtime.lines().anyMatch(l -> l.startsWith("HEALTHCHECK ") && l.contains(" CMD ")), "a HEALTHCHECK");
-        assertTrue(runtime.contains("apt-get install -y --no-install-recommends curl"),
-                "curl, which the health check uses, is installed");
-        assertTrue(Files.readString(DeployFiles.deploy("docker/healthcheck.sh")).contains("/health"),
-                "the health check asks /health");
-        assertTrue(runtime.contains("VOLUME [\"" + DATA_MOUNT + "\"]"), "the data volume");
-        Set<String> exposed = new TreeSet<>();
-        Matcher expose = Pattern.compile("(?m)^EXPOSE (.*)$").matcher(runtime);
-        while (expose.find()) {
-            exposed.addAll(List.of(expose.group(1).trim().split("\\s+")));
-        }
-        assertTrue(exposed.containsAll(List.of("9324", "9325", "9425", "9426", "9500", "9525")), "EXPOSE " + exposed);
-        assertTrue(runtime.contains("ENTRYPOINT [\"/opt/sluice/entrypoint.sh\"]"), "the entry point script");
-        assertTrue(Files.readString(DeployFiles.deploy("docker/entrypoint.sh"))
-                .contains("exec java $JAVA_OPTS -jar /opt/sluice/sluice.jar \"$@\""),
-                "the entry point runs java $JAVA_OPTS -jar /opt/sluice/sluice.jar with the role and flags");
-    }
-
-    /** Every COPY source exists and is not left out of the build context by .dockerignore. */
-    @Test
-    void theBuildContextHoldsWhatTheDockerfileCopies() throws IOException {
-        Path root = DeployFiles.root();
-        List<String> ignored = Files.readAllLines(root.resolve(".dockerignore")).stream().map(String::trim)
-                .filter(l -> !l.isEmpty() && !l.startsWith("#")).toList();
-        int copies = 0;
-        for (String line : dockerfile()) {
-            if (!line.startsWith("COPY ") || line.contains("--from=")) {
-                continue;
-            }
-            String[] words = line.split("\\s+");
-            for (int i = 1; i < words.length - 1; i++) {
-                String source = words[i];
-                copies++;
-                assertTrue(Files.exists(root.resolve(source)), "COPY source " + source + " exists");
-                for (String pattern : ignored) {
-                    String p = pattern.replaceAll("/$", "");
-                    assertFalse(source.equals(p) || source.startsWith(p + "/") || (p.startsWith("**/")
-                                    && (source + "/").contains("/" + p.substring(3) + "/")),
-                            "COPY " + source + " is excluded by .dockerignore line " + pattern);
-                }
-            }
-        }
-        assertTrue(copies >= 10, "the Dockerfile copies the poms and sources: " + copies);
-        List<String> modules = new ArrayList<>();
-        Matcher m = Pattern.compile("<module>([^<]+)</module>").matcher(Files.readString(root.resolve("pom.xml")));
-        while (m.find()) {
-            modules.add(m.group(1));
-        }
-        String all = String.join("\n", dockerfile());
-        for (String module : modules) {
-            assertTrue(all.contains("COPY " + module + "/pom.xml"), "the reactor needs every module's pom: " + module);
-        }
-    }
-
-    // ------------------------------------------------------------------------------------------------ Grafana
-
-    @Test
-    void theDashboardHasItsVariablesAndAPanelPerTopic() throws IOException {
-        JsonNode dash = new ObjectMapper().readTree(DeployFiles.deploy("grafana/sluice-dashboard.json").toFile());
-        assertTrue(dash.path("schemaVersion").asInt() >= 36, "schemaVersion");
-        Map<String, JsonNode> vars = new HashMap<>();
-        dash.path("templating").path("list").forEach(v -> vars.put(v.path("name").asText(), v));
-        assertEquals("datasource", vars.get("datasource").path("type").asText(), "a data source variable");
-        assertEquals("prometheus", vars.get("datasource").path("query").asText());
-        assertTrue(vars.get("queue").toString().contains("label_values(sluice_queue_messages, queue)"),
-                "a queue variable from label_values(sluice_queue_messages, queue)");
-        List<String> exprs = new ArrayList<>();
-        Set<Integer> ids = new TreeSet<>();
-        for (JsonNode panel : dash.path("panels")) {
-            assertTrue(ids.add(panel.path("id").asInt()), "panel ids are unique: " + panel.path("id"));
-            if (panel.path("type").asText().equals("row")) {
-                continue;
-            }
-            String title = panel.path("title").asText();
-            assertEquals("${datasource}", panel.path("datasource").path("uid").asText(), title + ": data source");
-            assertTrue(panel.path("targets").size() > 0, title + ": queries");
-            for (JsonNode t : panel.path("targets")) {
-                assertFalse(t.path("expr").asText().isBlank(), title + ": an expression");
-                exprs.add(t.path("expr").asText());
-            }
-        }
-        String all = String.join("\n", exprs);
-        for (String needed : List.of("sluice_queue_messages{", "sluice_queue_oldest_message_age_seconds",
-                "sluice_queue_messages_sent_total", "sluice_queue_messages_received_total",
-                "sluice_queue_messages_deleted_total", "sluice_queue_empty_receives_total",
-                "sluice_queue_throttled_total", "histogram_quantile(0.5,", "histogram_quantile(0.99,",
-                "sqs_requests_seconds_bucket", "outcome=~\"5..\"", "sluice_queue_dead_lettered_total",
-                "sluice_shard_leader)", "sluice_shard_follower_lag_entries", "sluice_storage_bytes")) {
-            assertTrue(all.contains(needed), "a panel uses " + needed);
-        }
     }
 
     // ------------------------------------------------------------------------------------------------ helpers
@@ -963,7 +584,7 @@ class DeployManifestsTest {
             return out;
         }
         if (o instanceof List<?> l) {
-            return new ArrayList<>(l.stream().map(DeployManifestsTest::copy).toList());
+            return new ArrayList<>(l.stream().map(KubernetesManifestsTest::copy).toList());
         }
         return o;
     }
@@ -1156,74 +777,5 @@ class DeployManifestsTest {
         }
         m.appendTail(sb);
         return sb.toString();
-    }
-
-    /** The launcher's own command-line parser accepts the role and flags (unknown or missing flags fail). */
-    private static void parseWithLauncher(String where, List<String> args) {
-        try {
-            CommandLine.ParseResult parsed = new CommandLine(new SluiceMain()).parseArgs(args.toArray(String[]::new));
-            assertTrue(parsed.hasSubcommand(), where + ": a role");
-            assertTrue(Set.of("metadata", "backend", "frontend").contains(parsed.subcommand().commandSpec().name()),
-                    where + ": a cluster role, not " + parsed.subcommand().commandSpec().name());
-        } catch (CommandLine.ParameterException e) {
-            fail(where + ": sluice refuses " + args + ": " + e.getMessage());
-        }
-    }
-
-    /** SLUICE_* variables are configuration keys (or one of the few others) and their values are valid. */
-    private static void assertConfiguration(String where, Map<String, String> env) {
-        Set<String> keys = ServerConfigKeys.all().stream().map(ConfigKey::environmentName).collect(Collectors.toSet());
-        Map<String, String> config = new HashMap<>();
-        env.forEach((k, v) -> {
-            if (k.startsWith("SLUICE_")) {
-                assertTrue(keys.contains(k) || OTHER_SLUICE_VARIABLES.contains(k),
-                        where + ": " + k + " is not a configuration key (docs/configuration.md)");
-                if (keys.contains(k)) {
-                    config.put(k, v);
-                }
-            }
-        });
-        try {
-            ServerConfig.load(null, config, Map.of());
-        } catch (RuntimeException e) {
-            fail(where + ": Sluice refuses the configuration " + config + ": " + e.getMessage());
-        }
-    }
-
-    private static Map<String, Object> compose() throws IOException {
-        return DeployFiles.load(DeployFiles.deploy("docker-compose.yml"));
-    }
-
-    /** Role (first word of the command) -> services running the Sluice image with that role. */
-    private static Map<String, List<String>> composeRoles(Map<String, Object> compose) {
-        Map<String, List<String>> out = new TreeMap<>();
-        map(compose, "services").forEach((name, svc) -> {
-            Map<String, Object> s = asMap(svc, name);
-            // the image's own entry point runs a role; a service that replaces it (the certs job) runs a script
-            if (String.valueOf(s.get("image")).contains("sluice") && !s.containsKey("entrypoint")) {
-                List<String> command = command(s);
-                assertFalse(command.isEmpty(), name + ": a command (the role and its flags)");
-                out.computeIfAbsent(command.get(0), k -> new ArrayList<>()).add(name);
-            }
-        });
-        return out;
-    }
-
-    private static List<String> command(Map<String, Object> svc) {
-        return strings(svc, "command");
-    }
-
-    private static String serviceWithImage(Map<String, Object> services, String image) {
-        List<String> found = services.entrySet().stream()
-                .filter(e -> String.valueOf(asMap(e.getValue(), e.getKey()).get("image")).startsWith(image + ":"))
-                .map(Map.Entry::getKey).toList();
-        assertEquals(1, found.size(), "one service runs " + image + ": " + found);
-        return found.get(0);
-    }
-
-    private static List<String> dockerfile() throws IOException {
-        // join continuation lines
-        String text = Files.readString(DeployFiles.deploy("docker/Dockerfile")).replaceAll("\\\\\\n\\s*", " ");
-        return text.lines().map(String::trim).filter(l -> !l.isEmpty() && !l.startsWith("#")).toList();
     }
 }
