@@ -155,7 +155,7 @@ public final class ShardClient implements AutoCloseable {
     }
 
     private RaftClient newClient() {
-        return transport.client(group, RatisSettings.WRITE_ATTEMPT_TIMEOUT_MS)
+        return transport.writerClient(group, RatisSettings.WRITE_ATTEMPT_TIMEOUT_MS)
                 .setRetryPolicy(RatisSettings.retryWithin(RatisSettings.DEFAULT_RETRY_WINDOW_MS))
                 .build();
     }

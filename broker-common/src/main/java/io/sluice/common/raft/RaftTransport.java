@@ -173,12 +173,25 @@ public final class RaftTransport {
      * reconnects after a failed attempt run off Ratis' timer thread ({@link ReconnectOffThread}).
      */
     public RaftClient.Builder client(RaftGroup group, long timeoutMillis) {
+        return client(group, timeoutMillis, false);
+    }
+
+    /**
+     * A shard's write client: {@link #client(RaftGroup, long)} whose writes, when they wait at a member that has
+     * fallen silent, make it ask the other members who leads ({@link LeaderProbe}; a process without a replica of
+     * the group hears of no election otherwise).
+     */
+    public RaftClient.Builder writerClient(RaftGroup group, long timeoutMillis) {
+        return client(group, timeoutMillis, true);
+    }
+
+    private RaftClient.Builder client(RaftGroup group, long timeoutMillis, boolean askWhoLeads) {
         ClientId id = ClientId.randomId();
         RaftProperties properties = RatisSettings.client(timeoutMillis);
         Parameters parameters = parameters();
         RaftClientRpc rpc = new GrpcFactory(parameters).newRaftClientRpc(id, properties);
         return RaftClient.newBuilder().setClientId(id).setProperties(properties).setParameters(parameters)
-                .setRaftGroup(group).setClientRpc(new ReconnectOffThread(rpc, group));
+                .setRaftGroup(group).setClientRpc(new ReconnectOffThread(rpc, group, askWhoLeads));
     }
 
     /** A client with the default request timeout. */

@@ -75,6 +75,8 @@ final class ReconnectOffThread implements RaftClientRpc {
     private final Map<RaftPeerId, RaftPeer> peers = new ConcurrentHashMap<>();
     /** Members whose attempt timed out, with when (nanoTime) they stop being passed over. */
     private final Map<RaftPeerId, Long> suspects = new ConcurrentHashMap<>();
+    /** When (nanoTime) each member last answered anything: a member that answers is not cut off. */
+    private final Map<RaftPeerId, Long> answeredAt = new ConcurrentHashMap<>();
     /** Attempts sent and not yet answered, by the member they were sent to. */
     private final Map<CompletableFuture<RaftClientReply>, Attempt> pending = new ConcurrentHashMap<>();
     private final Runnable stopHints;
@@ -82,13 +84,18 @@ final class ReconnectOffThread implements RaftClientRpc {
     private final ScheduledFuture<?> probing;
 
     ReconnectOffThread(RaftClientRpc rpc, RaftGroup group) {
+        this(rpc, group, true);
+    }
+
+    /** @param askWhoLeads ask the other members who leads when a write waits at a silent one ({@link LeaderProbe}) */
+    ReconnectOffThread(RaftClientRpc rpc, RaftGroup group, boolean askWhoLeads) {
         this.rpc = rpc;
         this.groupId = group.getGroupId();
         group.getPeers().forEach(p -> peers.put(p.getId(), p));
         this.stopHints = LeaderHints.listen(groupId, leader -> RECONNECTS.execute(() -> leaderIs(leader)));
         this.probe = new LeaderProbe(rpc, groupId, RECONNECTS);
-        this.probing = TICKS.scheduleWithFixedDelay(this::askIfWritesWait, PROBE_EVERY_MILLIS, PROBE_EVERY_MILLIS,
-                TimeUnit.MILLISECONDS);
+        this.probing = askWhoLeads ? TICKS.scheduleWithFixedDelay(this::askIfWritesWait, PROBE_EVERY_MILLIS,
+                PROBE_EVERY_MILLIS, TimeUnit.MILLISECONDS) : null;
     }
 
     @Override
@@ -146,15 +153,20 @@ final class ReconnectOffThread implements RaftClientRpc {
     }
 
     /**
-     * When a write has waited {@link LeaderProbe#ASK_AFTER_MILLIS} at a member, asks the other members who leads; an
-     * answer naming another member is news of a new leader ({@link #leaderIs}). Only writes count: a parked read (a
-     * long poll) waits at a healthy leader for up to its whole wait, and would have every idle client asking.
+     * When a write has waited {@link LeaderProbe#ASK_AFTER_MILLIS} at a member that has not answered anything for as
+     * long, asks the other members who leads; an answer naming another member is news of a new leader
+     * ({@link #leaderIs}). Only writes count: a parked read (a long poll) waits at a healthy leader for up to its whole
+     * wait, and would have every idle client asking. A member still answering other attempts is slow, not cut off: a
+     * loaded leader keeps its clients from asking (measured: asking on every slow write added GroupInfo calls to an
+     * already saturated machine).
      */
     private void askIfWritesWait() {
         long askAfter = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(LeaderProbe.ASK_AFTER_MILLIS);
         Set<RaftPeerId> waitedAt = pending.values().stream()
                 .filter(a -> a.write() && a.sentNanos() - askAfter <= 0)
-                .map(Attempt::target).collect(Collectors.toSet());
+                .map(Attempt::target)
+                .filter(t -> silentSince(t, askAfter))
+                .collect(Collectors.toSet());
         if (waitedAt.isEmpty()) {
             return;
         }
@@ -167,6 +179,12 @@ final class ReconnectOffThread implements RaftClientRpc {
                 });
             }
         }
+    }
+
+    /** Whether {@code member} has answered nothing since {@code nanos}. */
+    private boolean silentSince(RaftPeerId member, long nanos) {
+        Long at = answeredAt.get(member);
+        return at == null || at - nanos <= 0;
     }
 
     @Override
@@ -210,6 +228,7 @@ final class ReconnectOffThread implements RaftClientRpc {
                 suspects.put(target, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(SUSPECT_MILLIS));
             } else if (r != null) {
                 suspects.remove(target);
+                answeredAt.put(target, System.nanoTime());
             }
         });
     }
@@ -238,7 +257,9 @@ final class ReconnectOffThread implements RaftClientRpc {
     @Override
     public void close() throws IOException {
         stopHints.run();
-        probing.cancel(false);
+        if (probing != null) {
+            probing.cancel(false);
+        }
         rpc.close();
     }
 }

@@ -301,6 +301,33 @@ class ReconnectOffThreadTest {
     }
 
     @Test
+    void aWriteWaitingAtALeaderThatStillAnswersOthersAsksNobody() throws Exception {
+        Scripted scripted = new Scripted();
+        scripted.hanging.add(A);
+        scripted.roles.put(B, leading(B, RaftPeerId.valueOf("c"), 30));
+        ReconnectOffThread rpc = rpc(scripted);
+        try {
+            CompletableFuture<RaftClientReply> slow = rpc.sendRequestAsync(to(A));
+            scripted.hanging.clear();
+            long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(LeaderProbe.ASK_AFTER_MILLIS
+                    + 5 * ReconnectOffThread.PROBE_EVERY_MILLIS);
+            while (System.nanoTime() < until) { // A is loaded, not cut off: it answers the other attempts
+                assertTrue(rpc.sendRequestAsync(to(A)).join().isSuccess());
+                Thread.sleep(50);
+            }
+            assertTrue(scripted.asked.isEmpty(), "A answers: nobody is asked who leads");
+            assertFalse(slow.isDone());
+            long start = System.nanoTime(); // A falls silent: now B is asked, and leads
+            assertThrows(java.util.concurrent.ExecutionException.class, () -> slow.get(10, TimeUnit.SECONDS));
+            assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(LeaderProbe.ASK_AFTER_MILLIS / 2),
+                    "only once A had been silent for a while");
+            assertEquals(B, scripted.asked.get(0));
+        } finally {
+            rpc.close();
+        }
+    }
+
+    @Test
     void aParkedReadAsksNobody() throws Exception {
         Scripted scripted = new Scripted();
         scripted.hanging.add(A);
