@@ -71,6 +71,10 @@ public final class MetadataClient implements AutoCloseable {
                 throw new MetadataUnavailableException("metadata write refused: " + reply.getException(),
                         reply.getException());
             }
+            if (result.status() == MetadataResult.Status.CONFLICT) { // overtaken every time: busy, retryable
+                throw new MetadataUnavailableException("metadata write overtaken " + (attempt + 1) + " times: "
+                        + result.message(), null);
+            }
             return result;
         }
     }
