@@ -46,9 +46,10 @@ import org.apache.ratis.protocol.exceptions.TimeoutIOException;
  * without a pause, under the same call id. Measured (PartitionIT): with the election down to ~1 s, the 3 s wait of
  * attempts already sent to a cut-off leader was what stalled sends through the majority.
  *
- * <p>A process that hosts no replica (a split topology's frontend) hears no such news; while one of its writes has
- * waited {@link LeaderProbe#ASK_AFTER_MILLIS} at a member, it asks the other members who leads ({@link LeaderProbe})
- * and treats a current answer naming another member as the same news.
+ * <p>A process that hosts no replica (a split topology's frontend) hears no such news; a shard write client
+ * ({@code RaftTransport.writerClient}) whose write has waited {@link LeaderProbe#ASK_AFTER_MILLIS} at a member that
+ * answered nothing else meanwhile asks the other members who leads ({@link LeaderProbe}) and treats a current answer
+ * naming another member as the same news.
  */
 final class ReconnectOffThread implements RaftClientRpc {
     /** How long a member that let an attempt time out is passed over while another one is not. */
@@ -157,8 +158,7 @@ final class ReconnectOffThread implements RaftClientRpc {
      * long, asks the other members who leads; an answer naming another member is news of a new leader
      * ({@link #leaderIs}). Only writes count: a parked read (a long poll) waits at a healthy leader for up to its whole
      * wait, and would have every idle client asking. A member still answering other attempts is slow, not cut off: a
-     * loaded leader keeps its clients from asking (measured: asking on every slow write added GroupInfo calls to an
-     * already saturated machine).
+     * loaded leader, whose writes often wait that long, keeps its clients from asking.
      */
     private void askIfWritesWait() {
         long askAfter = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(LeaderProbe.ASK_AFTER_MILLIS);
