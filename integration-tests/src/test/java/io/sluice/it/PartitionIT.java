@@ -66,7 +66,7 @@ class PartitionIT {
 
             Producer producer = new Producer(healthy, url, "m-");
             producer.start();
-            Thread.sleep(2_000);
+            producer.awaitAcknowledged(System.nanoTime(), 20, cluster); // it works before the cut
 
             long cutAt = System.nanoTime();
             cluster.hosts().isolate(cut.name);
@@ -111,7 +111,7 @@ class PartitionIT {
             String newLeader = preferredLeader(cluster, "part"); // handed back to the healed node by now
             Producer second = new Producer(cluster.frontendOtherThan(newLeader), url, "k-");
             second.start();
-            Thread.sleep(2_000);
+            second.awaitAcknowledged(System.nanoTime(), 20, cluster);
             long killStall = killStall(cluster, newLeader, second);
             second.stop();
             producer.acknowledged.addAll(second.acknowledged);
@@ -150,10 +150,10 @@ class PartitionIT {
             String leader = preferredLeader(cluster, "part");
             Producer producer = new Producer(frontend, url, "m-");
             producer.start();
-            Thread.sleep(2_000);
+            producer.awaitAcknowledged(System.nanoTime(), 20, cluster);
             long cutAt = System.nanoTime();
             cluster.hosts().isolate(leader);
-            Thread.sleep(10_000);
+            producer.awaitAcknowledged(cutAt, 40, cluster); // sends go on through the new leader
             long partitionStall = producer.longestStallMillis(cutAt, System.nanoTime());
             cluster.hosts().heal();
 
@@ -191,11 +191,11 @@ class PartitionIT {
         return preferred;
     }
 
-    /** Kills {@code leader} for 10 s while {@code producer} works: its longest stall; then starts it again. */
+    /** Kills {@code leader} while {@code producer} works, until sends go on: its longest stall; then restarts it. */
     private static long killStall(LocalCluster cluster, String leader, Producer producer) throws Exception {
         long killedAt = System.nanoTime();
         cluster.kill(leader);
-        Thread.sleep(10_000);
+        producer.awaitAcknowledged(killedAt, 40, cluster); // sends go on through the new leader
         long stall = producer.longestStallMillis(killedAt, System.nanoTime());
         cluster.start(leader);
         return stall;
@@ -282,6 +282,12 @@ class PartitionIT {
                 }
                 return null;
             });
+        }
+
+        /** Waits until {@code count} sends were acknowledged after {@code sinceNanos} (a minute at most). */
+        void awaitAcknowledged(long sinceNanos, int count, LocalCluster cluster) {
+            ClusterState.awaitTrue(count + " sends acknowledged through " + node.name, Duration.ofMinutes(1),
+                    () -> acks.stream().filter(at -> at > sinceNanos).count() >= count, cluster::state);
         }
 
         /** The longest time between two acknowledgements (or a bound of the window and one) within the window. */

@@ -81,12 +81,9 @@ final class ReconnectOffThread implements RaftClientRpc {
     /** Attempts sent and not yet answered, by the member they were sent to. */
     private final Map<CompletableFuture<RaftClientReply>, Attempt> pending = new ConcurrentHashMap<>();
     private final Runnable stopHints;
+    /** Who asks the other members who leads; null for a client that does not ask. */
     private final LeaderProbe probe;
     private final ScheduledFuture<?> probing;
-
-    ReconnectOffThread(RaftClientRpc rpc, RaftGroup group) {
-        this(rpc, group, true);
-    }
 
     /** @param askWhoLeads ask the other members who leads when a write waits at a silent one ({@link LeaderProbe}) */
     ReconnectOffThread(RaftClientRpc rpc, RaftGroup group, boolean askWhoLeads) {
@@ -94,7 +91,7 @@ final class ReconnectOffThread implements RaftClientRpc {
         this.groupId = group.getGroupId();
         group.getPeers().forEach(p -> peers.put(p.getId(), p));
         this.stopHints = LeaderHints.listen(groupId, leader -> RECONNECTS.execute(() -> leaderIs(leader)));
-        this.probe = new LeaderProbe(rpc, groupId, RECONNECTS);
+        this.probe = askWhoLeads ? new LeaderProbe(rpc, groupId, RECONNECTS) : null;
         this.probing = askWhoLeads ? TICKS.scheduleWithFixedDelay(this::askIfWritesWait, PROBE_EVERY_MILLIS,
                 PROBE_EVERY_MILLIS, TimeUnit.MILLISECONDS) : null;
     }

@@ -1,5 +1,6 @@
 package io.sluice.common.raft;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -9,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -152,7 +154,7 @@ class ReconnectOffThreadTest {
 
     private static ReconnectOffThread rpc(Scripted scripted) {
         return new ReconnectOffThread(scripted, RaftGroup.valueOf(GROUP, RaftPeer.newBuilder().setId(A).build(),
-                RaftPeer.newBuilder().setId(B).build()));
+                RaftPeer.newBuilder().setId(B).build()), true);
     }
 
     private static Throwable failure(CompletableFuture<RaftClientReply> f) {
@@ -281,13 +283,10 @@ class ReconnectOffThreadTest {
         ReconnectOffThread rpc = rpc(scripted);
         try {
             CompletableFuture<RaftClientReply> write = rpc.sendRequestAsync(to(A));
-            long start = System.nanoTime();
-            while (scripted.asked.isEmpty() && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10)) {
-                Thread.sleep(20);
-            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> !scripted.asked.isEmpty());
             assertEquals(B, scripted.asked.get(0), "the other member was asked, not the one the write waits at");
+            await().atMost(Duration.ofSeconds(10)).until(() -> scripted.asked.size() >= 4); // asked again and again
             assertFalse(scripted.asked.contains(A));
-            Thread.sleep(3 * ReconnectOffThread.PROBE_EVERY_MILLIS);
             assertFalse(write.isDone(), "B named A, where the write already waits");
 
             scripted.roles.put(B, leading(B, RaftPeerId.valueOf("c"), 30)); // B won an election
