@@ -1,5 +1,6 @@
 package io.sluice.server;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBufUtil;
@@ -29,11 +30,13 @@ import io.netty.handler.timeout.IdleStateHandler;
 import io.sluice.frontend.console.Console;
 import io.sluice.frontend.http.ConnectionGuard;
 import io.sluice.frontend.http.ConnectionLimits;
+import io.sluice.metadata.raft.MetadataUnavailableException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -64,6 +67,7 @@ import java.util.function.Supplier;
  */
 final class AdminServer implements AutoCloseable {
     /** What connections to the admin port may hold (see the class comment). */
+    private static final ObjectMapper JSON = new ObjectMapper();
     static final ConnectionLimits LIMITS =
             new ConnectionLimits(10_000, 60_000, 256, 4, 32);
     private final ConnectionGuard.Counts connections =
@@ -212,8 +216,7 @@ final class AdminServer implements AutoCloseable {
                 }
                 work.handle((ok, e) -> {
                     FullHttpResponse r = e == null ? text(HttpResponseStatus.OK, ok, "application/json")
-                            : text(HttpResponseStatus.BAD_REQUEST, "{\"error\":\"" + (e.getCause() == null ? e : e.getCause())
-                            .getMessage() + "\"}", "application/json");
+                            : refused(e instanceof CompletionException && e.getCause() != null ? e.getCause() : e);
                     HttpUtil.setKeepAlive(r, keepAlive);
                     ctx.writeAndFlush(r);
                     return null;
@@ -367,9 +370,21 @@ final class AdminServer implements AutoCloseable {
             try {
                 return text(HttpResponseStatus.OK, status.get(), "application/json");
             } catch (RuntimeException e) {
-                return text(HttpResponseStatus.SERVICE_UNAVAILABLE, "{\"error\":\"" + e.getMessage() + "\"}",
-                        "application/json");
+                return text(HttpResponseStatus.SERVICE_UNAVAILABLE,
+                        JSON.createObjectNode().put("error", String.valueOf(e.getMessage())).toString(), "application/json");
             }
+        }
+
+        /**
+         * A write that failed: 400 for a body the handler refused, 503 (retry) when the catalog could not take it now
+         * (no metadata leader, overtaken every time, shutting down), 500 for anything else.
+         */
+        private FullHttpResponse refused(Throwable e) {
+            HttpResponseStatus status = e instanceof IllegalArgumentException ? HttpResponseStatus.BAD_REQUEST
+                    : e instanceof MetadataUnavailableException || e instanceof IllegalStateException
+                    ? HttpResponseStatus.SERVICE_UNAVAILABLE : HttpResponseStatus.INTERNAL_SERVER_ERROR;
+            String body = JSON.createObjectNode().put("error", String.valueOf(e.getMessage())).toString();
+            return text(status, body, "application/json");
         }
 
         private FullHttpResponse text(HttpResponseStatus status, String body, String type) {

@@ -17,6 +17,7 @@ import java.util.TreeSet;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.exceptions.StateMachineException;
 import org.apache.ratis.retry.RetryPolicy;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 
@@ -56,20 +57,24 @@ public final class MetadataClient implements AutoCloseable {
             RaftClientReply reply;
             try {
                 reply = client.io().send(message);
+            } catch (StateMachineException e) { // the blocking API throws a refused append; it does not return it
+                if (overtaken(e) && attempt < OVERTAKEN_RETRIES) {
+                    continue;
+                }
+                throw new MetadataUnavailableException("metadata write failed: " + e.getMessage(), e);
             } catch (IOException e) {
                 throw new MetadataUnavailableException("metadata write failed: " + e.getMessage(), e);
             }
-            boolean overtaken = !reply.isSuccess()
-                    && String.valueOf(reply.getException()).contains(MetadataStateMachine.OVERTAKEN);
-            MetadataResult result = reply.isSuccess()
-                    ? MetadataJson.read(reply.getMessage().getContent().toByteArray(), MetadataResult.class) : null;
-            if ((overtaken || (result != null && result.status() == MetadataResult.Status.CONFLICT))
-                    && attempt < OVERTAKEN_RETRIES) {
-                continue;
-            }
-            if (result == null) {
+            if (!reply.isSuccess()) {
+                if (overtaken(reply.getException()) && attempt < OVERTAKEN_RETRIES) {
+                    continue;
+                }
                 throw new MetadataUnavailableException("metadata write refused: " + reply.getException(),
                         reply.getException());
+            }
+            MetadataResult result = MetadataJson.read(reply.getMessage().getContent().toByteArray(), MetadataResult.class);
+            if (result.status() == MetadataResult.Status.CONFLICT && attempt < OVERTAKEN_RETRIES) {
+                continue;
             }
             if (result.status() == MetadataResult.Status.CONFLICT) { // overtaken every time: busy, retryable
                 throw new MetadataUnavailableException("metadata write overtaken " + (attempt + 1) + " times: "
@@ -77,6 +82,11 @@ public final class MetadataClient implements AutoCloseable {
             }
             return result;
         }
+    }
+
+    /** Whether the leader refused to append a decision because another change overtook the view it was made on. */
+    private static boolean overtaken(Throwable refusal) {
+        return refusal != null && String.valueOf(refusal.getMessage()).contains(MetadataStateMachine.OVERTAKEN);
     }
 
     /** The leader's current image. */

@@ -82,7 +82,7 @@ import org.slf4j.LoggerFactory;
  *   <li>Snapshots are the image as JSON, named by term and index, with an MD5 file.</li>
  * </ul>
  */
-final class MetadataStateMachine extends BaseStateMachine {
+class MetadataStateMachine extends BaseStateMachine { // not final: a test delays a decided command on its way to the log
     private static final Logger LOG = LoggerFactory.getLogger(MetadataStateMachine.class);
     static final String QUERY_IMAGE = "image";
     /** The image without access keys: for roles that never verify a signature (backends). */
