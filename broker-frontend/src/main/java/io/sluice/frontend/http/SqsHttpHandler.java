@@ -24,6 +24,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Hands each complete request to the {@link SqsRequestProcessor} and writes its answer when it is ready. Nothing
@@ -31,6 +33,7 @@ import java.util.concurrent.RejectedExecutionException;
  * copies bytes.
  */
 final class SqsHttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
+    private static final Logger LOG = LoggerFactory.getLogger(SqsHttpHandler.class);
     private final SqsRequestProcessor processor;
     private final InFlight inFlight;
     private final ConnectionGuard guard;
@@ -71,7 +74,12 @@ final class SqsHttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             }
             // in flight until the answer is on the wire: a shutdown that waits for in-flight requests must not close
             // the connection while the answer is still queued on its event loop
-            ChannelFuture sent = out != null ? write(ctx, out, keepAlive) : ctx.close();
+            SqsRequestProcessor.Outgoing answer = out;
+            if (answer == null) { // a bug past the processor's own error handling: say so, and answer 500 all the same
+                LOG.error("a request from {} failed without an answer", in.remoteAddress(), error);
+                answer = internalError(in);
+            }
+            ChannelFuture sent = answer != null ? write(ctx, answer, keepAlive) : ctx.close();
             if (sent == null) {
                 inFlight.end();
             } else {
@@ -79,6 +87,16 @@ final class SqsHttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             }
             return null;
         });
+    }
+
+    /** InternalError for a request whose processing failed outright, or null if even that cannot be rendered. */
+    private SqsRequestProcessor.Outgoing internalError(SqsRequestProcessor.Incoming in) {
+        try {
+            return processor.reject(in, SqsError.INTERNAL_FAILURE.failure());
+        } catch (RuntimeException e) {
+            LOG.error("could not render an InternalError answer; closing the connection", e);
+            return null;
+        }
     }
 
     /** Writes the answer; the future of its write, or null when the connection is already gone. */
@@ -103,6 +121,7 @@ final class SqsHttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        LOG.debug("closing the connection from {}: {}", ctx.channel().remoteAddress(), cause.toString());
         ctx.close();
     }
 }
