@@ -1,6 +1,7 @@
 package io.sluice.backend.local;
 
 import io.sluice.backend.engine.ConfigurationWaits;
+import io.sluice.backend.engine.DeadlineWakeUps;
 import io.sluice.backend.engine.PartitionEngine;
 import io.sluice.backend.engine.PartitionStats;
 import io.sluice.backend.engine.ShardPartitions;
@@ -20,6 +21,7 @@ import io.sluice.partition.QueueCounts;
 import io.sluice.partition.StoredMessage;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -45,6 +47,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Unlike a replicated shard, whose replies are cached on every replica and so carry leases only, a receive's
  * outcome here carries the bodies (read from the store after the entry is written).
+ *
+ * <p>Its listeners hear every command's effects once it is on disk, and, from the first listener on, the
+ * {@link DeadlineWakeUps} a replicated shard's leader runs too: a deadline that makes messages visible is told as a
+ * {@code MessagesAvailable} effect.
  */
 public final class LocalShard implements PartitionService, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LocalShard.class);
@@ -99,7 +105,29 @@ public final class LocalShard implements PartitionService, AutoCloseable {
         this.thread = new Thread(this::run, "sluice-shard-" + store.dir().getFileName());
         this.thread.setDaemon(true);
         this.thread.start();
+        this.wakeUps = new DeadlineWakeUps(new DeadlineWakeUps.Deadlines() {
+            @Override
+            public CompletableFuture<DeadlineWakeUps.Due> dueAt(PartitionId partition, long nowMillis) {
+                return call(p -> new DeadlineWakeUps.Due(p.visibleAt(partition, nowMillis),
+                        p.nextDeadlineAfter(partition, nowMillis)));
+            }
+
+            @Override
+            public CompletableFuture<Map<PartitionId, Long>> nextDeadlines() {
+                return call(ShardPartitions::nextDeadlines);
+            }
+        }, clock::nowMillis, TIMER, available -> {
+            List<Effect> effects = new ArrayList<>(available.size());
+            available.forEach((p, n) -> effects.add(new Effect.MessagesAvailable(p, n)));
+            publish(effects);
+        });
     }
+
+    /**
+     * At a partition's deadline (a delayed message due, a lease expired) nothing is applied: these tell the listeners
+     * as {@code MessagesAvailable} effects, as a replicated shard's leader tells its frontends' parked awaits.
+     */
+    private final DeadlineWakeUps wakeUps;
 
     /** Every partition the store holds, with its config and retired flag. */
     public CompletableFuture<List<PartitionEngine.Stored>> storedPartitions() {
@@ -215,9 +243,11 @@ public final class LocalShard implements PartitionService, AutoCloseable {
         });
     }
 
+    /** Registers for the effects of every command, and for wake-ups at deadlines (armed with the first listener). */
     @Override
     public void addListener(EffectListener listener) {
         listeners.add(listener);
+        wakeUps.arm();
     }
 
     private void publish(List<Effect> effects) {
@@ -309,6 +339,7 @@ public final class LocalShard implements PartitionService, AutoCloseable {
             PartitionOutcome outcome = partitions.withBodies(c.command().partition(), outcomes.get(i));
             release.add(() -> {
                 publish(outcome.effects());
+                wakeUps.onApplied(outcome.effects());
                 c.done().complete(outcome);
             });
         }

@@ -226,7 +226,7 @@ public final class ShardClient implements AutoCloseable {
             batch.forEach(p -> p.done().completeExceptionally(cause));
             return;
         }
-        List<PartitionOutcome> outcomes = reply.getMessage() instanceof ShardStateMachine.InProcessReply local
+        List<PartitionOutcome> outcomes = reply.getMessage() instanceof OutcomeReply local
                 ? local.outcomesWithBodies() : null; // a leader in this process: no encoding, no decoding
         if (outcomes == null) {
             ByteString content;

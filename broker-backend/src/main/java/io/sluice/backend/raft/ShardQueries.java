@@ -1,6 +1,8 @@
 package io.sluice.backend.raft;
 
+import io.sluice.backend.engine.ShardPartitions;
 import io.sluice.partition.Effect;
+import io.sluice.partition.MoveTask;
 import io.sluice.partition.OutcomeCodec;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.PeekedMessage;
@@ -34,6 +36,39 @@ public final class ShardQueries {
     static final int PEEK_MAX = 10;
 
     private ShardQueries() {
+    }
+
+    /**
+     * The answer to a read query of {@code type} ({@code q} its whole request) from a shard's partitions at its time
+     * {@code nowMillis}, or null for a type this method does not answer (the parked ones, AWAIT and AWAIT_CONFIGURED,
+     * are the shard's own). The caller holds the shard's lock.
+     */
+    static byte[] answer(byte type, ByteBuffer q, ShardPartitions partitions, long nowMillis) {
+        if (type == PENDING_DEAD_LETTERS) {
+            return encodeDeadLetters(partitions.pendingDeadLetters());
+        }
+        if (type == READ_MESSAGES) {
+            PartitionId id = partitionOf(q);
+            List<StoredMessage> found = new ArrayList<>();
+            for (long seq : seqsOf(q)) {
+                found.add(partitions.readMessage(id, seq));
+            }
+            return OutcomeCodec.encodeMessages(found);
+        }
+        PartitionId id = partitionOf(q);
+        long arg = argOf(q);
+        return switch (type) {
+            case COUNTS -> encodeCounts(partitions.counts(id, Math.max(arg, nowMillis)));
+            case NEXT_DEADLINE -> encodeLong(partitions.nextDeadlineMillis(id));
+            case MOVE_TASKS -> MoveTask.encodeList(partitions.moveTasks(id));
+            case PEEK -> encodePeek(partitions.peek(id, nowMillis, (int) Math.min(Math.max(arg, 0), PEEK_MAX)));
+            case VISIBLE_AT -> encodeLong(partitions.visibleAt(id, Math.max(arg, nowMillis)));
+            case READ_MESSAGE -> {
+                StoredMessage m = partitions.readMessage(id, arg);
+                yield m == null ? new byte[0] : OutcomeCodec.encodeMessage(m);
+            }
+            default -> null;
+        };
     }
 
     static byte[] partitionQuery(byte type, PartitionId p, long arg) {

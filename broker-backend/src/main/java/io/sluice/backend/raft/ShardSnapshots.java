@@ -1,11 +1,13 @@
 package io.sluice.backend.raft;
 
+import io.sluice.common.Fsync;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
 import java.time.Duration;
@@ -196,6 +198,35 @@ final class ShardSnapshots implements StateMachineStorage {
     }
 
     /** Deletes a folder and everything in it; nothing if it does not exist. */
+    /**
+     * Makes the store a copy of a checkpoint, crash-safely: copy into a sibling folder, fsync the files, then swap
+     * it in by renames. A crash leaves either the old store (and {@link ShardStateMachine#initialize} redoes this,
+     * since the old store lags the snapshot) or the new one, never a half-copied store.
+     */
+    static void replaceStore(Path storeDir, Path checkpoint) throws IOException {
+        Path fresh = storeDir.resolveSibling(storeDir.getFileName() + ".installing");
+        Path old = storeDir.resolveSibling(storeDir.getFileName() + ".replaced");
+        deleteRecursively(fresh);
+        deleteRecursively(old);
+        Files.createDirectories(fresh);
+        try (var files = Files.list(checkpoint)) {
+            for (Path f : files.toList()) {
+                if (!f.getFileName().toString().endsWith(".md5")) { // Ratis' digests of the shipped files
+                    Path copy = fresh.resolve(f.getFileName().toString());
+                    Files.copy(f, copy);
+                    Fsync.force(copy);
+                }
+            }
+        }
+        Fsync.force(fresh);
+        if (Files.exists(storeDir)) {
+            Files.move(storeDir, old, StandardCopyOption.ATOMIC_MOVE);
+        }
+        Files.move(fresh, storeDir, StandardCopyOption.ATOMIC_MOVE);
+        Fsync.force(storeDir.getParent());
+        deleteRecursively(old);
+    }
+
     static void deleteRecursively(Path dir) throws IOException {
         if (!Files.exists(dir)) {
             return;

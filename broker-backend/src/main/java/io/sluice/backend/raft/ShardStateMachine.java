@@ -1,6 +1,7 @@
 package io.sluice.backend.raft;
 
 import io.sluice.backend.engine.ConfigurationWaits;
+import io.sluice.backend.engine.DeadlineWakeUps;
 import io.sluice.backend.engine.PartitionEngine;
 import io.sluice.backend.engine.PartitionStats;
 import io.sluice.backend.engine.ShardPartitions;
@@ -11,15 +12,12 @@ import io.sluice.common.Fsync;
 import io.sluice.common.raft.LeaderHints;
 import io.sluice.common.raft.StateMachineLifecycle;
 import io.sluice.partition.CommandCodec;
-import io.sluice.partition.DeliveredMessage;
 import io.sluice.partition.Effect;
 import io.sluice.partition.MoveTask;
 import io.sluice.partition.OutcomeCodec;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.PartitionOutcome;
-import io.sluice.partition.PartitionResponse;
 import io.sluice.partition.PartitionService;
-import io.sluice.partition.StoredMessage;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -28,18 +26,11 @@ import java.nio.file.StandardCopyOption;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
@@ -78,6 +69,11 @@ import org.slf4j.LoggerFactory;
  *   <li>Effects reach listeners only on the leader (only the primary executes them).</li>
  * </ul>
  *
+ * <p>It adapts, and leaves each job to its own class: an entry's reply and its bodies are an {@link OutcomeReply};
+ * the frontends' parked long polls and the deadline wake-ups that answer them are {@link ShardAwaits}; what each read
+ * query answers is {@link ShardQueries#answer}; the snapshot folders and a store's replacement by one of them are
+ * {@link ShardSnapshots}; applying commands to partitions is {@link ShardPartitions}.
+ *
  * <p>Snapshots are RocksDB checkpoints in Ratis' state-machine folder, {@code sm/snap_<term>_<index>/} (the live
  * store lives elsewhere: installing a snapshot on a follower replaces that whole folder). Taking one flushes the store
  * first, so once Ratis purges the log up to the snapshot, the store's files hold every purged entry. A follower too
@@ -93,21 +89,8 @@ public final class ShardStateMachine extends BaseStateMachine {
     /** The leader time of the last entry applied here, and this process's monotonic clock when it was applied. */
     private volatile long lastStampMillis = Long.MIN_VALUE;
     private volatile long lastStampNanos;
-    /** Parked AWAIT queries (leader only), completed by the next MessagesAvailable effect or their timeout. */
-    private final Set<CompletableFuture<Message>> awaiting = ConcurrentHashMap.newKeySet();
-    private final ScheduledThreadPoolExecutor awaitTimer = awaitTimer();
-
-    /** One thread; a cancelled timeout leaves its queue at once (an answered AWAIT's, hundreds a second under load). */
-    private static ScheduledThreadPoolExecutor awaitTimer() {
-        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1,
-                r -> {
-                    Thread t = new Thread(r, "sluice-shard-await");
-                    t.setDaemon(true);
-                    return t;
-                });
-        timer.setRemoveOnCancelPolicy(true);
-        return timer;
-    }
+    /** The frontends' parked long polls (leader only) and the deadline wake-ups that answer them. */
+    private final ShardAwaits awaits;
     private final ShardSnapshots snapshots = new ShardSnapshots(this::followerNeedsSnapshot);
     private ShardStore store;
     /** The store's partitions (null while no store is open): the apply, read, stats and sweep logic. */
@@ -122,6 +105,24 @@ public final class ShardStateMachine extends BaseStateMachine {
     public ShardStateMachine(Path storeDir, LeaderClock clock) {
         this.storeDir = storeDir;
         this.clock = clock;
+        this.awaits = new ShardAwaits(new DeadlineWakeUps.Deadlines() {
+            @Override
+            public CompletableFuture<DeadlineWakeUps.Due> dueAt(PartitionId partition, long nowMillis) {
+                synchronized (ShardStateMachine.this) {
+                    return CompletableFuture.completedFuture(partitions == null ? DeadlineWakeUps.Due.NOTHING
+                            : new DeadlineWakeUps.Due(partitions.visibleAt(partition, nowMillis),
+                            partitions.nextDeadlineAfter(partition, nowMillis)));
+                }
+            }
+
+            @Override
+            public CompletableFuture<Map<PartitionId, Long>> nextDeadlines() {
+                synchronized (ShardStateMachine.this) {
+                    return CompletableFuture.completedFuture(partitions == null ? Map.of() : partitions.nextDeadlines());
+                }
+            }
+        }, clock::now);
+        this.configWaits = new ConfigurationWaits(awaits.timer());
     }
 
     /** Registers for the effects of the commands this replica applies while it leads the shard (once per listener). */
@@ -135,8 +136,7 @@ public final class ShardStateMachine extends BaseStateMachine {
     }
 
     /** Waits for partitions to be configured from a catalog version (the {@code AWAIT_CONFIGURED} query). */
-    private final ConfigurationWaits configWaits =
-            new ConfigurationWaits(awaitTimer);
+    private final ConfigurationWaits configWaits;
     private volatile ConfigurationWaits.Requests configRequests =
             ConfigurationWaits.Requests.NONE;
 
@@ -181,7 +181,7 @@ public final class ShardStateMachine extends BaseStateMachine {
                 }
             }
             if (lagging) {
-                replaceStoreWith(snapshots.dirOf(latest.getTermIndex()));
+                ShardSnapshots.replaceStore(storeDir, snapshots.dirOf(latest.getTermIndex()));
             }
         }
         openStore();
@@ -259,7 +259,7 @@ public final class ShardStateMachine extends BaseStateMachine {
                 store.checkpoint(partial); // flushes: the store's files now hold every entry up to `last`
                 Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE);
                 snapshots.changed();
-                fsync(target.getParent()); // the rename is durable before Ratis purges the log
+                Fsync.force(target.getParent()); // the rename is durable before Ratis purges the log
             }
         }
         snapshots.deleteSuperseded(Instant.now());
@@ -294,43 +294,10 @@ public final class ShardStateMachine extends BaseStateMachine {
                 return; // our own snapshot, or an install we already took in
             }
             closeStore();
-            replaceStoreWith(snapshots.dirOf(latest.getTermIndex()));
+            ShardSnapshots.replaceStore(storeDir, snapshots.dirOf(latest.getTermIndex()));
             openStore(); // its partitions are opened from the new store lazily
             updateLastAppliedTermIndex(latest.getTermIndex());
         }
-    }
-
-    /**
-     * Makes the store a copy of a checkpoint, crash-safely: copy into a sibling folder, fsync the files, then swap
-     * it in by renames. A crash leaves either the old store (and {@link #initialize} redoes this, since the old
-     * store lags the snapshot) or the new one, never a half-copied store.
-     */
-    private void replaceStoreWith(Path checkpoint) throws IOException {
-        Path fresh = storeDir.resolveSibling(storeDir.getFileName() + ".installing");
-        Path old = storeDir.resolveSibling(storeDir.getFileName() + ".replaced");
-        ShardSnapshots.deleteRecursively(fresh);
-        ShardSnapshots.deleteRecursively(old);
-        Files.createDirectories(fresh);
-        try (var files = Files.list(checkpoint)) {
-            for (Path f : files.toList()) {
-                if (!f.getFileName().toString().endsWith(".md5")) { // Ratis' digests of the shipped files
-                    Path copy = fresh.resolve(f.getFileName().toString());
-                    Files.copy(f, copy);
-                    fsync(copy);
-                }
-            }
-        }
-        fsync(fresh);
-        if (Files.exists(storeDir)) {
-            Files.move(storeDir, old, StandardCopyOption.ATOMIC_MOVE);
-        }
-        Files.move(fresh, storeDir, StandardCopyOption.ATOMIC_MOVE);
-        fsync(storeDir.getParent());
-        ShardSnapshots.deleteRecursively(old);
-    }
-
-    private static void fsync(Path path) throws IOException {
-        Fsync.force(path);
     }
 
     @Override
@@ -389,104 +356,16 @@ public final class ShardStateMachine extends BaseStateMachine {
                         LOG.warn("effect listener failed", e);
                     }
                 }
-                wakeAwaiting(effects);
-                scheduleWakeUps(effects);
+                awaits.onApplied(effects);
             }
-            return CompletableFuture.completedFuture(new OutcomeReply(batch, outcomes));
+            return CompletableFuture.completedFuture(new OutcomeReply(String.valueOf(getGroupId()), this::withBodies,
+                    batch, outcomes));
         }
     }
 
-    /**
-     * An entry's reply. Its receives carry their messages' bodies, read from this replica's store each time the reply
-     * is serialised (sent to the client by the leader, or by a new leader from its retry cache after a fail-over) and
-     * never kept: Ratis keeps every reply of every replica in its retry cache for a minute, and followers never send
-     * theirs unless asked again. So a consumer's receive needs no second round trip for the bodies, and followers do
-     * no work for replies they do not send.
-     */
-    private final class OutcomeReply implements Message, InProcessReply {
-        /** The partition of each outcome. */
-        private final List<PartitionId> ids;
-        private final List<PartitionOutcome> outcomes;
-
-        OutcomeReply(List<CommandCodec.Addressed> batch, List<PartitionOutcome> applied) {
-            this.ids = new ArrayList<>(batch.size());
-            this.outcomes = new ArrayList<>(applied.size());
-            for (int i = 0; i < applied.size(); i++) {
-                ids.add(batch.get(i).partition());
-                outcomes.add(new PartitionOutcome(applied.get(i).response(), List.of(), List.of())); // effects not kept
-            }
-        }
-
-        @Override
-        public ByteString getContent() {
-            try {
-                Bodies read = withBodies(ids, outcomes, OutcomeCodec.REPLY_BODY_BUDGET);
-                if (read != null) {
-                    return ByteString.copyFrom(OutcomeCodec.encodeWithBodies(read.outcomes(), read.upTo()));
-                }
-            } catch (RuntimeException e) { // the client reads the bodies itself: a reply never fails for them
-                LOG.warn("shard {}: message bodies for a reply could not be read; answering leases only",
-                        getGroupId(), e);
-            }
-            return ByteString.copyFrom(OutcomeCodec.encode(outcomes));
-        }
-
-        @Override
-        public List<PartitionOutcome> outcomesWithBodies() {
-            try {
-                Bodies read = withBodies(ids, outcomes, Long.MAX_VALUE); // nothing to frame: no budget
-                return read == null ? null : read.outcomes();
-            } catch (RuntimeException e) { // as getContent(): the client reads the bodies itself
-                LOG.warn("shard {}: message bodies for a reply could not be read; answering leases only",
-                        getGroupId(), e);
-                return null;
-            }
-        }
-
-        @Override
-        public String toString() {
-            return "outcomes of " + outcomes.size() + " commands";
-        }
-    }
-
-    /**
-     * A reply handed to a client in this same process (a frontend reaching a local leader through {@link
-     * LocalLeaders}): the outcomes as objects, with their bodies, so nothing is encoded only to be decoded again.
-     */
-    interface InProcessReply {
-        /** The outcomes with every receive's bodies read from the store, or null (store closed, read failed). */
-        List<PartitionOutcome> outcomesWithBodies();
-    }
-
-    /** Outcomes whose receives before {@code upTo} (an outcome index) carry their bodies. */
-    private record Bodies(List<PartitionOutcome> outcomes, int upTo) {
-    }
-
-    /**
-     * The outcomes with their receives' bodies read from the store, in order, until {@link
-     * OutcomeCodec#REPLY_BODY_BUDGET} is spent (the first receive always; the rest carry leases only and the client
-     * reads those bodies itself); null if the store is closed.
-     */
-    private synchronized Bodies withBodies(List<PartitionId> ids, List<PartitionOutcome> outcomes, long budget) {
-        if (partitions == null) {
-            return null;
-        }
-        List<PartitionOutcome> full = new ArrayList<>(outcomes);
-        for (int i = 0; i < outcomes.size(); i++) {
-            if (!(outcomes.get(i).response() instanceof PartitionResponse.Received r)
-                    || r.deliveries().isEmpty()) {
-                continue;
-            }
-            if (budget <= 0) {
-                return new Bodies(full, i);
-            }
-            PartitionOutcome read = partitions.withBodies(ids.get(i), outcomes.get(i));
-            for (DeliveredMessage d : read.delivered()) {
-                budget -= OutcomeCodec.sizeOf(d.message());
-            }
-            full.set(i, read);
-        }
-        return new Bodies(full, outcomes.size());
+    /** A receive's outcome with its bodies read from this replica's store; null once the store is closed. */
+    private synchronized PartitionOutcome withBodies(PartitionId id, PartitionOutcome outcome) {
+        return partitions == null ? null : partitions.withBodies(id, outcome);
     }
 
     /**
@@ -515,101 +394,6 @@ public final class ShardStateMachine extends BaseStateMachine {
         }
     }
 
-    /** Per partition, the deadline a wake-up is scheduled for (leader only; see {@link Effect.VisibleAt}). */
-    private final Map<PartitionId, Long> wakeUps = new ConcurrentHashMap<>();
-
-    /**
-     * Whether this replica answers AWAITs (it received one since it last stopped leading): then its partitions'
-     * deadlines are scheduled as wake-ups, one at a time per partition, each scheduling the next when it fires.
-     */
-    private volatile boolean wakeUpsArmed;
-
-    /**
-     * At a partition's new earliest deadline nothing arrives, so no effect would answer the frontends' parked AWAITs:
-     * schedule that answer (with the partition's visible count then) for when the deadline comes.
-     */
-    private void scheduleWakeUps(List<Effect> effects) {
-        for (Effect e : effects) {
-            if (e instanceof Effect.VisibleAt at) {
-                scheduleWakeUp(at.partition(), at.atMillis());
-            }
-        }
-    }
-
-    private void scheduleWakeUp(PartitionId partition, long atMillis) {
-        Long[] replaced = new Long[1];
-        wakeUps.compute(partition, (p, scheduled) -> {
-            replaced[0] = scheduled;
-            return scheduled != null && scheduled <= atMillis ? scheduled : atMillis;
-        });
-        if (replaced[0] != null && replaced[0] <= atMillis) {
-            return; // an earlier wake-up is coming, and schedules the next deadline when it fires
-        }
-        long delay = Math.max(0, atMillis - clock.now());
-        try {
-            awaitTimer.schedule(() -> wakeUp(partition, atMillis), delay, TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException closing) {
-            wakeUps.remove(partition, atMillis);
-        }
-    }
-
-    /** A partition's deadline came: answer the parked AWAITs if messages are visible, then schedule its next one. */
-    private void wakeUp(PartitionId partition, long atMillis) {
-        if (!wakeUps.remove(partition, atMillis)) {
-            return; // superseded by an earlier one, which took over the chain
-        }
-        int visible;
-        long next;
-        synchronized (this) {
-            if (partitions == null || !wakeUpsArmed) {
-                return;
-            }
-            long now = Math.max(atMillis, clock.now());
-            visible = partitions.visibleAt(partition, now);
-            next = partitions.nextDeadlineAfter(partition, now);
-        }
-        if (visible > 0) {
-            wakeAwaiting(List.of(new Effect.MessagesAvailable(partition, visible)));
-        }
-        if (next > 0) {
-            scheduleWakeUp(partition, next);
-        }
-    }
-
-    /** A new leader learns its partitions' deadlines (the old leader's schedule is gone with it). */
-    private void armWakeUps() {
-        if (wakeUpsArmed) {
-            return;
-        }
-        Map<PartitionId, Long> next;
-        synchronized (this) {
-            if (partitions == null || wakeUpsArmed) {
-                return;
-            }
-            wakeUpsArmed = true;
-            next = partitions.nextDeadlines();
-        }
-        next.forEach(this::scheduleWakeUp);
-    }
-
-    private void wakeAwaiting(List<Effect> effects) {
-        Map<PartitionId, Integer> available = new LinkedHashMap<>();
-        for (Effect e : effects) {
-            if (e instanceof Effect.MessagesAvailable m) {
-                available.put(m.partition(), m.visibleCount()); // the entry's last count for a partition is current
-            }
-        }
-        if (available.isEmpty()) {
-            return;
-        }
-        Message answer = Message.valueOf(ByteString.copyFrom(ShardQueries.encodeAvailable(available)));
-        for (CompletableFuture<Message> f : List.copyOf(awaiting)) {
-            if (awaiting.remove(f)) {
-                f.complete(answer);
-            }
-        }
-    }
-
     @Override
     public CompletableFuture<Message> query(Message request) {
         ByteBuffer q = request.getContent().asReadOnlyByteBuffer();
@@ -618,17 +402,8 @@ public final class ShardStateMachine extends BaseStateMachine {
         }
         byte type = q.get(0);
         if (type == ShardQueries.AWAIT) {
-            armWakeUps();
-            CompletableFuture<Message> parked = new CompletableFuture<>();
-            awaiting.add(parked);
-            long timeoutMillis = Math.max(1, Math.min(ShardQueries.argOf(q), 60_000));
-            ScheduledFuture<?> timeout = awaitTimer.schedule(() -> {
-                if (awaiting.remove(parked)) {
-                    parked.complete(Message.valueOf(ByteString.copyFrom(ShardQueries.encodeAvailable(Map.of()))));
-                }
-            }, timeoutMillis, TimeUnit.MILLISECONDS);
-            parked.whenComplete((answer, e) -> timeout.cancel(false)); // answered by an arrival: no timer left behind
-            return parked;
+            return awaits.park(ShardQueries.argOf(q))
+                    .thenApply(available -> Message.valueOf(ByteString.copyFrom(ShardQueries.encodeAvailable(available))));
         }
         if (type == ShardQueries.AWAIT_CONFIGURED) {
             PartitionId id = ShardQueries.partitionOf(q);
@@ -650,32 +425,7 @@ public final class ShardStateMachine extends BaseStateMachine {
             if (partitions == null) {
                 return CompletableFuture.failedFuture(new IllegalStateException("shard " + getGroupId() + " is closed"));
             }
-            if (type == ShardQueries.PENDING_DEAD_LETTERS) {
-                answer = ShardQueries.encodeDeadLetters(partitions.pendingDeadLetters());
-            } else if (type == ShardQueries.READ_MESSAGES) {
-                PartitionId id = ShardQueries.partitionOf(q);
-                List<StoredMessage> found = new ArrayList<>();
-                for (long seq : ShardQueries.seqsOf(q)) {
-                    found.add(partitions.readMessage(id, seq));
-                }
-                answer = OutcomeCodec.encodeMessages(found);
-            } else {
-                PartitionId id = ShardQueries.partitionOf(q);
-                long arg = ShardQueries.argOf(q);
-                answer = switch (type) {
-                    case ShardQueries.COUNTS -> ShardQueries.encodeCounts(partitions.counts(id, Math.max(arg, clock.now())));
-                    case ShardQueries.NEXT_DEADLINE -> ShardQueries.encodeLong(partitions.nextDeadlineMillis(id));
-                    case ShardQueries.MOVE_TASKS -> MoveTask.encodeList(partitions.moveTasks(id));
-                    case ShardQueries.PEEK -> ShardQueries.encodePeek(partitions.peek(id, clock.now(),
-                            (int) Math.min(Math.max(arg, 0), ShardQueries.PEEK_MAX)));
-                    case ShardQueries.VISIBLE_AT -> ShardQueries.encodeLong(partitions.visibleAt(id, Math.max(arg, clock.now())));
-                    case ShardQueries.READ_MESSAGE -> {
-                        StoredMessage m = partitions.readMessage(id, arg);
-                        yield m == null ? new byte[0] : OutcomeCodec.encodeMessage(m);
-                    }
-                    default -> null;
-                };
-            }
+            answer = ShardQueries.answer(type, q, partitions, clock.now());
         }
         return answer == null ? CompletableFuture.failedFuture(new IllegalArgumentException("unknown query " + type))
                 : CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(answer)));
@@ -683,14 +433,7 @@ public final class ShardStateMachine extends BaseStateMachine {
 
     @Override
     public void notifyNotLeader(Collection<TransactionContext> pending) {
-        // Parked AWAITs belong to the leader: answer them empty so their frontends ask the new one.
-        wakeUpsArmed = false; // the new leader schedules the deadlines; ours fire and stop
-        wakeUps.clear();
-        for (CompletableFuture<Message> f : List.copyOf(awaiting)) {
-            if (awaiting.remove(f)) {
-                f.complete(Message.valueOf(ByteString.copyFrom(ShardQueries.encodeAvailable(Map.of()))));
-            }
-        }
+        awaits.leadershipLost(); // parked AWAITs belong to the leader: answered empty, their frontends ask the new one
     }
 
     /**
@@ -807,7 +550,7 @@ public final class ShardStateMachine extends BaseStateMachine {
         closedAtNanos = System.nanoTime();
         closed = true;
         super.close();
-        awaitTimer.shutdownNow();
+        awaits.close();
         synchronized (this) {
             closeStore();
         }

@@ -1,6 +1,7 @@
 package io.sluice.backend.local;
 
 import io.sluice.partition.PartitionOutcome;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -8,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sluice.backend.storage.ShardStore;
 import io.sluice.common.ManualClock;
 import io.sluice.common.SqsError;
+import io.sluice.common.SystemClock;
 import io.sluice.partition.Effect;
 import io.sluice.partition.NewMessage;
 import io.sluice.partition.PartitionCommand;
@@ -15,10 +17,12 @@ import io.sluice.partition.PartitionConfig;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.PartitionResponse;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -127,6 +131,29 @@ class LocalShardTest {
             org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30))
                     .until(() -> shard.counts(P).join().visible() == 0);
             assertEquals(applied + 1, store.appliedIndex(), "one entry: the Expire");
+            shard.close();
+        }
+    }
+
+    /**
+     * Nothing is applied when a delayed message comes due: the shard's wake-up at that deadline tells its listeners
+     * (a frontend's parked long polls) as it tells of an arrival.
+     */
+    @Test
+    void aDelayedMessageComingDueIsAnnouncedAsAnArrival() {
+        List<Effect.MessagesAvailable> announced = new CopyOnWriteArrayList<>();
+        try (ShardStore store = ShardStore.open(dir, ShardStore.Durability.SYNC_WAL)) {
+            LocalShard shard = new LocalShard(store, SystemClock.INSTANCE);
+            shard.createPartition(P, PartitionConfig.STANDARD_DEFAULTS).join();
+            shard.addListener(effects -> effects.stream().filter(Effect.MessagesAvailable.class::isInstance)
+                    .map(Effect.MessagesAvailable.class::cast).forEach(announced::add));
+            long sent = System.nanoTime();
+            shard.submit(P, new PartitionCommand.Send(List.of(NewMessage.of("m1", "late").withDelaySeconds(1)))).join();
+            assertEquals(List.of(), announced, "nothing visible yet");
+            await().atMost(Duration.ofSeconds(10)).until(() -> !announced.isEmpty());
+            long waited = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
+            assertEquals(List.of(new Effect.MessagesAvailable(P, 1)), announced);
+            assertTrue(waited >= 900, "at its deadline, not before: " + waited + " ms");
             shard.close();
         }
     }

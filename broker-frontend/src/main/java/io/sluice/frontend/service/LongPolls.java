@@ -17,9 +17,10 @@ import java.util.concurrent.TimeUnit;
  * Parked long polls. A waiting {@code ReceiveMessage} holds no thread: it is a future registered on its
  * partitions, completed by the first of
  * <ul>
- *   <li>a {@code MessagesAvailable} effect from one of its partitions (a send, a released lease, ...),</li>
- *   <li>the next deadline of a delayed or in-flight message in one of its partitions (nothing else would
- *       announce it), or</li>
+ *   <li>a {@code MessagesAvailable} effect from one of its partitions (a send, a released lease, ...; or the
+ *       shard's wake-up at a deadline that made messages visible, {@code DeadlineWakeUps}),</li>
+ *   <li>the earliest deadline of a delayed or in-flight message in its partitions when it parked
+ *       ({@link #wakeAt}), or</li>
  *   <li>the poll's own deadline, or shutdown.</li>
  * </ul>
  * The caller registers <em>before</em> its receive attempt, so an arrival between an empty receive and parking
@@ -29,8 +30,6 @@ import java.util.concurrent.TimeUnit;
 public final class LongPolls implements PartitionService.EffectListener, AutoCloseable {
     private final Clock clock;
     private final Map<PartitionId, Set<CompletableFuture<Void>>> waiters = new ConcurrentHashMap<>();
-    /** Each parked waiter's own deadline: a wake-up at or after it is not armed. */
-    private final Map<CompletableFuture<Void>, Long> deadlines = new ConcurrentHashMap<>();
     private final ScheduledExecutorService timer;
     private volatile boolean closing;
 
@@ -57,9 +56,7 @@ public final class LongPolls implements PartitionService.EffectListener, AutoClo
             waiters.computeIfAbsent(p, k -> ConcurrentHashMap.newKeySet()).add(waiter);
         }
         wakeAt(waiter, deadlineMillis);
-        deadlines.put(waiter, deadlineMillis);
         waiter.whenComplete((v, e) -> {
-            deadlines.remove(waiter);
             for (PartitionId p : partitions) {
                 Set<CompletableFuture<Void>> set = waiters.get(p);
                 if (set != null) {
@@ -94,17 +91,6 @@ public final class LongPolls implements PartitionService.EffectListener, AutoClo
     @Override
     public void onEffects(List<Effect> effects) {
         for (Effect e : effects) {
-            if (e instanceof Effect.VisibleAt at) { // polls parked before this deadline existed wake at it too
-                Set<CompletableFuture<Void>> set = waiters.get(at.partition());
-                if (set != null) {
-                    for (CompletableFuture<Void> w : List.copyOf(set)) {
-                        Long deadline = deadlines.get(w);
-                        if (deadline != null && at.atMillis() < deadline) {
-                            wakeAt(w, at.atMillis());
-                        }
-                    }
-                }
-            }
             if (e instanceof Effect.MessagesAvailable available) {
                 Set<CompletableFuture<Void>> set = waiters.get(available.partition());
                 if (set != null) {

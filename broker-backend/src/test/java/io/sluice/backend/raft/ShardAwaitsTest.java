@@ -1,0 +1,104 @@
+package io.sluice.backend.raft;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.backend.engine.DeadlineWakeUps;
+import io.sluice.partition.Effect;
+import io.sluice.partition.PartitionId;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** A shard leader's parked long polls: answered by arrivals, by a deadline that makes messages visible, or empty. */
+class ShardAwaitsTest {
+    private static final PartitionId P = new PartitionId(7, 0);
+    private static final PartitionId Q = new PartitionId(8, 1);
+
+    /** Partitions whose messages turn visible at a deadline (wall-clock milliseconds). */
+    static final class Deadlines implements DeadlineWakeUps.Deadlines {
+        final Map<PartitionId, Long> due = new ConcurrentHashMap<>();
+        final Map<PartitionId, Integer> visibleThen = new ConcurrentHashMap<>();
+
+        @Override
+        public CompletableFuture<DeadlineWakeUps.Due> dueAt(PartitionId partition, long nowMillis) {
+            Long at = due.get(partition);
+            return CompletableFuture.completedFuture(at == null ? DeadlineWakeUps.Due.NOTHING
+                    : nowMillis >= at ? new DeadlineWakeUps.Due(visibleThen.getOrDefault(partition, 0), 0)
+                    : new DeadlineWakeUps.Due(0, at));
+        }
+
+        @Override
+        public CompletableFuture<Map<PartitionId, Long>> nextDeadlines() {
+            return CompletableFuture.completedFuture(Map.copyOf(due));
+        }
+    }
+
+    @Test
+    void anArrivalAnswersEveryParkedAwaitWithItsCount() throws Exception {
+        try (ShardAwaits awaits = new ShardAwaits(new Deadlines(), System::currentTimeMillis)) {
+            CompletableFuture<Map<PartitionId, Integer>> one = awaits.park(10_000);
+            CompletableFuture<Map<PartitionId, Integer>> two = awaits.park(10_000);
+            awaits.onApplied(List.of(new Effect.MessagesAvailable(P, 1), new Effect.MessagesAvailable(P, 3)));
+            assertEquals(Map.of(P, 3), one.get(1, TimeUnit.SECONDS), "the entry's last count for a partition");
+            assertEquals(Map.of(P, 3), two.get(1, TimeUnit.SECONDS));
+            assertEquals(0, awaits.parked());
+        }
+    }
+
+    @Test
+    void withNothingArrivingAnAwaitIsAnsweredEmptyAtItsTimeout() throws Exception {
+        try (ShardAwaits awaits = new ShardAwaits(new Deadlines(), System::currentTimeMillis)) {
+            long start = System.nanoTime();
+            CompletableFuture<Map<PartitionId, Integer>> parked = awaits.park(200);
+            awaits.onApplied(List.of(new Effect.VisibleAt(P, System.currentTimeMillis() + 60_000))); // far later
+            assertEquals(Map.of(), parked.get(5, TimeUnit.SECONDS));
+            assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(200), "not before its timeout");
+        }
+    }
+
+    @Test
+    void aDeadlineKnownBeforeTheFirstAwaitWakesIt() throws Exception {
+        Deadlines deadlines = new Deadlines();
+        deadlines.due.put(P, System.currentTimeMillis() + 300); // a delayed message, sent before this replica led
+        deadlines.visibleThen.put(P, 2);
+        try (ShardAwaits awaits = new ShardAwaits(deadlines, System::currentTimeMillis)) {
+            long start = System.nanoTime();
+            CompletableFuture<Map<PartitionId, Integer>> parked = awaits.park(10_000);
+            assertEquals(Map.of(P, 2), parked.get(5, TimeUnit.SECONDS));
+            long waited = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertTrue(waited >= 250 && waited < 5_000, "at the deadline, not at the timeout: " + waited + " ms");
+        }
+    }
+
+    @Test
+    void aNewEarliestDeadlineFromAnEntryWakesTheAwaitsThen() throws Exception {
+        Deadlines deadlines = new Deadlines();
+        try (ShardAwaits awaits = new ShardAwaits(deadlines, System::currentTimeMillis)) {
+            CompletableFuture<Map<PartitionId, Integer>> parked = awaits.park(10_000);
+            long at = System.currentTimeMillis() + 300;
+            deadlines.due.put(Q, at);
+            deadlines.visibleThen.put(Q, 1);
+            awaits.onApplied(List.of(new Effect.VisibleAt(Q, at))); // a lease taken now expires then
+            assertFalse(parked.isDone(), "nothing is visible yet");
+            assertEquals(Map.of(Q, 1), parked.get(5, TimeUnit.SECONDS));
+            assertTrue(System.currentTimeMillis() >= at, "not before the deadline");
+        }
+    }
+
+    @Test
+    void losingTheLeadAnswersEveryAwaitEmpty() throws Exception {
+        try (ShardAwaits awaits = new ShardAwaits(new Deadlines(), System::currentTimeMillis)) {
+            CompletableFuture<Map<PartitionId, Integer>> one = awaits.park(10_000);
+            CompletableFuture<Map<PartitionId, Integer>> two = awaits.park(10_000);
+            awaits.leadershipLost();
+            assertEquals(Map.of(), one.get(1, TimeUnit.SECONDS), "its frontend asks the new leader");
+            assertEquals(Map.of(), two.get(1, TimeUnit.SECONDS));
+            assertEquals(0, awaits.parked());
+        }
+    }
+}
