@@ -13,7 +13,7 @@ import org.slf4j.LoggerFactory;
 /**
  * {@code sluice node}: every role in one JVM, a member of a combined cluster (three of them make a 3-node cluster).
  * The launcher only assembles: a metadata member ({@link MetadataNode}), a backend ({@link BackendNode}) and a
- * frontend ({@link DevServer} as a cluster frontend), started in that order with one meter registry and one admin
+ * frontend ({@link FrontendNode}), started in that order with one meter registry and one admin
  * endpoint. Each keeps its own port (metadata Raft, shard Raft, SQS) and its own folder under the node's data folder
  * ({@code metadata/}, {@code backend/}). The frontend reaches a shard leader hosted by this same process without an
  * RPC ({@link io.sluice.backend.raft.BackendServer#sendIfLeader}).
@@ -24,7 +24,7 @@ public final class CombinedNode implements AutoCloseable {
     private final ServerConfig config;
     private MetadataNode metadata;
     private BackendNode backend;
-    private DevServer frontend;
+    private FrontendNode frontend;
     private AdminServer admin;
     private InetSocketAddress adminAddress;
 
@@ -45,8 +45,8 @@ public final class CombinedNode implements AutoCloseable {
         metadata.startRole(registry);
         backend = new BackendNode(config.with(ServerConfigKeys.DATA_DIR, data.resolve("backend").toString()));
         backend.startRole(registry);
-        frontend = new DevServer(config, true, registry, backend.server());
-        frontend.start();
+        frontend = new FrontendNode(config);
+        frontend.startRole(registry, backend.server(), HttpTls.context(config));
         Supplier<String> status =
                 () -> new String(MetadataJson.write(backend.status(metadata.status())), StandardCharsets.UTF_8);
         AdminAccess access = AdminAccess.configured(config);

@@ -200,7 +200,7 @@ public final class SluiceMain implements Runnable {
                     Integer.toString(adminPort));
             flagOrDefault(parsed, overrides, defaults, "--host", ServerConfigKeys.HOST, host);
             key.putInto(overrides);
-            DevServer server = new DevServer(ServerConfig.load(configFile, System.getenv(), overrides, defaults), true);
+            FrontendNode server = new FrontendNode(ServerConfig.load(configFile, System.getenv(), overrides, defaults));
             return runUntilStopped(server::start, server);
         }
     }

@@ -90,13 +90,22 @@ public final class SqsHttpServer implements AutoCloseable {
         return (InetSocketAddress) channel.localAddress();
     }
 
+    private boolean stopped;
+
     /** Connections open on the SQS port now (those closed at once for being past the cap included until closed). */
     public int openConnections() {
         return openConnections.open();
     }
 
-    /** Stops accepting, lets in-flight requests finish (up to {@code graceMillis}), then closes connections. */
-    public void stop(long graceMillis) {
+    /**
+     * Stops accepting, lets in-flight requests finish (up to {@code graceMillis}), then closes connections. Once: a
+     * second call does nothing.
+     */
+    public synchronized void stop(long graceMillis) {
+        if (stopped) {
+            return;
+        }
+        stopped = true;
         if (channel != null) {
             channel.close().syncUninterruptibly();
         }
