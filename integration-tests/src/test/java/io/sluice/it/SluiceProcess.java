@@ -4,6 +4,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.sluice.testing.Ports;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -26,6 +27,8 @@ public final class SluiceProcess implements AutoCloseable, SqsServer {
     private final List<String> extraArgs;
     private final java.util.Map<String, String> extraEnv;
     private String role = "dev";
+    /** Where this run's lines start in {@link #log}. */
+    private long logFrom;
     private Process process;
     private int port;
     private int adminPort;
@@ -84,6 +87,7 @@ public final class SluiceProcess implements AutoCloseable, SqsServer {
         java.util.Map<String, String> env = new java.util.HashMap<>(java.util.Map.of("SLUICE_ACCESS_LOG_LEVEL", "WARN",
                 "SLUICE_METADATA_PORT", Integer.toString(metadataPort)));
         env.putAll(extraEnv);
+        logFrom = Files.exists(log) ? Files.size(log) : 0; // a restart appends to the same log
         process = ProcessFixtures.launch(List.of("-Xmx512m", "-XX:+UseSerialGC"), cmd, log, env);
         ProcessFixtures.awaitHealthy(process, adminPort, log, "sluice " + role);
     }
@@ -142,8 +146,26 @@ public final class SluiceProcess implements AutoCloseable, SqsServer {
     }
 
     /** SIGTERM and wait: the graceful path. */
+    /**
+     * SIGTERM, the graceful path; a {@code sluice dev} must then stop cleanly (its last line says so, and its shutdown
+     * threw nothing): a shutdown cut short leaves its stores unclosed, to be recovered at the next start.
+     */
     public void stop() throws InterruptedException {
+        boolean running = alive();
         ProcessFixtures.stop(process);
+        if (running && role.equals("dev")) {
+            String text;
+            try {
+                byte[] all = Files.readAllBytes(log);
+                text = new String(all, (int) Math.min(logFrom, all.length), all.length - (int) Math.min(logFrom,
+                        all.length), StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            if (!text.contains("Sluice dev stopped") || text.contains("Exception in thread \"sluice-shutdown\"")) {
+                throw new AssertionError("sluice dev did not stop cleanly; see " + log);
+            }
+        }
     }
 
     /** SIGKILL: the crash path. */
