@@ -73,7 +73,13 @@ up() {
       while echo "$used" | grep -qx "$i"; do i=$((i + 1)); done
       [ "$i" -le 250 ] || { echo "network $net is full" >&2; exit 1; }
       ip netns add "$n"
-      ip link add "slv$net-$i" type veth peer name eth0 netns "$n"
+      # the same name may still be on its way out (a namespace of an earlier run, deleted asynchronously)
+      local try
+      for try in 1 2 3 4 5 6; do
+        ip link add "slv$net-$i" type veth peer name eth0 netns "$n" 2>/dev/null && break
+        [ "$try" -lt 6 ] || ip link add "slv$net-$i" type veth peer name eth0 netns "$n" # its error, then exit
+        sleep 0.5
+      done
       ip link set "slv$net-$i" master "$bridge" up
       ip -n "$n" addr add "10.231.$net.$i/24" dev eth0
       ip -n "$n" link set eth0 up
@@ -177,6 +183,19 @@ down() {
     ip netns del "$n"
   done
   ip link del "slbr$net" 2>/dev/null || true
+  # A deleted namespace's links go asynchronously: an "up" of the same network right after would find a veth name
+  # still taken ("RTNETLINK answers: File exists"). Wait until they are gone (bounded), deleting any that stay.
+  local tries=0
+  while ip -o link show | grep -q ": slv$net-[0-9]*@"; do
+    tries=$((tries + 1))
+    if [ "$tries" -gt 50 ]; then
+      for link in $(ip -o link show | sed -n "s/^[0-9]*: \(slv$net-[0-9]*\)@.*/\1/p"); do
+        ip link del "$link" 2>/dev/null || true
+      done
+      break
+    fi
+    sleep 0.1
+  done
 }
 
 list() {
