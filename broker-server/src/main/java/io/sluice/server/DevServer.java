@@ -79,6 +79,8 @@ public final class DevServer implements AutoCloseable {
     private MetadataClient metadataClient;
     private MetadataPeers peers;
     private CachedCatalog catalog;
+    /** The external metadata leader's health, for the status (null with a member of its own, which always leads). */
+    private LeaderView leaderView;
     private ScheduledExecutorService heartbeats;
     private ScheduledExecutorService scheduler;
     private FrontendRole frontend;
@@ -153,11 +155,11 @@ public final class DevServer implements AutoCloseable {
         frontend.start(registry, httpTls);
 
         int rf = config.get(ServerConfigKeys.REPLICATION_FACTOR);
-        LeaderView leaderView = metadataServer == null ? new LeaderView(metadataClient::health) : null;
-        this.leaderView = leaderView;
+        leaderView = metadataServer == null ? new LeaderView(metadataClient::health) : null;
+        LeaderView external = leaderView;
         Supplier<String> status = () -> {
             // sluice dev's own metadata member always leads its one-member group
-            LeaderHealth health = metadataServer != null ? metadataServer.localHealth() : leaderView.health();
+            LeaderHealth health = metadataServer != null ? metadataServer.localHealth() : external.health();
             String leader = metadataServer != null ? metadataServer.leaderId() : health == null ? null : health.leader();
             return new String(MetadataJson.write(ClusterStatus.render(catalog.image(), peers.addresses(), leader,
                     health, rf)), StandardCharsets.UTF_8);
@@ -177,8 +179,6 @@ public final class DevServer implements AutoCloseable {
                 adminAddress.getPort(), config.get(ServerConfigKeys.ADMIN_TOKEN).isEmpty()
                         ? data.resolve(AdminAccess.TOKEN_FILE) : "sluice.admin.token", data);
     }
-
-    private LeaderView leaderView;
 
     /** The local shard's partitions made to agree with the catalog ({@link PartitionReconciler}). */
     private CompletableFuture<Void> reconcile(LocalShard local, CachedCatalog catalog, SqsServices services) {
