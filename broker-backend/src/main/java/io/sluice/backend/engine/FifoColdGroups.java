@@ -15,7 +15,7 @@ import java.util.List;
  * producer order) when its group has any or the index is full, unless it orders before the group's last message in
  * memory; a page-in moves a group's first cold messages into memory. So the groups a receive may take from, oldest
  * head first, are the index's ready groups merged with the cold groups whose head is visible (a cold group has nothing
- * in flight; its head's visibility is its state's, see {@link PartitionQueueState#coldVisibleAt}).
+ * in flight; its head's visibility is its state's, see {@link MessageTiers#coldVisibleAt}).
  */
 final class FifoColdGroups {
     /** A group whose messages are all cold, by its head's seq. */

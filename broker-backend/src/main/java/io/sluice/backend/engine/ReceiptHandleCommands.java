@@ -36,15 +36,15 @@ final class ReceiptHandleCommands {
         if (!isOurs(h)) {
             return invalidHandle(h);
         }
-        MessageEntry e = s.indexed(h.seq());
+        MessageEntry e = s.tiers.indexed(h.seq());
         if (e == null || e.isDeadLetterPending()) {
             return null; // already deleted, or on its way to the dead-letter queue: deleting again succeeds
         }
         if (h.receiveCount() > e.receiveCount) {
             return invalidHandle(h);
         }
-        if (s.isExpired(e, now)) {
-            s.expireOne(e); // past retention it is gone, swept or not: deleting it succeeds
+        if (s.lifecycle.isExpired(e, now)) {
+            s.lifecycle.expireOne(e); // past retention it is gone, swept or not: deleting it succeeds
             return null;
         }
         if (s.config.fifo() && (!(e.status(now) == Status.INFLIGHT && e.receiveCount == h.receiveCount())
@@ -72,12 +72,12 @@ final class ReceiptHandleCommands {
         if (!isOurs(h)) {
             return invalidHandle(h);
         }
-        MessageEntry e = s.indexed(h.seq());
+        MessageEntry e = s.tiers.indexed(h.seq());
         if (e != null && h.receiveCount() > e.receiveCount) {
             return invalidHandle(h);
         }
-        if (e != null && !e.isDeadLetterPending() && s.isExpired(e, now)) {
-            s.expireOne(e); // past retention: it is gone, whether or not the sweep got to it yet
+        if (e != null && !e.isDeadLetterPending() && s.lifecycle.isExpired(e, now)) {
+            s.lifecycle.expireOne(e); // past retention: it is gone, whether or not the sweep got to it yet
             e = null;
         }
         if (e == null || e.isDeadLetterPending() || e.receiveCount != h.receiveCount() || s.moveTasks.holds(e)) {

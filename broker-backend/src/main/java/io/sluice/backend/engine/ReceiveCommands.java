@@ -3,6 +3,7 @@ package io.sluice.backend.engine;
 import io.sluice.common.ReceiptHandle;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsLimits;
+import io.sluice.common.validation.RedeliveryBackoff;
 import io.sluice.partition.DeadLetterReason;
 import io.sluice.partition.PartitionCommand.Receive;
 import io.sluice.partition.PartitionResponse.Delivery;
@@ -48,10 +49,10 @@ final class ReceiveCommands {
         Choice choice = new Choice(capacity, true);
         choose(choice, now);
         for (MessageEntry e : choice.expired) {
-            s.expireOne(e);
+            s.lifecycle.expireOne(e);
         }
         for (MessageEntry e : choice.exhausted) {
-            s.deadLetter(e, DeadLetterReason.MAX_RECEIVES_EXCEEDED);
+            s.lifecycle.deadLetter(e, DeadLetterReason.MAX_RECEIVES_EXCEEDED);
         }
         List<Delivery> deliveries = lease(choice.chosen, now, visibilitySeconds, true, true);
         if (attemptId != null && !deliveries.isEmpty()) {
@@ -78,13 +79,13 @@ final class ReceiveCommands {
             while (!c.done()) {
                 Map.Entry<Long, FifoGroup> hot = s.index.readyAfter(last);
                 if (!coldDone && (coldHead == null || coldHead.seq() <= last)) {
-                    coldHead = s.nextVisibleColdHead(last, now, passBudget, new long[] {-1});
+                    coldHead = s.tiers.nextVisibleColdHead(last, now, passBudget, new long[] {-1});
                     coldDone = coldHead == null;
                 }
                 FifoGroup g;
                 if (coldHead != null && (hot == null || coldHead.seq() < hot.getKey())) {
                     last = coldHead.seq();
-                    g = s.pageInGroup(coldHead.groupId(), coldHead.seq(), c.capacity - c.chosen.size());
+                    g = s.tiers.pageInGroup(coldHead.groupId(), coldHead.seq(), c.capacity - c.chosen.size());
                     coldHead = null;
                 } else if (hot != null) {
                     last = hot.getKey();
@@ -103,7 +104,7 @@ final class ReceiveCommands {
             MessageEntry last = null;
             while (!c.done()) {
                 MessageEntry next = s.index.nextVisibleAfter(last);
-                if (s.pageInBefore(next, now)) {
+                if (s.tiers.pageInBefore(next, now)) {
                     continue;
                 }
                 if (next == null) {
@@ -181,7 +182,7 @@ final class ReceiveCommands {
                 return;
             }
             int before = g.messages.size();
-            s.pageInGroup(g.id, -1, c.capacity - c.chosen.size());
+            s.tiers.pageInGroup(g.id, -1, c.capacity - c.chosen.size());
             if (g.messages.size() == before) {
                 return;
             }
@@ -197,7 +198,7 @@ final class ReceiveCommands {
         Choice choice = new Choice(max, false);
         choose(choice, now);
         for (MessageEntry e : choice.expired) {
-            s.expireOne(e);
+            s.lifecycle.expireOne(e);
         }
         return new MoveLease(lease(choice.chosen, now, leaseSeconds, false, false), choice.capped());
     }
@@ -274,7 +275,7 @@ final class ReceiveCommands {
                     }
                 }
                 m.receivedAtMillis = now;
-                long backoff = consumer ? s.redeliveryBackoffMillis(m) : 0;
+                long backoff = consumer ? redeliveryBackoffMillis(m) : 0;
                 m.visibleAtMillis = deadline + backoff;
                 m.backoffFromMillis = backoff > 0 ? deadline : 0;
             });
@@ -293,7 +294,7 @@ final class ReceiveCommands {
                             (a, b) -> MessageEntry.BY_PRODUCER_ORDER.compare(a, b) >= 0 ? a : b);
                 }
             }
-            latestOfGroup.values().forEach(e -> s.delivered(e, now));
+            latestOfGroup.values().forEach(e -> s.ordering.delivered(e, now));
         }
         return deliveries;
     }
@@ -302,13 +303,14 @@ final class ReceiveCommands {
      * Sorts a visible message into the choice.
      *
      * @return false when it is held: it would need a dead-letter hand-off and the partition holds as many pending as it
-     *         may ({@link PartitionQueueState#mayHandOff})
+     *         may ({@link LifecycleCommands#mayHandOff})
      */
     private boolean classifyCandidate(MessageEntry e, long now, Choice c) {
-        boolean expired = s.isExpired(e, now);
+        boolean expired = s.lifecycle.isExpired(e, now);
         boolean exhausted = !expired && c.exhausted != null && s.config.hasDeadLetterQueue()
                 && e.receiveCount + 1 > s.config.maxReceiveCount();
-        if ((exhausted || expired && s.expiryHandsOff()) && !s.mayHandOff(c.handOffs(s.expiryHandsOff()))) {
+        boolean expiryHandsOff = s.lifecycle.expiryHandsOff();
+        if ((exhausted || expired && expiryHandsOff) && !s.lifecycle.mayHandOff(c.handOffs(expiryHandsOff))) {
             c.held++;
             return false;
         }
@@ -338,7 +340,7 @@ final class ReceiveCommands {
         for (int i = 0; i < leases.length; i += 3) {
             MessageEntry e = s.index.get(leases[i]);
             if (e == null || e.isDeadLetterPending() || e.receiveCount != leases[i + 1]
-                    || e.visibleAtMillis != leases[i + 2] || s.isExpired(e, now)) {
+                    || e.visibleAtMillis != leases[i + 2] || s.lifecycle.isExpired(e, now)) {
                 return null;
             }
             entries.add(e);
@@ -360,5 +362,30 @@ final class ReceiveCommands {
                 now + SqsLimits.RECEIVE_ATTEMPT_WINDOW_MILLIS, leases);
         s.attempts.remember(attempt);
         s.mutations.add(new Mutation.Put(s.keys.attempt(attemptId), RecordCodec.encodeAttempt(attempt)));
+    }
+
+    /**
+     * How long a consumer's lease on {@code e} (just counted as its {@code receiveCount}-th receive), once lapsed,
+     * keeps it invisible on top: the queue's {@code SluiceRedeliveryBackoff}, jittered by a number derived from the
+     * partition, the message and its receive count, so every replica computes the same. None when the queue has no
+     * backoff, or when the next receive would hand the message to the dead-letter queue (no point waiting for that).
+     */
+    long redeliveryBackoffMillis(MessageEntry e) {
+        RedeliveryBackoff backoff = s.config.redeliveryBackoff();
+        if (backoff == null || (s.config.hasDeadLetterQueue() && e.receiveCount >= s.config.maxReceiveCount())) {
+            return 0;
+        }
+        return backoff.delayMillis(e.receiveCount, jitterUnit(e.seq, e.receiveCount));
+    }
+
+    /** A number in [0, 1) from the partition, a message and its receive count (a 64-bit mix, the same everywhere). */
+    private double jitterUnit(long seq, int receiveCount) {
+        long h = s.id.queueId() * 0x9E3779B97F4A7C15L + s.id.index();
+        h = (h ^ seq) * 0xBF58476D1CE4E5B9L;
+        h = (h ^ receiveCount) * 0x94D049BB133111EBL;
+        h ^= h >>> 31;
+        h *= 0xFF51AFD7ED558CCDL;
+        h ^= h >>> 33;
+        return (h >>> 11) * 0x1.0p-53;
     }
 }
