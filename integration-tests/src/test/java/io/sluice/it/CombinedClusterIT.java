@@ -14,6 +14,7 @@ import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -165,8 +166,11 @@ class CombinedClusterIT {
     }
 
     private static String cluster(String command, Path dir) throws IOException, InterruptedException {
-        // snapshots every 100 entries: the fault also exercises log purging, snapshot install and restart
+        // snapshots every 100 entries: the fault also exercises log purging, snapshot install and restart; the
+        // script's JVM flags for a combined node, plus the tests' class archive (ClusterScriptIT runs its defaults)
+        List<String> jvm = new ArrayList<>(ClassArchive.jvmOptions());
+        jvm.addAll(List.of("-Xmx1g", "-XX:+UseSerialGC"));
         return ClusterScriptIT.run(command, dir, BASE, Map.of("SLUICE_TOPOLOGY", "combined",
-                "SLUICE_BACKEND_SNAPSHOT_EVERY", "100"));
+                "SLUICE_BACKEND_SNAPSHOT_EVERY", "100", "SLUICE_JAVA_OPTS", String.join(" ", jvm)));
     }
 }

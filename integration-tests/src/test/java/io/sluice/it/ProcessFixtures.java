@@ -45,6 +45,7 @@ final class ProcessFixtures {
                           Map<String, String> env) throws IOException {
         List<String> cmd = new ArrayList<>(prefix);
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(ClassArchive.jvmOptions());
         cmd.addAll(jvmArgs);
         cmd.addAll(List.of("-jar", SluiceProcess.jar()));
         cmd.addAll(args);

@@ -95,7 +95,9 @@ public final class SluiceProcess implements AutoCloseable, SqsServer {
     /** Runs the launcher with {@code args} (e.g. {@code admin status ...}); returns its output, failing on non-zero exit. */
     static String runCli(String... args) throws IOException, InterruptedException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = new ArrayList<>(List.of(java, "-jar", jar()));
+        List<String> cmd = new ArrayList<>(List.of(java));
+        cmd.addAll(ClassArchive.jvmOptions());
+        cmd.addAll(List.of("-jar", jar()));
         cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
