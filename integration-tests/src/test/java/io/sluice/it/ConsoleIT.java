@@ -223,6 +223,19 @@ class ConsoleIT {
         String peeked = get(base, "/console/queues/markup?peek=1", session).body();
         assertTrue(peeked.contains("&lt;b onmouseover=&quot;x()&quot;&gt;bold&lt;/b&gt;"), peeked);
         assertFalse(peeked.contains("<b onmouseover"), "escaped");
+        // a long body is cut at 500 characters, never inside a surrogate pair (an emoji as the 500th character)
+        sqs.createQueue(b -> b.queueName("long"));
+        String longBody = "a".repeat(499) + "\uD83D\uDE00" + "b".repeat(20);
+        sqs.sendMessage(b -> b.queueUrl(url("long")).messageBody(longBody));
+        String longPeek = get(base, "/console/queues/long?peek=1", session).body();
+        assertTrue(longPeek.contains("a".repeat(499) + "\uD83D\uDE00…<"), longPeek);
+        assertFalse(longPeek.contains("b".repeat(20)), "cut after 500 characters");
+        // a body typed with line breaks arrives with them, not with the form's CR LF
+        sqs.createQueue(b -> b.queueName("typed"));
+        assertEquals(303, post(base, "/console/queues/typed/send", session, Map.of("csrf", ConsoleSession.csrf(
+                get(base, "/console/queues/typed", session).body()), "body", "line 1\r\nline 2")).statusCode());
+        assertEquals(List.of("line 1\nline 2"), sqs.receiveMessage(b -> b.queueUrl(url("typed")).waitTimeSeconds(5))
+                .messages().stream().map(m -> m.body()).toList());
 
         // sign-out: refused without its CSRF token; with it, the old cookie is worth nothing
         assertEquals(403, post(base, "/console/logout", session, Map.of()).statusCode());

@@ -200,9 +200,13 @@ class WorkerIT extends SharedServer {
         double heavyMean = (double) sums[1] / sums[0];
         double lightMean = (double) sums[2] / sums[0];
         assertTrue(heavyMean + lightMean <= 8.01, "never more than the budget");
-        // owed 6 and 2 slots; a slot also holds a receive in flight, so fewer handlers run than slots are taken
-        assertTrue(heavyMean >= 2 * lightMean && lightMean >= 0.8 && lightMean <= 2.2,
-                String.format("shares follow the weights: %.1f and %.1f", heavyMean, lightMean));
+        // owed 6 and 2 slots: a quarter for the light queue. A slot also holds a receive in flight, so fewer handlers
+        // run than slots are taken, the fewer the slower the server (dev: 5.4 and 1.8; a split cluster: 2.1 and 0.8):
+        // the shares are what follows the weights, not the counts
+        double lightShare = lightMean / (heavyMean + lightMean);
+        assertTrue(heavyMean >= 2 * lightMean && lightShare >= 0.12 && lightMean >= 0.5, String.format(
+                "shares follow the weights: %.1f and %.1f handlers running (light %.2f of them)", heavyMean,
+                lightMean, lightShare));
         assertTrue(lightPeak.get() >= 6, "alone, the light queue borrows the idle share: " + lightPeak.get());
     }
 

@@ -28,6 +28,17 @@ final class Html {
         return b.toString();
     }
 
+    /**
+     * At most {@code max} characters of {@code s}, and "…" when it was longer; characters are code points, so a cut
+     * never splits a surrogate pair (an emoji), which a browser would show as a replacement character.
+     */
+    static String cut(String s, int max) {
+        if (s.length() <= max || s.codePointCount(0, s.length()) <= max) {
+            return s;
+        }
+        return s.substring(0, s.offsetByCodePoints(0, max)) + "…";
+    }
+
     /** A path segment or query value, percent-encoded (UTF-8). */
     static String url(String s) {
         return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");

@@ -197,7 +197,7 @@ final class QueuePage {
                 + "<th>Dead-lettered because</th><th>Body</th></tr></thead><tbody>");
         for (PeekedMessage p : peeked) {
             var m = p.message();
-            String body = m.body().length() > 500 ? m.body().substring(0, 500) + "…" : m.body();
+            String body = Html.cut(m.body(), 500);
             b.append("<tr><td class=\"wrap\">").append(esc(m.messageId())).append("</td><td>")
                     .append(esc(Instant.ofEpochMilli(m.sentTimestampMillis()).toString()))
                     .append("</td><td class=\"num receives\">").append(p.receiveCount()).append("</td><td>")
@@ -276,7 +276,7 @@ final class QueuePage {
     }
 
     CompletableFuture<Response> send(ConsoleSessions.Session s, String name, Map<String, String> form) {
-        String body = form.getOrDefault("body", "");
+        String body = normalize(form.getOrDefault("body", "")); // typed line breaks, not the form's CR LF
         return ctx.api().queueUrl(s, name).thenCompose(url -> {
             ObjectNode req = JsonNodeFactory.instance.objectNode().put("QueueUrl", url).put("MessageBody", body);
             if (!form.getOrDefault("group", "").isEmpty()) {
