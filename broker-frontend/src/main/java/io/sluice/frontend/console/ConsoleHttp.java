@@ -21,7 +21,7 @@ import java.util.concurrent.ExecutionException;
  * the uPlot webjar's files, session cookies, and form and query decoding. Static helpers only.
  */
 final class ConsoleHttp {
-    static final String HTML = "text/html; charset=utf-8";
+    private static final String HTML = "text/html; charset=utf-8";
 
     private ConsoleHttp() {
     }
