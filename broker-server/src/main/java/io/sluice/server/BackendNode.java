@@ -10,7 +10,7 @@ import io.sluice.backend.agent.MoveTaskDriver;
 import io.sluice.backend.metrics.QueueMetrics;
 import io.sluice.backend.metrics.ShardMetrics;
 import io.sluice.backend.raft.BackendServer;
-import io.sluice.backend.raft.LeaderClock;
+import io.sluice.backend.shard.LeaderClock;
 import io.sluice.backend.raft.ShardedPartitionService;
 import io.sluice.common.Clock;
 import io.sluice.common.SystemClock;

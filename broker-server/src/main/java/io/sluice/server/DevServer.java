@@ -16,10 +16,12 @@ import io.sluice.backend.agent.LoadReporter;
 import io.sluice.backend.agent.MoveTaskDriver;
 import io.sluice.backend.agent.PartitionReconciler;
 import io.sluice.backend.agent.PromptReconciler;
-import io.sluice.backend.local.LocalShard;
 import io.sluice.backend.metrics.QueueMetrics;
+import io.sluice.backend.raft.ShardedPartitionService;
+import io.sluice.backend.shard.LeaderClock;
+import io.sluice.backend.shard.LocalLog;
+import io.sluice.backend.shard.ShardCore;
 import io.sluice.backend.storage.ShardStore;
-import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.Clock;
 import io.sluice.common.SystemClock;
 import io.sluice.common.raft.RaftTransport;
@@ -33,6 +35,7 @@ import io.sluice.metadata.raft.MetadataClient;
 import io.sluice.metadata.raft.MetadataPeers;
 import io.sluice.metadata.raft.MetadataServer;
 import io.sluice.metadata.raft.MetadataUnavailableException;
+import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionId;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -44,14 +47,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -59,21 +59,25 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code sluice dev}: every role in one process. The catalog is a one-member metadata group (Ratis) in-process, the
- * data one shard on local disk (replication factor 1, {@link LocalShard}); both force to disk before any request is
- * acknowledged. Restart it on the same data folder and every queue and acknowledged message is there. The SQS
- * endpoint is the same {@link FrontendRole} a cluster's frontend runs. It also does what a shard's primary does in a
- * cluster: dead-letter hand-offs, message move tasks, sweeps, reconciling its partitions with the catalog, queue
- * metrics. With {@code sluice.metadata.peers} ({@code --metadata-peers}, a flag of the dev command) it uses an
- * external metadata group instead of a member of its own, its data still local.
+ * {@code sluice dev}: every role in one process. The catalog is a one-member metadata group (Ratis) in-process; the
+ * data is one shard of one replica on local disk, holding every partition: the same {@link ShardCore} and
+ * {@link ShardedPartitionService} a cluster runs, over a local group-commit log ({@link LocalLog}) instead of a Raft
+ * log. Both force to disk before any request is acknowledged. Restart it on the same data folder and every queue and
+ * acknowledged message is there. The SQS endpoint is the same {@link FrontendRole} a cluster's frontend runs. As the
+ * leader of its shard it also does what a shard's leader does in a cluster: dead-letter hand-offs, message move
+ * tasks, sweeps, reconciling its partitions with the catalog, queue metrics. With {@code sluice.metadata.peers}
+ * ({@code --metadata-peers}, a flag of the dev command) it uses an external metadata group instead of a member of
+ * its own, its data still local.
  */
 public final class DevServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(DevServer.class);
+    /** The one shard's name (in metrics and logs). */
+    static final String LOCAL_SHARD = "local";
 
     private final ServerConfig config;
     private final Clock clock = SystemClock.INSTANCE;
-    private ShardStore store;
-    private LocalShard shard;
+    private ShardCore core;
+    private ShardedPartitionService partitions;
     private ExecutorService completions;
     private MetadataServer metadataServer;
     private MetadataClient metadataClient;
@@ -99,31 +103,31 @@ public final class DevServer implements AutoCloseable {
         Path data = Path.of(config.get(ServerConfigKeys.DATA_DIR)).toAbsolutePath();
         DataDirs.prepare(data, config.get(ServerConfigKeys.DATA_DIR_ALLOW_SHARED)); // messages and the catalog's secrets
         CachedCatalog catalog = startMetadata(data);
-        store = ShardStore.open(data.resolve("shard-0"), ShardStore.Durability.SYNC_WAL);
+        // one shard of one replica holds every partition: the same shard (ShardCore) and data plane
+        // (ShardedPartitionService) a cluster runs, over a local group-commit log instead of Raft
+        core = new ShardCore(LOCAL_SHARD, data.resolve("shard-0"), ShardStore.Durability.SYNC_WAL, new LeaderClock(clock));
+        core.open();
         completions = Executors.newSingleThreadExecutor(daemon("sluice-shard-completions"));
-        shard = new LocalShard(store, clock, completions);
-        frontend = new FrontendRole(config, clock, catalog, shard, null, true, httpTls != null);
+        LocalLog log = new LocalLog(core, completions);
+        partitions = ShardedPartitionService.overLocalLog(log);
+        frontend = new FrontendRole(config, clock, catalog, partitions, partitions, true, httpTls != null);
         SqsServices services = frontend.services();
-        LocalShard local = shard;
-        for (QueueMetadata q : catalog.list("")) {
-            for (PartitionId id : services.partitionIds(q)) {
-                local.openPartition(id).join(); // swept and their hand-offs resumed from the start
-            }
-        }
-        reconcile(local, catalog, services).join(); // e.g. created in the catalog, not yet on disk: finish it
+        ShardCore local = core;
+        local.openStored(Integer.MAX_VALUE); // swept and their hand-offs resumed from the start
+        reconcile(log, catalog, services); // e.g. created in the catalog, not yet on disk: finish it
         promptReconciler = new PromptReconciler(catalog::image, catalog::refresh, (image, p) -> {
             boolean listed = image.queueById(p.queueId()).filter(q -> p.index() < q.partitions()).isPresent();
-            return listed ? Optional.of(new PromptReconciler.Placement("local",
-                    local.storedPartition(p).join(), local::submit)) : Optional.empty();
+            return listed ? Optional.of(new PromptReconciler.Placement(LOCAL_SHARD,
+                    local.storedPartition(p), log::submit)) : Optional.empty();
         }, config.get(ServerConfigKeys.MAX_INFLIGHT));
         local.setConfigurationRequests(promptReconciler);
-        // this process is the primary of every partition (in a cluster, each shard's leader)
-        handOffs = new DeadLetterHandOffs(catalog::image, catalog::refresh, local,
-                () -> local.pendingDeadLetters().join(), System::nanoTime);
+        // this process leads its one shard: it runs what a cluster's shard leaders run
+        handOffs = new DeadLetterHandOffs(catalog::image, catalog::refresh, partitions, local::pendingDeadLetters,
+                System::nanoTime);
         local.addListener(handOffs);
         handOffs.start();
-        moveTaskDriver = new MoveTaskDriver(catalog::image, catalog::refresh, local,
-                () -> local.moveTasksToDrive().join(), p -> true).start();
+        moveTaskDriver = new MoveTaskDriver(catalog::image, catalog::refresh, partitions, local::moveTasksToDrive,
+                p -> true).start();
 
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         bindJvmMetrics(registry);
@@ -134,11 +138,14 @@ public final class DevServer implements AutoCloseable {
         scheduler = Executors.newScheduledThreadPool(1, daemon("sluice-housekeeping"));
         // in a cluster each shard's leader sweeps (BackendServer.sweep) and reconciles (BackendAgent) its partitions
         long expireEvery = config.get(ServerConfigKeys.EXPIRE_INTERVAL_MS);
-        scheduler.scheduleWithFixedDelay(() -> sweep(local), expireEvery, expireEvery, TimeUnit.MILLISECONDS);
-        scheduler.scheduleWithFixedDelay(() -> reconcile(local, catalog, services).exceptionally(e -> {
-            LOG.warn("reconciling partitions with the catalog failed", e);
-            return null;
-        }), 10, 10, TimeUnit.SECONDS);
+        scheduler.scheduleWithFixedDelay(() -> sweep(log), expireEvery, expireEvery, TimeUnit.MILLISECONDS);
+        scheduler.scheduleWithFixedDelay(() -> {
+            try {
+                reconcile(log, catalog, services);
+            } catch (RuntimeException e) { // a periodic task: an exception would cancel it for good
+                LOG.warn("reconciling partitions with the catalog failed", e);
+            }
+        }, 10, 10, TimeUnit.SECONDS);
         if (metadataServer != null) { // a cluster's backends report their loads with their heartbeats
             MetadataServer member = metadataServer;
             LoadReporter reporter = new LoadReporter();
@@ -181,30 +188,34 @@ public final class DevServer implements AutoCloseable {
     }
 
     /** The local shard's partitions made to agree with the catalog ({@link PartitionReconciler}). */
-    private CompletableFuture<Void> reconcile(LocalShard local, CachedCatalog catalog, SqsServices services) {
+    private void reconcile(LocalLog log, CachedCatalog catalog, SqsServices services) {
         ClusterImage image = catalog.image();
         List<PartitionId> all = new ArrayList<>();
         image.queues().values().forEach(q -> all.addAll(services.partitionIds(q)));
-        return local.storedPartitions().thenAccept(stored -> PartitionReconciler.run("local", image, all, stored,
-                config.get(ServerConfigKeys.MAX_INFLIGHT), local::submit));
+        PartitionReconciler.run(LOCAL_SHARD, image, all, log.core().storedPartitions(),
+                config.get(ServerConfigKeys.MAX_INFLIGHT), log::submit);
     }
 
     /** Every partition of the local shard, named from the catalog, for the queue metrics. */
-    private static List<QueueMetrics.Row> localPartitions(LocalShard local, CachedCatalog catalog) {
+    private static List<QueueMetrics.Row> localPartitions(ShardCore local, CachedCatalog catalog) {
         Map<Long, String> names = new HashMap<>();
-        catalog.image().queues().values().forEach(q -> names.put(q.queueId(), q.name()));
+        List<PartitionId> ids = new ArrayList<>();
+        catalog.image().queues().values().forEach(q -> {
+            names.put(q.queueId(), q.name());
+            for (int i = 0; i < q.partitions(); i++) {
+                ids.add(new PartitionId(q.queueId(), i));
+            }
+        });
         List<QueueMetrics.Row> rows = new ArrayList<>();
         try {
-            for (var st : local.stats().get(5, TimeUnit.SECONDS)) {
+            for (var st : local.stats(ids)) {
                 String name = names.get(st.id().queueId());
                 if (name != null) {
-                    rows.add(new QueueMetrics.Row(name, st.id().index(), "local", st.counts(), st.totals(),
+                    rows.add(new QueueMetrics.Row(name, st.id().index(), LOCAL_SHARD, st.counts(), st.totals(),
                             st.arrivalSkew()));
                 }
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException | TimeoutException e) {
+        } catch (RuntimeException e) {
             LOG.warn("queue metrics unavailable: {}", e.toString());
         }
         return rows;
@@ -281,11 +292,14 @@ public final class DevServer implements AutoCloseable {
     }
 
     /** The local shard's sweep: as a replicated shard's leader, only partitions that one would change. */
-    private void sweep(LocalShard local) {
-        local.sweep().exceptionally(e -> {
+    private void sweep(LocalLog log) {
+        try {
+            for (PartitionId id : log.core().partitionsToSweep(log.core().now())) {
+                log.submit(id, new PartitionCommand.Expire(1000));
+            }
+        } catch (RuntimeException e) { // a periodic task: an exception would cancel it for good
             LOG.warn("sweep failed", e);
-            return 0;
-        });
+        }
     }
 
     public InetSocketAddress sqsAddress() {
@@ -323,14 +337,14 @@ public final class DevServer implements AutoCloseable {
         if (handOffs != null) {
             handOffs.close();
         }
-        if (shard != null) {
-            shard.close();
+        if (partitions != null) {
+            partitions.close(); // and the local log, after the work queued to it
         }
         if (completions != null) {
             completions.shutdown();
         }
-        if (store != null) {
-            store.close();
+        if (core != null) {
+            core.close();
         }
         if (heartbeats != null) {
             heartbeats.shutdownNow();

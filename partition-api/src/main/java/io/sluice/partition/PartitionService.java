@@ -5,8 +5,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The data plane as the frontend sees it: submit a command to a partition and get its outcome once it is
- * durable. {@code sluice dev} implements it in-process (broker-backend's {@code LocalShard}); the
- * replicated cluster implements it over Raft shards. Futures complete off the caller's thread; callers on a
+ * durable. broker-backend's {@code ShardedPartitionService} implements it over shards, a cluster's replicated
+ * ones and {@code sluice dev}'s one local shard alike. Futures complete off the caller's thread; callers on a
  * Netty event loop must not block on them.
  */
 public interface PartitionService {

@@ -176,7 +176,7 @@ public final class BackendAgent implements AutoCloseable {
                 continue;
             }
             try {
-                for (var st : machine.stats(ids)) {
+                for (var st : machine.core().stats(ids)) {
                     String name = names.get(st.id().queueId());
                     if (name != null) {
                         rows.add(new QueueMetrics.Row(name, st.id().index(), shard.shardId(), st.counts(), st.totals(),
@@ -201,7 +201,7 @@ public final class BackendAgent implements AutoCloseable {
             for (RaftGroupId gid : backend.hostedGroups()) {
                 var machine = backend.shard(gid);
                 if (machine != null && backend.isLeaderReady(gid)) {
-                    machine.openStored(64);
+                    machine.core().openStored(64);
                 }
             }
             backend.sweep(backend.clock().now());
@@ -232,7 +232,7 @@ public final class BackendAgent implements AutoCloseable {
                         return Optional.empty();
                     }
                     return Optional.of(new PromptReconciler.Placement(shard.shardId(),
-                            machine.storedPartition(p), (id, command) -> backend.submit(gid, id, command)));
+                            machine.core().storedPartition(p), (id, command) -> backend.submit(gid, id, command)));
                 });
     }
 
@@ -254,7 +254,7 @@ public final class BackendAgent implements AutoCloseable {
                 continue;
             }
             PartitionReconciler.run(shard.shardId(), image, assigned.getOrDefault(shard.shardId(), List.of()),
-                    machine.storedPartitions(), defaultMaxInflight,
+                    machine.core().storedPartitions(), defaultMaxInflight,
                     (id, command) -> backend.submit(gid, id, command));
         }
     }
@@ -267,12 +267,12 @@ public final class BackendAgent implements AutoCloseable {
             var shard = out.addObject().put("groupId", gid.getUuid().toString()).put("leader", backend.isLeader(gid))
                     .put("failed", machine != null && machine.closed())
                     .put("livePartitions", machine == null ? 0
-                            : machine.storedPartitions().stream().filter(p -> !p.retired()).count());
+                            : machine.core().storedPartitions().stream().filter(p -> !p.retired()).count());
             // the last entries applied here with the store's digest after each: replicas compared at a common index
             // must agree (the nemesis checks it)
             var digests = shard.putArray("digests");
             if (machine != null) {
-                machine.recentDigests().forEach(a -> digests.addArray().add(a.index()).add(Long.toHexString(a.digest())));
+                machine.core().recentDigests().forEach(a -> digests.addArray().add(a.index()).add(Long.toHexString(a.digest())));
             }
         }
         return out;

@@ -27,8 +27,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The partitions of one shard's store and the one place that applies commands to them, answers reads about them,
- * collects their metrics and picks those a sweep would change. A replicated shard ({@code ShardStateMachine}) and
- * the one-process shard of {@code sluice dev} ({@code LocalShard}) both run on it; they differ only in where an entry
+ * collects their metrics and picks those a sweep would change. It is a shard's {@code ShardCore}'s, under a Raft log
+ * (a replicated shard) or a local log ({@code sluice dev}'s one-replica shard): they differ only in where an entry
  * comes from (a Raft log, or a queue drained by one thread) and how it is made durable (Raft, or a WAL force).
  *
  * <ul>

@@ -1,6 +1,7 @@
 package io.sluice.backend.raft;
 
 import io.sluice.backend.engine.ConfigurationWaits;
+import io.sluice.backend.shard.LeaderClock;
 import io.sluice.common.Clock;
 import io.sluice.common.raft.RaftTransport;
 import io.sluice.common.raft.RatisSettings;
@@ -122,8 +123,8 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
     }
 
     private ShardStateMachine withListeners(ShardStateMachine machine) {
-        effectListeners.forEach(machine::addListener);
-        machine.setConfigurationRequests(configRequests);
+        effectListeners.forEach(machine.core()::addListener);
+        machine.core().setConfigurationRequests(configRequests);
         return machine;
     }
 
@@ -136,7 +137,7 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
      */
     public void setConfigurationRequests(ConfigurationWaits.Requests requests) {
         configRequests = requests;
-        machines.values().forEach(m -> m.setConfigurationRequests(requests));
+        machines.values().forEach(m -> m.core().setConfigurationRequests(requests));
     }
 
     /**
@@ -146,12 +147,12 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
      */
     public void addEffectListener(PartitionService.EffectListener listener) {
         effectListeners.add(listener);
-        machines.values().forEach(m -> m.addListener(listener));
+        machines.values().forEach(m -> m.core().addListener(listener));
     }
 
     /** The pending dead-letter hand-offs of the shards this backend leads now (its partitions as their primary). */
     public List<Effect.DeadLetter> pendingDeadLetters() {
-        return fromLedShards(ShardStateMachine::pendingDeadLetters);
+        return fromLedShards(m -> m.core().pendingDeadLetters());
     }
 
     /** What {@code read} gives for each shard this backend is the ready leader of now, in one list. */
@@ -168,7 +169,7 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
     /** Whether this backend leads the shard holding the partition now (has it open, as the shard's ready leader). */
     public boolean isPrimaryOf(PartitionId partition) {
         for (Map.Entry<RaftGroupId, ShardStateMachine> e : machines.entrySet()) {
-            if (e.getValue().isOpen(partition)) {
+            if (e.getValue().core().isOpen(partition)) {
                 return isLeaderReady(e.getKey());
             }
         }
@@ -177,7 +178,7 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
 
     /** The move tasks with work to do in the shards this backend leads now. */
     public List<MoveTask.Located> moveTasksToDrive() {
-        return fromLedShards(ShardStateMachine::moveTasksToDrive);
+        return fromLedShards(m -> m.core().moveTasksToDrive());
     }
 
     /** The Ratis settings its shard groups run with (for tests). */
@@ -371,7 +372,7 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
             if (!isLeader(e.getKey())) {
                 continue;
             }
-            List<PartitionId> due = e.getValue().partitionsToSweep(nowMillis);
+            List<PartitionId> due = e.getValue().core().partitionsToSweep(nowMillis);
             if (due.isEmpty()) {
                 continue;
             }

@@ -1,5 +1,6 @@
 package io.sluice.backend.raft;
 
+import io.sluice.backend.shard.ShardQueries;
 import io.sluice.common.raft.RaftTransport;
 import io.sluice.common.raft.RatisSettings;
 import io.sluice.partition.CommandCodec;

@@ -1,5 +1,6 @@
 package io.sluice.backend.raft;
 
+import io.sluice.backend.shard.LeaderClock;
 import io.sluice.common.raft.RaftTransport;
 import java.io.IOException;
 import java.util.Map;

@@ -1,8 +1,10 @@
 package io.sluice.backend.raft;
 
+import io.sluice.backend.shard.LocalLog;
+import io.sluice.backend.shard.ShardChannel;
+import io.sluice.backend.shard.ShardQueries;
 import io.sluice.common.SqsError;
 import io.sluice.common.raft.RaftTransport;
-import io.sluice.common.raft.RatisSettings;
 import io.sluice.partition.Effect;
 import io.sluice.partition.MoveTask;
 import io.sluice.partition.OutcomeCodec;
@@ -15,11 +17,13 @@ import io.sluice.partition.PartitionService;
 import io.sluice.partition.PeekedMessage;
 import io.sluice.partition.QueueCounts;
 import io.sluice.partition.StoredMessage;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.SortedSet;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -28,27 +32,25 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.apache.ratis.client.RaftClient;
-import org.apache.ratis.protocol.Message;
-import org.apache.ratis.protocol.RaftClientReply;
+import java.util.function.Function;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
-import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The data plane over replicated shards, as a frontend uses it: a partition's commands go to its shard (found by the
- * {@link Router}, i.e. the cached catalog) through a {@link ShardClient} (group commit), reads are Raft read
- * requests to the shard's leader, and arrivals are learnt from one parked {@code AWAIT} query per shard, turned into
- * {@code MessagesAvailable} effects for the listeners (long polls).
+ * The data plane over shards, as a frontend uses it: a partition's commands go to its shard (found by the
+ * {@link Router}, i.e. the cached catalog) through the shard's {@link ShardChannel} (group commit), reads are read
+ * queries to the shard's leader, and arrivals are learnt from one parked {@code AWAIT} query per shard, turned into
+ * {@code MessagesAvailable} effects for the listeners (long polls). The channel is a Raft group's
+ * ({@link RaftShardChannel}) in a cluster and a one-replica shard's local log in {@code sluice dev}: everything here
+ * is the same for both.
  */
 public final class ShardedPartitionService implements PartitionService, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ShardedPartitionService.class);
-    private static final long AWAIT_MILLIS = 10_000;
 
-    /** Where partitions live: from the catalog. */
+    /** Where partitions live: from the catalog. A shard is named by its Raft group (id and members). */
     public interface Router {
         /** The shard group holding {@code partition}, or null when the catalog has no such partition. */
         RaftGroup groupOf(PartitionId partition);
@@ -58,13 +60,12 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
     }
 
     private final Router router;
-    private final RaftTransport transport;
-    private final LocalLeaders local;
-    private final Map<RaftGroupId, ShardClient> writers = new ConcurrentHashMap<>();
-    private final Map<RaftGroupId, RaftClient> readers = new ConcurrentHashMap<>();
+    private final Function<RaftGroup, ShardChannel> opener;
+    /** Each shard's channel, bound to the members it was opened for. */
+    private final Map<RaftGroupId, Bound> channels = new ConcurrentHashMap<>();
     private final Map<RaftGroupId, Boolean> watched = new ConcurrentHashMap<>();
-    /** A client per shard for readiness probes: short attempts, retried for a few seconds only. */
-    private final Map<RaftGroupId, ShardProbe> probes = new ConcurrentHashMap<>();
+    /** Whether a probe of the shard is out (a probe still out is not doubled). */
+    private final Map<RaftGroupId, AtomicBoolean> probing = new ConcurrentHashMap<>();
     /** When each shard's leader last answered a probe. */
     private final Map<RaftGroupId, Long> reachedAt = new ConcurrentHashMap<>();
     private final List<EffectListener> listeners = new CopyOnWriteArrayList<>();
@@ -80,6 +81,9 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
         return t;
     });
     private volatile boolean closed;
+
+    private record Bound(SortedSet<String> members, ShardChannel channel) {
+    }
 
     public ShardedPartitionService(Router router) {
         this(router, RaftTransport.PLAINTEXT);
@@ -100,9 +104,45 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
      *                      does; a backend that only writes to other shards (dead-letter copies) does not
      */
     public ShardedPartitionService(Router router, RaftTransport transport, LocalLeaders local, boolean watchArrivals) {
-        this.local = local;
         this.router = router;
-        this.transport = transport;
+        this.opener = group -> new RaftShardChannel(group, transport, local, entriesInFlight(group, local), replies);
+        watch(watchArrivals);
+    }
+
+    /**
+     * Over shards reached through {@code channels} (one per shard group it is asked for, opened again when the group's
+     * members change): {@code sluice dev}'s one local shard.
+     */
+    public ShardedPartitionService(Router router, Function<RaftGroup, ShardChannel> channels, boolean watchArrivals) {
+        this.router = router;
+        this.opener = channels;
+        watch(watchArrivals);
+    }
+
+    /**
+     * Over one shard of one replica in this process, under its {@link LocalLog} ({@code sluice dev}): every partition
+     * is on it (the engine answers QueueDoesNotExist for one the shard does not have), and arrivals are learnt as in
+     * a cluster, from a parked {@code AWAIT}.
+     */
+    public static ShardedPartitionService overLocalLog(LocalLog log) {
+        String name = log.core().name();
+        RaftGroup group = RaftGroup.valueOf(
+                RaftGroupId.valueOf(UUID.nameUUIDFromBytes(name.getBytes(StandardCharsets.UTF_8))),
+                RaftPeer.newBuilder().setId(name).build());
+        return new ShardedPartitionService(new Router() {
+            @Override
+            public RaftGroup groupOf(PartitionId partition) {
+                return group;
+            }
+
+            @Override
+            public Collection<RaftGroup> allGroups() {
+                return List.of(group);
+            }
+        }, g -> log, true);
+    }
+
+    private void watch(boolean watchArrivals) {
         if (watchArrivals) {
             watcher.scheduleWithFixedDelay(this::watchNewShards, 0, 1, TimeUnit.SECONDS);
             watcher.scheduleWithFixedDelay(this::probeAll, 0, PROBE_EVERY_MILLIS, TimeUnit.MILLISECONDS);
@@ -112,37 +152,30 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
     /** How often each shard's leader is probed (readiness). */
     static final long PROBE_EVERY_MILLIS = 1_000;
 
-    /** A shard's probe client, bound to its members (replaced when they change), and whether a probe is out. */
-    private record ShardProbe(SortedSet<String> members, RaftClient client, AtomicBoolean out) {
-    }
-
     /**
      * Asks every shard's leader a no-op read (an {@code AWAIT} of 1 ms, which every backend version answers): the
-     * answer proves this process reaches the leader now. An attempt lasts at most 2 s, a probe 4 s in all; a probe
-     * still out is not doubled.
+     * answer proves this process reaches the leader now ({@link ShardChannel#probe}: a few seconds at most).
      */
     private void probeAll() {
         try {
             for (RaftGroup g : router.allGroups()) {
-                ShardProbe probe = probes.compute(g.getGroupId(), (id, existing) -> {
-                    if (existing != null && existing.members().equals(ShardClient.members(g.getPeers()))) {
-                        return existing;
-                    }
-                    closeQuietly(existing == null ? null : existing.client());
-                    return new ShardProbe(ShardClient.members(g.getPeers()), transport.client(g, 2_000)
-                            .setRetryPolicy(RatisSettings.retryWithin(4_000)).build(), new AtomicBoolean());
-                });
-                if (!probe.out().compareAndSet(false, true)) {
+                AtomicBoolean out = probing.computeIfAbsent(g.getGroupId(), id -> new AtomicBoolean());
+                if (!out.compareAndSet(false, true)) {
                     continue;
                 }
-                Message ping = Message.valueOf(ByteString.copyFrom(ShardQueries.simple(ShardQueries.AWAIT, 1)));
-                LocalLeaders.send(local, g.getGroupId(), ping, true,
-                        () -> probe.client().async().sendReadOnlyUnordered(ping), replies).whenComplete((r, e) -> {
-                            probe.out().set(false);
-                            if (e == null && r.isSuccess()) {
-                                reachedAt.put(g.getGroupId(), System.nanoTime());
-                            }
-                        });
+                CompletableFuture<byte[]> probe;
+                try {
+                    probe = channel(g).probe(ShardQueries.simple(ShardQueries.AWAIT, 1));
+                } catch (RuntimeException e) {
+                    out.set(false);
+                    throw e;
+                }
+                probe.whenComplete((r, e) -> {
+                    out.set(false);
+                    if (e == null) {
+                        reachedAt.put(g.getGroupId(), System.nanoTime());
+                    }
+                });
             }
         } catch (RuntimeException e) {
             LOG.debug("shard probes failed", e);
@@ -165,34 +198,30 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
         return out;
     }
 
-    /** The shard's client; replaced (atomically) only when the shard's replicas or their addresses change. */
-    private ShardClient writer(RaftGroup group) {
-        return writers.compute(group.getGroupId(), (id, existing) -> {
-            if (existing != null && existing.boundTo(group)) {
+    /** The shard's channel; replaced (atomically) only when the shard's replicas or their addresses change. */
+    private ShardChannel channel(RaftGroup group) {
+        SortedSet<String> members = ShardClient.members(group.getPeers());
+        return channels.compute(group.getGroupId(), (id, existing) -> {
+            if (existing != null && existing.members().equals(members)) {
                 return existing;
             }
-            closeQuietly(existing);
-            return new ShardClient(group, 512, RatisSettings.MAX_ENTRY_PAYLOAD_BYTES, entriesInFlight(group, local),
-                    replies, transport, local);
-        });
+            if (existing != null) {
+                existing.channel().close();
+            }
+            return new Bound(members, opener.apply(group));
+        }).channel();
     }
 
     /**
      * Entries a frontend keeps outstanding at one shard. Two when the shard is replicated or its one replica is in
      * another process: one travels (to the followers, over the network) while the next fills. One for a one-replica
-     * shard in this process (a one-node cluster, {@code sluice dev}'s shape): its entry costs only the local log
-     * write, which a second entry would wait behind in a flush of its own, so what queues meanwhile goes in one
-     * fuller entry instead (measured: 3.2 -> 5.7 commands per entry at 8/8, docs/performance.md).
+     * shard in this process (a one-node cluster): its entry costs only the local log write, which a second entry
+     * would wait behind in a flush of its own, so what queues meanwhile goes in one fuller entry instead (measured:
+     * 3.2 -> 5.7 commands per entry at 8/8, docs/performance.md).
      */
     static int entriesInFlight(RaftGroup group, LocalLeaders local) {
         Collection<RaftPeer> peers = group.getPeers();
         return peers.size() == 1 && local.hosts(peers.iterator().next().getId()) ? 1 : 2;
-    }
-
-    private RaftClient reader(RaftGroup group) {
-        return readers.computeIfAbsent(group.getGroupId(), id -> transport.client(group, AWAIT_MILLIS + 5_000)
-                .setRetryPolicy(RatisSettings.retryWithin(AWAIT_MILLIS + RatisSettings.DEFAULT_RETRY_WINDOW_MS))
-                .build());
     }
 
     @Override
@@ -202,7 +231,7 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
             return CompletableFuture.completedFuture(new PartitionOutcome(
                     new PartitionResponse.Rejected(SqsError.QUEUE_DOES_NOT_EXIST.failure()), List.of(), List.of()));
         }
-        return writer(group).submit(partition, command);
+        return channel(group).submit(partition, command);
     }
 
     @Override
@@ -215,21 +244,8 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
         if (group == null) {
             return CompletableFuture.completedFuture(null);
         }
-        return query(group, q);
+        return channel(group).read(q);
     }
-
-    private CompletableFuture<byte[]> query(RaftGroup group, byte[] q) {
-        Message read = Message.valueOf(ByteString.copyFrom(q));
-        // unordered: reads need no sequence, and the ordered path bounds outstanding requests with a blocking semaphore
-        return LocalLeaders.send(local, group.getGroupId(), read, true,
-                () -> reader(group).async().sendReadOnlyUnordered(read), replies).thenApplyAsync(reply -> {
-            if (!reply.isSuccess()) {
-                throw new IllegalStateException("shard read failed: " + reply.getException());
-            }
-            return reply.getMessage().getContent().toByteArray();
-        }, replies);
-    }
-
     @Override
     public CompletableFuture<QueueCounts> counts(PartitionId partition) {
         return query(partition, ShardQueries.partitionQuery(ShardQueries.COUNTS, partition, 0))
@@ -276,8 +292,8 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
     public long[] groupCommitStats() {
         long entries = 0;
         long commands = 0;
-        for (ShardClient c : writers.values()) {
-            long[] s = c.stats();
+        for (Bound b : channels.values()) {
+            long[] s = b.channel().stats();
             entries += s[0];
             commands += s[1];
         }
@@ -306,44 +322,35 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
         if (closed) {
             return;
         }
-        Message wait = Message.valueOf(ByteString.copyFrom(ShardQueries.simple(ShardQueries.AWAIT, AWAIT_MILLIS)));
-        // a leader in this process parks it without an RPC (and answers it empty when it stops leading)
-        LocalLeaders.send(local, group.getGroupId(), wait, true, () -> reader(group).async().sendReadOnlyUnordered(wait),
-                replies).whenCompleteAsync((RaftClientReply reply, Throwable e) -> {
-                    if (e == null && reply.isSuccess()) {
-                        Map<PartitionId, Integer> available = ShardQueries.decodeAvailable(
-                                reply.getMessage().getContent().toByteArray());
-                        if (!available.isEmpty()) {
-                            List<Effect> effects = new ArrayList<>();
-                            // each frontend wakes up to that many of its polls (unknown from an older backend: all)
-                            available.forEach((p, count) -> effects.add(new Effect.MessagesAvailable(p, count)));
-                            listeners.forEach(l -> l.onEffects(effects));
-                        }
-                        await(group);
-                    } else {
-                        watcher.schedule(() -> await(group), 500, TimeUnit.MILLISECONDS);
-                    }
-                }, replies);
-    }
-
-    private static void closeQuietly(AutoCloseable c) {
-        if (c != null) {
-            try {
-                c.close();
-            } catch (Exception e) {
-                // dropping it anyway
-            }
+        CompletableFuture<byte[]> answer;
+        try {
+            // a leader in this process parks it without an RPC (and answers it empty when it stops leading)
+            answer = channel(group).read(ShardQueries.simple(ShardQueries.AWAIT, RaftShardChannel.AWAIT_MILLIS));
+        } catch (RuntimeException e) {
+            answer = CompletableFuture.failedFuture(e);
         }
+        answer.whenCompleteAsync((bytes, e) -> {
+            if (e == null) {
+                Map<PartitionId, Integer> available = ShardQueries.decodeAvailable(bytes);
+                if (!available.isEmpty()) {
+                    List<Effect> effects = new ArrayList<>();
+                    // each frontend wakes up to that many of its polls (unknown from an older backend: all)
+                    available.forEach((p, count) -> effects.add(new Effect.MessagesAvailable(p, count)));
+                    listeners.forEach(l -> l.onEffects(effects));
+                }
+                await(group);
+            } else if (!closed) {
+                watcher.schedule(() -> await(group), 500, TimeUnit.MILLISECONDS);
+            }
+        }, replies);
     }
 
     @Override
     public void close() {
         closed = true;
         watcher.shutdownNow();
-        writers.values().forEach(ShardedPartitionService::closeQuietly);
-        readers.values().forEach(ShardedPartitionService::closeQuietly);
-        probes.values().forEach(p -> closeQuietly(p.client()));
-        replies.shutdown(); // after the clients: their failed futures still complete through it
+        channels.values().forEach(b -> b.channel().close());
+        replies.shutdown(); // after the channels: their failed futures still complete through it
     }
 
 }

@@ -4,8 +4,7 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.backend.local.LocalShard;
-import io.sluice.backend.storage.ShardStore;
+import io.sluice.backend.shard.OneReplicaShard;
 import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.SystemClock;
 import io.sluice.common.validation.QueueAttributesValidator;
@@ -42,8 +41,7 @@ class DeadLetterHandOffsTest {
     OneMemberMetadata metadata;
     MetadataClient client;
     CachedCatalog catalog;
-    ShardStore store;
-    LocalShard shard;
+    OneReplicaShard shard;
     Flaky partitions;
     QueueMetadata dlq;
     PartitionId src;
@@ -51,7 +49,7 @@ class DeadLetterHandOffsTest {
 
     /** The data plane with body reads or the dead-letter queue's partition failing while their flag is set. */
     static final class Flaky implements PartitionService {
-        final LocalShard shard;
+        final OneReplicaShard shard;
         final PartitionId deadLetterPartition;
         volatile boolean unreadable;
         volatile boolean deadLetterQueueDown;
@@ -59,7 +57,7 @@ class DeadLetterHandOffsTest {
         final java.util.concurrent.atomic.AtomicInteger copySends = new java.util.concurrent.atomic.AtomicInteger();
         final java.util.concurrent.atomic.AtomicInteger copies = new java.util.concurrent.atomic.AtomicInteger();
 
-        Flaky(LocalShard shard, PartitionId deadLetterPartition) {
+        Flaky(OneReplicaShard shard, PartitionId deadLetterPartition) {
             this.shard = shard;
             this.deadLetterPartition = deadLetterPartition;
         }
@@ -122,8 +120,7 @@ class DeadLetterHandOffsTest {
         metadata = OneMemberMetadata.start(dir.resolve("metadata"));
         client = metadata.client();
         catalog = new CachedCatalog(client, 100);
-        store = ShardStore.open(dir.resolve("shard"), ShardStore.Durability.SYNC_WAL);
-        shard = new LocalShard(store, SystemClock.INSTANCE);
+        shard = new OneReplicaShard(dir.resolve("shard"), SystemClock.INSTANCE);
         dlq = create("dlq", Map.of());
         QueueMetadata source = create("src", Map.of("RedrivePolicy",
                 "{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:000000000000:dlq\",\"maxReceiveCount\":\"1\"}"));
@@ -134,7 +131,7 @@ class DeadLetterHandOffsTest {
 
     @AfterEach
     void stop() throws Exception {
-        for (AutoCloseable c : new AutoCloseable[] {shard, store, catalog, metadata}) {
+        for (AutoCloseable c : new AutoCloseable[] {shard, catalog, metadata}) {
             if (c != null) { // a start that failed part of the way
                 c.close();
             }
@@ -158,7 +155,7 @@ class DeadLetterHandOffsTest {
 
     private DeadLetterHandOffs driver() {
         return new DeadLetterHandOffs(catalog::image, catalog::refresh, partitions,
-                () -> shard.pendingDeadLetters().join(), System::nanoTime);
+                () -> shard.core().pendingDeadLetters(), System::nanoTime);
     }
 
     @Test
@@ -188,7 +185,7 @@ class DeadLetterHandOffsTest {
         partitions.deadLetterQueueDown = true;
         java.util.concurrent.atomic.AtomicLong nanos = new java.util.concurrent.atomic.AtomicLong();
         try (DeadLetterHandOffs driver = new DeadLetterHandOffs(catalog::image, catalog::refresh, partitions,
-                () -> shard.pendingDeadLetters().join(), nanos::get)) {
+                () -> shard.core().pendingDeadLetters(), nanos::get)) {
             handOff("a");
             handOff("b");
             // a scan every second of the driver's (manual) clock: each hand-off is tried at 0 s, again 1 s after its
@@ -269,7 +266,7 @@ class DeadLetterHandOffsTest {
         io.sluice.metadata.image.ClusterImage stale = catalog.image();
         catalog.delete("dlq", System.currentTimeMillis());
         try (DeadLetterHandOffs driver = new DeadLetterHandOffs(() -> stale, catalog::refresh, partitions,
-                () -> shard.pendingDeadLetters().join(), System::nanoTime)) {
+                () -> shard.core().pendingDeadLetters(), System::nanoTime)) {
             driver.scan();
             await().atMost(Duration.ofSeconds(30)).until(() -> driver.failedAttempts() >= 1);
             assertEquals(1, partitions.copies.get(), "copied into the partition the cached catalog still lists");

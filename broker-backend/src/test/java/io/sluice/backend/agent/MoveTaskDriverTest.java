@@ -5,8 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.backend.local.LocalShard;
-import io.sluice.backend.storage.ShardStore;
+import io.sluice.backend.shard.OneReplicaShard;
 import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.SystemClock;
 import io.sluice.common.validation.QueueAttributesValidator;
@@ -46,8 +45,7 @@ class MoveTaskDriverTest {
     CachedCatalog writer;
     /** The driver's: refreshed only when asked, so it lags behind {@link #writer}. */
     CachedCatalog lagging;
-    ShardStore store;
-    LocalShard shard;
+    OneReplicaShard shard;
     PartitionId dlq;
 
     @BeforeEach
@@ -56,8 +54,7 @@ class MoveTaskDriverTest {
         client = metadata.client();
         writer = new CachedCatalog(client, 100);
         lagging = new CachedCatalog(client, AN_HOUR_MILLIS, false);
-        store = ShardStore.open(dir.resolve("shard"), ShardStore.Durability.SYNC_WAL);
-        shard = new LocalShard(store, SystemClock.INSTANCE);
+        shard = new OneReplicaShard(dir.resolve("shard"), SystemClock.INSTANCE);
         dlq = new PartitionId(create("dlq").queueId(), 0);
         for (int i = 0; i < 3; i++) {
             shard.submit(dlq, new PartitionCommand.Send(List.of(NewMessage.of("m-" + i, "body-" + i)))).join();
@@ -67,7 +64,7 @@ class MoveTaskDriverTest {
 
     @AfterEach
     void stop() throws Exception {
-        for (AutoCloseable c : new AutoCloseable[] {shard, store, lagging, writer, metadata}) {
+        for (AutoCloseable c : new AutoCloseable[] {shard, lagging, writer, metadata}) {
             if (c != null) { // a start that failed part of the way
                 c.close();
             }
@@ -100,7 +97,7 @@ class MoveTaskDriverTest {
                 System.currentTimeMillis())).join();
         assertFalse(started.response() instanceof PartitionResponse.Rejected, "started: " + started.response());
         try (MoveTaskDriver driver = new MoveTaskDriver(lagging::image, lagging::refresh, via,
-                () -> shard.moveTasksToDrive().join(), p -> true).start()) {
+                () -> shard.core().moveTasksToDrive(), p -> true).start()) {
             MoveTask ended = await().atMost(Duration.ofSeconds(60)).until(() -> shard.moveTasks(from).join().get(0),
                     t -> t.status() != MoveTask.Status.RUNNING && t.leased().isEmpty());
             assertEquals(ended.moved(), driver.moved(), "the driver's own count (its metric)");

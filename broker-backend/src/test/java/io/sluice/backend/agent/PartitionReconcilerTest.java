@@ -5,8 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.backend.engine.PartitionEngine;
-import io.sluice.backend.local.LocalShard;
-import io.sluice.backend.storage.ShardStore;
+import io.sluice.backend.shard.OneReplicaShard;
 import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.ManualClock;
 import io.sluice.metadata.image.ClusterImage;
@@ -49,8 +48,7 @@ class PartitionReconcilerTest {
         PartitionId gone0 = new PartitionId(2, 0);
         PartitionId fresh0 = new PartitionId(3, 0);
         PartitionId younger = new PartitionId(9, 0); // created after the catalog copy was read
-        try (ShardStore store = ShardStore.open(dir, ShardStore.Durability.SYNC_WAL)) {
-            LocalShard shard = new LocalShard(store, new ManualClock(1_000_000));
+        try (OneReplicaShard shard = new OneReplicaShard(dir, new ManualClock(1_000_000))) {
             PartitionConfig v1 = PartitionConfig.STANDARD_DEFAULTS.withMaxInflight(77).withVersion(1);
             for (PartitionId id : List.of(orders0, orders1, gone0, younger)) {
                 shard.createPartition(id, v1).join();
@@ -58,11 +56,11 @@ class PartitionReconcilerTest {
             shard.submit(gone0, new PartitionCommand.Send(List.of(NewMessage.of("m", "left behind")))).join();
 
             List<PartitionReconciler.Action> actions = PartitionReconciler.run("local", image,
-                    List.of(orders0, orders1, fresh0), shard.storedPartitions().join(), 1000, shard::submit);
+                    List.of(orders0, orders1, fresh0), shard.core().storedPartitions(), 1000, shard::submit);
             assertEquals(4, actions.size(), actions.toString());
-            shard.storedPartitions().join(); // after the actions (one shard thread, in order)
+            shard.counts(orders0).join(); // a read in the log's turn: after the actions' commands, in order
 
-            Map<PartitionId, PartitionEngine.Stored> stored = shard.storedPartitions().join().stream()
+            Map<PartitionId, PartitionEngine.Stored> stored = shard.core().storedPartitions().stream()
                     .collect(Collectors.toMap(PartitionEngine.Stored::id, Function.identity()));
             for (PartitionId id : List.of(orders0, orders1)) {
                 assertEquals(2, stored.get(id).config().version(), id + " repaired, partition 0 included");
@@ -75,7 +73,7 @@ class PartitionReconcilerTest {
             assertFalse(stored.get(younger).retired(), "a queue the catalog copy has not seen yet is left alone");
 
             assertEquals(List.of(), PartitionReconciler.plan(image, List.of(orders0, orders1, fresh0),
-                    shard.storedPartitions().join(), 1000), "nothing more to do");
+                    shard.core().storedPartitions(), 1000), "nothing more to do");
             shard.close();
         }
     }

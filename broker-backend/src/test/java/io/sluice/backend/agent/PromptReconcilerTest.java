@@ -3,8 +3,7 @@ package io.sluice.backend.agent;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.backend.local.LocalShard;
-import io.sluice.backend.storage.ShardStore;
+import io.sluice.backend.shard.OneReplicaShard;
 import io.sluice.catalog.QueueMetadata;
 import io.sluice.common.ManualClock;
 import io.sluice.metadata.image.ClusterImage;
@@ -38,20 +37,19 @@ class PromptReconcilerTest {
         AtomicInteger fetches = new AtomicInteger();
         PartitionId p0 = new PartitionId(1, 0);
         PartitionId p1 = new PartitionId(1, 1);
-        try (ShardStore store = ShardStore.open(dir, ShardStore.Durability.SYNC_WAL);
-             LocalShard shard = new LocalShard(store, new ManualClock(1_000_000))) {
+        try (OneReplicaShard shard = new OneReplicaShard(dir, new ManualClock(1_000_000))) {
             PromptReconciler prompt = new PromptReconciler(held::get, () -> {
                 fetches.incrementAndGet();
                 held.set(metadata.get());
                 return held.get();
-            }, (image, p) -> Optional.of(new PromptReconciler.Placement("local", shard.storedPartition(p).join(),
+            }, (image, p) -> Optional.of(new PromptReconciler.Placement("local", shard.core().storedPartition(p),
                     shard::submit)), 500);
-            shard.setConfigurationRequests(prompt);
+            shard.core().setConfigurationRequests(prompt);
 
             assertTrue(shard.awaitConfigured(p0, 1).get(4, TimeUnit.SECONDS), "created on request");
             assertTrue(shard.awaitConfigured(p1, 1).get(4, TimeUnit.SECONDS));
             assertEquals(1, fetches.get(), "the first request fetched the catalog; the second found it held");
-            assertEquals(500, shard.storedPartition(p1).join().orElseThrow().config().maxInflight(),
+            assertEquals(500, shard.core().storedPartition(p1).orElseThrow().config().maxInflight(),
                     "with this primary's in-flight limit");
             assertTrue(shard.awaitConfigured(p0, 1).get(1, TimeUnit.SECONDS), "already configured: at once");
 
@@ -59,8 +57,8 @@ class PromptReconcilerTest {
                     Map.of("DelaySeconds", "30"), 200)));
             metadata.set(changed);
             assertTrue(shard.awaitConfigured(p0, 2).get(4, TimeUnit.SECONDS), "reconfigured on request");
-            assertEquals(30, shard.storedPartition(p0).join().orElseThrow().config().delaySeconds());
-            assertEquals(1, shard.storedPartition(p1).join().orElseThrow().config().version(),
+            assertEquals(30, shard.core().storedPartition(p0).orElseThrow().config().delaySeconds());
+            assertEquals(1, shard.core().storedPartition(p1).orElseThrow().config().version(),
                     "only the partition asked for");
 
             prompt.close();

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.backend.shard.LeaderClock;
+import io.sluice.backend.shard.ShardQueries;
 import io.sluice.common.SystemClock;
 import io.sluice.partition.Effect;
 import io.sluice.partition.NewMessage;
@@ -68,7 +70,7 @@ class BackendServerIT {
             List<Throwable> halted = new CopyOnWriteArrayList<>();
             ShardStateMachine machine = backend.shard(group.getGroupId());
             machine.onStorageFailure(halted::add); // recorded instead of halting the test's JVM
-            machine.applyFault(a -> {
+            machine.core().applyFault(a -> {
                 throw new io.sluice.backend.storage.StorageException("disk gone", new java.io.IOException());
             });
             backend.submit(group.getGroupId(), p, new PartitionCommand.Send(List.of(NewMessage.of("no", "fails"))));

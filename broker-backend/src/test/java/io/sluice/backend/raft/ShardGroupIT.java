@@ -1,5 +1,6 @@
 package io.sluice.backend.raft;
 
+import io.sluice.backend.shard.LeaderClock;
 import io.sluice.partition.DeliveredMessage;
 import io.sluice.partition.PartitionOutcome;
 import static org.awaitility.Awaitility.await;
@@ -143,7 +144,7 @@ class ShardGroupIT {
 
     void awaitSameState(List<String> replicas) {
         await().atMost(Duration.ofSeconds(120)).until(() -> replicas.stream()
-                .map(r -> machines.get(r).describe(P) + machines.get(r).describe(Q)).distinct().count() == 1);
+                .map(r -> machines.get(r).core().describe(P) + machines.get(r).core().describe(Q)).distinct().count() == 1);
     }
 
     @Test
@@ -171,7 +172,7 @@ class ShardGroupIT {
 
         start(first);
         awaitSameState(List.of("r1", "r2", "r3"));
-        assertNotNull(machines.get(first).describe(P));
+        assertNotNull(machines.get(first).core().describe(P));
     }
 
     /**
@@ -250,7 +251,7 @@ class ShardGroupIT {
         startGroup();
         java.util.List<Throwable> halted = new java.util.concurrent.CopyOnWriteArrayList<>();
         machines.values().forEach(m -> {
-            m.applyFault(a -> {
+            m.core().applyFault(a -> {
                 if (a.command() instanceof PartitionCommand.Send s && s.messages().get(0).messageId().equals("bug")) {
                     throw new IllegalStateException("a deterministic bug");
                 }
@@ -413,12 +414,12 @@ class ShardGroupIT {
         submit(client, List.of(at(P, new PartitionCommand.Send(List.of(NewMessage.of("old", "expires")))),
                 at(Q, new PartitionCommand.Send(List.of(NewMessage.of("kept", "retention of 4 days"))))));
         String leader = await().atMost(Duration.ofSeconds(120)).until(this::leader, Objects::nonNull);
-        assertEquals(List.of(), machines.get(leader).partitionsToSweep(manual.nowMillis()), "nothing due yet");
+        assertEquals(List.of(), machines.get(leader).core().partitionsToSweep(manual.nowMillis()), "nothing due yet");
         manual.advanceMillis(61_000);
-        assertEquals(List.of(P), machines.get(leader).partitionsToSweep(manual.nowMillis()));
+        assertEquals(List.of(P), machines.get(leader).core().partitionsToSweep(manual.nowMillis()));
         submit(client, List.of(at(P, new PartitionCommand.Expire(1000))));
         awaitSameState(List.copyOf(servers.keySet()));
-        assertEquals(List.of(), machines.get(leader).partitionsToSweep(manual.nowMillis()), "swept");
+        assertEquals(List.of(), machines.get(leader).core().partitionsToSweep(manual.nowMillis()), "swept");
         assertEquals(0, submit(client, List.of(at(P, new PartitionCommand.Receive(10, 30, null)))).get(0)
                 .delivered().size(), "the expired message is gone");
         assertEquals(1, submit(client, List.of(at(Q, new PartitionCommand.Receive(10, 30, null)))).get(0)

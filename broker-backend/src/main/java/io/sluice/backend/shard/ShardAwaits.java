@@ -1,4 +1,4 @@
-package io.sluice.backend.raft;
+package io.sluice.backend.shard;
 
 import io.sluice.backend.engine.DeadlineWakeUps;
 import io.sluice.partition.Effect;
@@ -23,9 +23,9 @@ import java.util.function.LongSupplier;
  * first await since this replica last led), or empty at its timeout. Losing the lead ({@link #leadershipLost})
  * answers every parked await empty, so its frontend asks the new leader.
  */
-final class ShardAwaits implements AutoCloseable {
+public final class ShardAwaits implements AutoCloseable {
     /** The longest an await stays parked, whatever its query asks. */
-    static final long MAX_WAIT_MILLIS = 60_000;
+    public static final long MAX_WAIT_MILLIS = 60_000;
 
     /** One thread; a cancelled timeout leaves its queue at once (an answered AWAIT's, hundreds a second under load). */
     private final ScheduledThreadPoolExecutor timer;
@@ -33,7 +33,7 @@ final class ShardAwaits implements AutoCloseable {
     private final Set<CompletableFuture<Map<PartitionId, Integer>>> awaiting = ConcurrentHashMap.newKeySet();
 
     /** @param nowMillis the shard's time (its leader clock) */
-    ShardAwaits(DeadlineWakeUps.Deadlines deadlines, LongSupplier nowMillis) {
+    public ShardAwaits(DeadlineWakeUps.Deadlines deadlines, LongSupplier nowMillis) {
         this.timer = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "sluice-shard-await");
             t.setDaemon(true);
@@ -44,7 +44,7 @@ final class ShardAwaits implements AutoCloseable {
     }
 
     /** The timer the shard's other waits share (configuration waits). */
-    ScheduledExecutorService timer() {
+    public ScheduledExecutorService timer() {
         return timer;
     }
 
@@ -52,7 +52,7 @@ final class ShardAwaits implements AutoCloseable {
      * Parks an await: it completes with the partitions that have messages available and how many (empty at its
      * timeout, or when this replica stops leading).
      */
-    CompletableFuture<Map<PartitionId, Integer>> park(long timeoutMillis) {
+    public CompletableFuture<Map<PartitionId, Integer>> park(long timeoutMillis) {
         wakeUps.arm();
         CompletableFuture<Map<PartitionId, Integer>> parked = new CompletableFuture<>();
         awaiting.add(parked);
@@ -69,12 +69,12 @@ final class ShardAwaits implements AutoCloseable {
     }
 
     /** Number of awaits parked now. */
-    int parked() {
+    public int parked() {
         return awaiting.size();
     }
 
     /** The effects of an entry this replica applied as the leader: answer awaits, schedule new earliest deadlines. */
-    void onApplied(List<Effect> effects) {
+    public void onApplied(List<Effect> effects) {
         Map<PartitionId, Integer> available = new LinkedHashMap<>();
         for (Effect e : effects) {
             if (e instanceof Effect.MessagesAvailable m) {
@@ -88,7 +88,7 @@ final class ShardAwaits implements AutoCloseable {
     }
 
     /** This replica no longer leads: its awaits are answered empty, its deadlines are the new leader's to schedule. */
-    void leadershipLost() {
+    public void leadershipLost() {
         wakeUps.disarm();
         answerAll(Map.of());
     }

@@ -1,4 +1,4 @@
-package io.sluice.backend.raft;
+package io.sluice.backend.shard;
 
 import io.sluice.common.Clock;
 import java.util.function.LongSupplier;

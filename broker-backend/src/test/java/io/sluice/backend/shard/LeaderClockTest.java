@@ -1,4 +1,4 @@
-package io.sluice.backend.raft;
+package io.sluice.backend.shard;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,4 +1,4 @@
-package io.sluice.backend.raft;
+package io.sluice.backend.shard;
 
 import io.sluice.backend.engine.ShardPartitions;
 import io.sluice.partition.Effect;
@@ -22,18 +22,18 @@ import java.util.Map;
  * frontend learns of arrivals without polling. Requests and answers are small fixed binary layouts.
  */
 public final class ShardQueries {
-    static final byte COUNTS = 1;
-    static final byte NEXT_DEADLINE = 2;
-    static final byte VISIBLE_AT = 3;
-    static final byte READ_MESSAGE = 4;
-    static final byte PENDING_DEAD_LETTERS = 5;
-    static final byte AWAIT = 6;
-    static final byte READ_MESSAGES = 7;
-    static final byte MOVE_TASKS = 8;
-    static final byte AWAIT_CONFIGURED = 9;
-    static final byte PEEK = 10;
+    public static final byte COUNTS = 1;
+    public static final byte NEXT_DEADLINE = 2;
+    public static final byte VISIBLE_AT = 3;
+    public static final byte READ_MESSAGE = 4;
+    public static final byte PENDING_DEAD_LETTERS = 5;
+    public static final byte AWAIT = 6;
+    public static final byte READ_MESSAGES = 7;
+    public static final byte MOVE_TASKS = 8;
+    public static final byte AWAIT_CONFIGURED = 9;
+    public static final byte PEEK = 10;
     /** The most messages one PEEK answers. */
-    static final int PEEK_MAX = 10;
+    public static final int PEEK_MAX = 10;
 
     private ShardQueries() {
     }
@@ -43,7 +43,7 @@ public final class ShardQueries {
      * {@code nowMillis}, or null for a type this method does not answer (the parked ones, AWAIT and AWAIT_CONFIGURED,
      * are the shard's own). The caller holds the shard's lock.
      */
-    static byte[] answer(byte type, ByteBuffer q, ShardPartitions partitions, long nowMillis) {
+    public static byte[] answer(byte type, ByteBuffer q, ShardPartitions partitions, long nowMillis) {
         if (type == PENDING_DEAD_LETTERS) {
             return encodeDeadLetters(partitions.pendingDeadLetters());
         }
@@ -71,23 +71,23 @@ public final class ShardQueries {
         };
     }
 
-    static byte[] partitionQuery(byte type, PartitionId p, long arg) {
+    public static byte[] partitionQuery(byte type, PartitionId p, long arg) {
         return ByteBuffer.allocate(1 + 8 + 4 + 8).put(type).putLong(p.queueId()).putInt(p.index()).putLong(arg).array();
     }
 
-    static byte[] simple(byte type, long arg) {
+    public static byte[] simple(byte type, long arg) {
         return ByteBuffer.allocate(1 + 8).put(type).putLong(arg).array();
     }
 
     /** The stored copies of several messages of a partition (a receive's bodies, read after its commit). */
-    static byte[] readMessages(PartitionId p, List<Long> seqs) {
+    public static byte[] readMessages(PartitionId p, List<Long> seqs) {
         ByteBuffer b = ByteBuffer.allocate(1 + 8 + 4 + 4 + 8 * seqs.size()).put(READ_MESSAGES).putLong(p.queueId())
                 .putInt(p.index()).putInt(seqs.size());
         seqs.forEach(b::putLong);
         return b.array();
     }
 
-    static List<Long> seqsOf(ByteBuffer q) {
+    public static List<Long> seqsOf(ByteBuffer q) {
         int n = q.getInt(13);
         if (n < 0 || n > 1_000 || q.limit() != 17 + 8 * n) {
             throw new IllegalArgumentException("malformed read of " + n + " messages");
@@ -99,11 +99,11 @@ public final class ShardQueries {
         return seqs;
     }
 
-    static PartitionId partitionOf(ByteBuffer q) {
+    public static PartitionId partitionOf(ByteBuffer q) {
         return new PartitionId(q.getLong(1), q.getInt(9));
     }
 
-    static long argOf(ByteBuffer q) {
+    public static long argOf(ByteBuffer q) {
         return q.getLong(q.limit() - 8);
     }
 
@@ -111,13 +111,13 @@ public final class ShardQueries {
      * COUNTS' answer; the oldest hand-off's time, the arrival skew's p99 and then the sent and received totals trail
      * (a reader of an earlier version stops before them; an answer of an earlier version reads as -1 for them).
      */
-    static byte[] encodeCounts(QueueCounts c) {
+    public static byte[] encodeCounts(QueueCounts c) {
         return ByteBuffer.allocate(4 * 4 + 8 * 5).putInt(c.visible()).putInt(c.inflight()).putInt(c.delayed())
                 .putInt(c.deadLetterPending()).putLong(c.oldestRetentionBaseMillis()).putLong(c.oldestHandOffMillis())
                 .putLong(c.arrivalSkewP99Millis()).putLong(c.sentTotal()).putLong(c.receivedTotal()).array();
     }
 
-    static QueueCounts decodeCounts(byte[] b) {
+    public static QueueCounts decodeCounts(byte[] b) {
         ByteBuffer r = ByteBuffer.wrap(b);
         return new QueueCounts(r.getInt(), r.getInt(), r.getInt(), r.getInt(), r.getLong(),
                 r.remaining() >= 8 ? r.getLong() : -1, r.remaining() >= 8 ? r.getLong() : -1,
@@ -125,7 +125,7 @@ public final class ShardQueries {
     }
 
     /** PEEK's answer: each message's seq and receive count, then their stored copies ({@link OutcomeCodec}). */
-    static byte[] encodePeek(List<PeekedMessage> peeked) {
+    public static byte[] encodePeek(List<PeekedMessage> peeked) {
         byte[] messages = OutcomeCodec.encodeMessages(
                 peeked.stream().map(PeekedMessage::message).toList());
         ByteBuffer b = ByteBuffer.allocate(4 + 12 * peeked.size() + messages.length).putInt(peeked.size());
@@ -133,7 +133,7 @@ public final class ShardQueries {
         return b.put(messages).array();
     }
 
-    static List<PeekedMessage> decodePeek(byte[] bytes) {
+    public static List<PeekedMessage> decodePeek(byte[] bytes) {
         ByteBuffer b = ByteBuffer.wrap(bytes);
         int n = b.getInt();
         if (n < 0 || n > PEEK_MAX || b.remaining() < 12 * n) {
@@ -158,11 +158,11 @@ public final class ShardQueries {
         return out;
     }
 
-    static byte[] encodeLong(long v) {
+    public static byte[] encodeLong(long v) {
         return ByteBuffer.allocate(8).putLong(v).array();
     }
 
-    static long decodeLong(byte[] b) {
+    public static long decodeLong(byte[] b) {
         return ByteBuffer.wrap(b).getLong();
     }
 
@@ -171,7 +171,7 @@ public final class ShardQueries {
      * ({@code DeadLetterHandOffs}) no Sluice component asks it; it is still answered for frontends of earlier
      * versions during a rolling upgrade (their movers' copies are deduplicated at the dead-letter queue).
      */
-    static byte[] encodeDeadLetters(List<Effect.DeadLetter> list) {
+    public static byte[] encodeDeadLetters(List<Effect.DeadLetter> list) {
         ByteBuffer b = ByteBuffer.allocate(4 + list.size() * (8 + 4 + 8 + 1 + 4 + 8));
         b.putInt(list.size());
         for (Effect.DeadLetter d : list) {
@@ -186,7 +186,7 @@ public final class ShardQueries {
      * counts trail the list so that either side may be older: a reader that knows no counts stops before them, and
      * {@link #decodeAvailable} gives an answer without them {@link Integer#MAX_VALUE} each ("unknown: wake all").
      */
-    static byte[] encodeAvailable(Map<PartitionId, Integer> available) {
+    public static byte[] encodeAvailable(Map<PartitionId, Integer> available) {
         ByteBuffer b = ByteBuffer.allocate(4 + available.size() * 16);
         b.putInt(available.size());
         available.keySet().forEach(p -> b.putLong(p.queueId()).putInt(p.index()));
@@ -194,7 +194,7 @@ public final class ShardQueries {
         return b.array();
     }
 
-    static Map<PartitionId, Integer> decodeAvailable(byte[] bytes) {
+    public static Map<PartitionId, Integer> decodeAvailable(byte[] bytes) {
         ByteBuffer b = ByteBuffer.wrap(bytes);
         int n = b.getInt();
         List<PartitionId> ids = new ArrayList<>(n);
