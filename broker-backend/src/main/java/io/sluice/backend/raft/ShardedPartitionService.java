@@ -1,6 +1,7 @@
 package io.sluice.backend.raft;
 
 import io.sluice.backend.shard.LocalLog;
+import io.sluice.backend.shard.ShardAwaits;
 import io.sluice.backend.shard.ShardChannel;
 import io.sluice.backend.shard.ShardQueries;
 import io.sluice.common.SqsError;
@@ -64,6 +65,8 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
     /** Each shard's channel, bound to the members it was opened for. */
     private final Map<RaftGroupId, Bound> channels = new ConcurrentHashMap<>();
     private final Map<RaftGroupId, Boolean> watched = new ConcurrentHashMap<>();
+    /** Where each shard's parked await stands in its leader's announcements. */
+    private final Map<RaftGroupId, ShardAwaits.Cursor> cursors = new ConcurrentHashMap<>();
     /** Whether a probe of the shard is out (a probe still out is not doubled). */
     private final Map<RaftGroupId, AtomicBoolean> probing = new ConcurrentHashMap<>();
     /** When each shard's leader last answered a probe. */
@@ -325,13 +328,16 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
         CompletableFuture<byte[]> answer;
         try {
             // a leader in this process parks it without an RPC (and answers it empty when it stops leading)
-            answer = channel(group).read(ShardQueries.simple(ShardQueries.AWAIT, RaftShardChannel.AWAIT_MILLIS));
+            answer = channel(group).read(ShardQueries.await(RaftShardChannel.AWAIT_MILLIS,
+                    cursors.getOrDefault(group.getGroupId(), ShardAwaits.Cursor.NONE)));
         } catch (RuntimeException e) {
             answer = CompletableFuture.failedFuture(e);
         }
         answer.whenCompleteAsync((bytes, e) -> {
             if (e == null) {
-                Map<PartitionId, Integer> available = ShardQueries.decodeAvailable(bytes);
+                ShardAwaits.Answer decoded = ShardQueries.decodeAvailable(bytes);
+                cursors.put(group.getGroupId(), decoded.cursor()); // the next await asks from here: nothing missed
+                Map<PartitionId, Integer> available = decoded.available();
                 if (!available.isEmpty()) {
                     List<Effect> effects = new ArrayList<>();
                     // each frontend wakes up to that many of its polls (unknown from an older backend: all)

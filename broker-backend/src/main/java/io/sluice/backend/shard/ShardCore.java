@@ -213,7 +213,7 @@ public final class ShardCore implements AutoCloseable {
         }
         byte type = q.get(0);
         if (type == ShardQueries.AWAIT) {
-            return awaits.park(ShardQueries.argOf(q)).thenApply(ShardQueries::encodeAvailable);
+            return awaits.park(ShardQueries.argOf(q), ShardQueries.cursorOf(q)).thenApply(ShardQueries::encodeAvailable);
         }
         if (type == ShardQueries.AWAIT_CONFIGURED) {
             PartitionId id = ShardQueries.partitionOf(q);

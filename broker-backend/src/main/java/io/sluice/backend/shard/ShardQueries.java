@@ -182,19 +182,37 @@ public final class ShardQueries {
     }
 
     /**
-     * AWAIT answer: the partitions that have messages now (empty at timeout), then how many each has visible. The
-     * counts trail the list so that either side may be older: a reader that knows no counts stops before them, and
-     * {@link #decodeAvailable} gives an answer without them {@link Integer#MAX_VALUE} each ("unknown: wake all").
+     * An AWAIT from {@code since} (what its reader heard last from this shard's leader): the timeout is last, where a
+     * backend that knows no cursors reads it ({@link #argOf}).
      */
-    public static byte[] encodeAvailable(Map<PartitionId, Integer> available) {
-        ByteBuffer b = ByteBuffer.allocate(4 + available.size() * 16);
+    public static byte[] await(long timeoutMillis, ShardAwaits.Cursor since) {
+        return ByteBuffer.allocate(1 + 8 + 8 + 8).put(AWAIT).putLong(since.epoch()).putLong(since.seq())
+                .putLong(timeoutMillis).array();
+    }
+
+    /** The cursor of an AWAIT query ({@link ShardAwaits.Cursor#NONE} for one without). */
+    public static ShardAwaits.Cursor cursorOf(ByteBuffer q) {
+        return q.limit() >= 25 ? new ShardAwaits.Cursor(q.getLong(1), q.getLong(9)) : ShardAwaits.Cursor.NONE;
+    }
+
+    /**
+     * AWAIT answer: the partitions that have messages now (empty at timeout), then how many each has visible, then
+     * the cursor the answer brings its reader to. What was added later trails what was there before, so that either
+     * side may be older: a reader that knows no counts or cursor stops before them, and {@link #decodeAvailable}
+     * gives an answer without counts {@link Integer#MAX_VALUE} each ("unknown: wake all") and without a cursor
+     * {@link ShardAwaits.Cursor#NONE}.
+     */
+    public static byte[] encodeAvailable(ShardAwaits.Answer answer) {
+        Map<PartitionId, Integer> available = answer.available();
+        ByteBuffer b = ByteBuffer.allocate(4 + available.size() * 16 + 16);
         b.putInt(available.size());
         available.keySet().forEach(p -> b.putLong(p.queueId()).putInt(p.index()));
         available.values().forEach(b::putInt);
+        b.putLong(answer.cursor().epoch()).putLong(answer.cursor().seq());
         return b.array();
     }
 
-    public static Map<PartitionId, Integer> decodeAvailable(byte[] bytes) {
+    public static ShardAwaits.Answer decodeAvailable(byte[] bytes) {
         ByteBuffer b = ByteBuffer.wrap(bytes);
         int n = b.getInt();
         List<PartitionId> ids = new ArrayList<>(n);
@@ -206,6 +224,8 @@ public final class ShardQueries {
         for (PartitionId id : ids) {
             out.put(id, counted ? b.getInt() : Integer.MAX_VALUE);
         }
-        return out;
+        ShardAwaits.Cursor cursor = b.remaining() >= 16 ? new ShardAwaits.Cursor(b.getLong(), b.getLong())
+                : ShardAwaits.Cursor.NONE;
+        return new ShardAwaits.Answer(out, cursor);
     }
 }

@@ -167,22 +167,6 @@ class BackendServerIT {
         }
     }
 
-    @Test
-    void anAwaitAnswerWithoutCountsWakesAll() {
-        PartitionId a = new PartitionId(7, 0);
-        PartitionId b = new PartitionId(7, 1);
-        java.util.Map<PartitionId, Integer> counted = new java.util.LinkedHashMap<>();
-        counted.put(a, 3);
-        counted.put(b, 1);
-        byte[] answer = ShardQueries.encodeAvailable(counted);
-        assertEquals(counted, ShardQueries.decodeAvailable(answer));
-        assertEquals(List.of(a, b), List.copyOf(ShardQueries.decodeAvailable(answer).keySet()), "in order");
-        // an older backend's answer: the partitions only
-        byte[] old = java.util.Arrays.copyOf(answer, 4 + 2 * 12);
-        assertEquals(java.util.Map.of(a, Integer.MAX_VALUE, b, Integer.MAX_VALUE), ShardQueries.decodeAvailable(old));
-    }
-
-
     /** A router that knows one group, holding every partition. */
     private static ShardedPartitionService.Router only(RaftGroup group) {
         return new ShardedPartitionService.Router() {

@@ -50,6 +50,35 @@ class ShardAwaitsTest {
         }
     }
 
+    /**
+     * Arrivals announced while a frontend is between two awaits are not lost: its next await, parked from the cursor
+     * of the answer it had, is answered at once with the partitions announced since (and only those).
+     */
+    @Test
+    void anAwaitBehindTheAnnouncementsIsAnsweredAtOnceWithWhatItMissed() throws Exception {
+        try (ShardAwaits awaits = new ShardAwaits(new Deadlines(), System::currentTimeMillis)) {
+            CompletableFuture<ShardAwaits.Answer> first = awaits.park(10_000, ShardAwaits.Cursor.NONE);
+            awaits.onApplied(List.of(new Effect.MessagesAvailable(P, 1)));
+            ShardAwaits.Answer heard = first.get(1, TimeUnit.SECONDS);
+            assertEquals(Map.of(P, 1), heard.available());
+            // between the answer and the next await: two more arrivals, nobody parked
+            awaits.onApplied(List.of(new Effect.MessagesAvailable(Q, 2)));
+            awaits.onApplied(List.of(new Effect.MessagesAvailable(Q, 5)));
+            CompletableFuture<ShardAwaits.Answer> next = awaits.park(10_000, heard.cursor());
+            assertTrue(next.isDone(), "answered at once: it missed announcements");
+            ShardAwaits.Answer missed = next.get();
+            assertEquals(Map.of(Q, 5), missed.available(), "what came after its cursor, at the latest count");
+            CompletableFuture<ShardAwaits.Answer> current = awaits.park(10_000, missed.cursor());
+            assertFalse(current.isDone(), "nothing missed: it parks");
+            CompletableFuture<ShardAwaits.Answer> otherLeader = awaits.park(10_000, new ShardAwaits.Cursor(
+                    missed.cursor().epoch() + 1, 0));
+            assertFalse(otherLeader.isDone(), "a cursor of another leader says nothing about this one: it parks");
+            awaits.onApplied(List.of(new Effect.MessagesAvailable(P, 4)));
+            assertEquals(Map.of(P, 4), current.get(1, TimeUnit.SECONDS).available());
+            assertEquals(Map.of(P, 4), otherLeader.get(1, TimeUnit.SECONDS).available());
+        }
+    }
+
     @Test
     void withNothingArrivingAnAwaitIsAnsweredEmptyAtItsTimeout() throws Exception {
         try (ShardAwaits awaits = new ShardAwaits(new Deadlines(), System::currentTimeMillis)) {
