@@ -10,12 +10,11 @@ import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.handler.ssl.SslContext;
-import io.sluice.backend.agent.BackendAgent;
 import io.sluice.backend.agent.DeadLetterHandOffs;
 import io.sluice.backend.agent.LoadReporter;
 import io.sluice.backend.agent.MoveTaskDriver;
-import io.sluice.backend.agent.PartitionReconciler;
 import io.sluice.backend.agent.PromptReconciler;
+import io.sluice.backend.agent.ShardHousekeeping;
 import io.sluice.backend.metrics.QueueMetrics;
 import io.sluice.backend.raft.ShardedPartitionService;
 import io.sluice.backend.shard.LeaderClock;
@@ -35,7 +34,6 @@ import io.sluice.metadata.raft.MetadataClient;
 import io.sluice.metadata.raft.MetadataPeers;
 import io.sluice.metadata.raft.MetadataServer;
 import io.sluice.metadata.raft.MetadataUnavailableException;
-import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionId;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -43,10 +41,8 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -93,6 +89,7 @@ public final class DevServer implements AutoCloseable {
     private DeadLetterHandOffs handOffs;
     private MoveTaskDriver moveTaskDriver;
     private PromptReconciler promptReconciler;
+    private ShardHousekeeping housekeeping;
 
     public DevServer(ServerConfig config) {
         this.config = config;
@@ -113,15 +110,25 @@ public final class DevServer implements AutoCloseable {
         frontend = new FrontendRole(config, clock, catalog, partitions, partitions, true, httpTls != null);
         SqsServices services = frontend.services();
         ShardCore local = core;
+        // this process leads its one shard: the housekeeping every shard leader runs, on it
+        housekeeping = new ShardHousekeeping(new ShardHousekeeping.LedShards() {
+            @Override
+            public List<ShardHousekeeping.Led> led(ClusterImage image) {
+                return List.of(new ShardHousekeeping.Led(LOCAL_SHARD, local, log::submit));
+            }
+
+            @Override
+            public Map<String, List<PartitionId>> assigned(ClusterImage image) {
+                List<PartitionId> all = new ArrayList<>();
+                image.queues().values().forEach(q -> all.addAll(services.partitionIds(q)));
+                return Map.of(LOCAL_SHARD, all);
+            }
+        }, catalog::image, config.get(ServerConfigKeys.MAX_INFLIGHT));
         local.openStored(Integer.MAX_VALUE); // swept and their hand-offs resumed from the start
-        reconcile(log, catalog, services); // e.g. created in the catalog, not yet on disk: finish it
-        promptReconciler = new PromptReconciler(catalog::image, catalog::refresh, (image, p) -> {
-            boolean listed = image.queueById(p.queueId()).filter(q -> p.index() < q.partitions()).isPresent();
-            return listed ? Optional.of(new PromptReconciler.Placement(LOCAL_SHARD,
-                    local.storedPartition(p), log::submit)) : Optional.empty();
-        }, config.get(ServerConfigKeys.MAX_INFLIGHT));
+        housekeeping.reconcile(); // e.g. created in the catalog, not yet on disk: finish it
+        promptReconciler = new PromptReconciler(catalog::image, catalog::refresh, housekeeping::placement,
+                config.get(ServerConfigKeys.MAX_INFLIGHT));
         local.setConfigurationRequests(promptReconciler);
-        // this process leads its one shard: it runs what a cluster's shard leaders run
         handOffs = new DeadLetterHandOffs(catalog::image, catalog::refresh, partitions, local::pendingDeadLetters,
                 System::nanoTime);
         local.addListener(handOffs);
@@ -133,25 +140,17 @@ public final class DevServer implements AutoCloseable {
         bindJvmMetrics(registry);
         handOffs.bindMetrics(registry);
         moveTaskDriver.bindMetrics(registry);
-        registry.getPrometheusRegistry().register(new QueueMetrics(() -> localPartitions(local, catalog), clock));
+        registry.getPrometheusRegistry().register(new QueueMetrics(housekeeping::primaryPartitions, clock));
 
         scheduler = Executors.newScheduledThreadPool(1, daemon("sluice-housekeeping"));
-        // in a cluster each shard's leader sweeps (BackendServer.sweep) and reconciles (BackendAgent) its partitions
-        long expireEvery = config.get(ServerConfigKeys.EXPIRE_INTERVAL_MS);
-        scheduler.scheduleWithFixedDelay(() -> sweep(log), expireEvery, expireEvery, TimeUnit.MILLISECONDS);
-        scheduler.scheduleWithFixedDelay(() -> {
-            try {
-                reconcile(log, catalog, services);
-            } catch (RuntimeException e) { // a periodic task: an exception would cancel it for good
-                LOG.warn("reconciling partitions with the catalog failed", e);
-            }
-        }, 10, 10, TimeUnit.SECONDS);
+        long every = config.get(ServerConfigKeys.EXPIRE_INTERVAL_MS); // a cluster's shard leaders: every second
+        scheduler.scheduleWithFixedDelay(housekeeping::tick, every, every, TimeUnit.MILLISECONDS);
         if (metadataServer != null) { // a cluster's backends report their loads with their heartbeats
             MetadataServer member = metadataServer;
             LoadReporter reporter = new LoadReporter();
             scheduler.scheduleWithFixedDelay(() -> {
                 try {
-                    member.observeLoad(reporter.changed(localPartitions(local, catalog), catalog.image()));
+                    member.observeLoad(reporter.changed(housekeeping.primaryPartitions(), catalog.image()));
                 } catch (RuntimeException e) { // a periodic task: an exception would cancel it for good
                     LOG.warn("could not report the partitions' load to the auto-split policy", e);
                 }
@@ -185,40 +184,6 @@ public final class DevServer implements AutoCloseable {
                 config.get(ServerConfigKeys.HOST), frontend.sqsAddress().getPort(), scheme, adminHost,
                 adminAddress.getPort(), config.get(ServerConfigKeys.ADMIN_TOKEN).isEmpty()
                         ? data.resolve(AdminAccess.TOKEN_FILE) : "sluice.admin.token", data);
-    }
-
-    /** The local shard's partitions made to agree with the catalog ({@link PartitionReconciler}). */
-    private void reconcile(LocalLog log, CachedCatalog catalog, SqsServices services) {
-        ClusterImage image = catalog.image();
-        List<PartitionId> all = new ArrayList<>();
-        image.queues().values().forEach(q -> all.addAll(services.partitionIds(q)));
-        PartitionReconciler.run(LOCAL_SHARD, image, all, log.core().storedPartitions(),
-                config.get(ServerConfigKeys.MAX_INFLIGHT), log::submit);
-    }
-
-    /** Every partition of the local shard, named from the catalog, for the queue metrics. */
-    private static List<QueueMetrics.Row> localPartitions(ShardCore local, CachedCatalog catalog) {
-        Map<Long, String> names = new HashMap<>();
-        List<PartitionId> ids = new ArrayList<>();
-        catalog.image().queues().values().forEach(q -> {
-            names.put(q.queueId(), q.name());
-            for (int i = 0; i < q.partitions(); i++) {
-                ids.add(new PartitionId(q.queueId(), i));
-            }
-        });
-        List<QueueMetrics.Row> rows = new ArrayList<>();
-        try {
-            for (var st : local.stats(ids)) {
-                String name = names.get(st.id().queueId());
-                if (name != null) {
-                    rows.add(new QueueMetrics.Row(name, st.id().index(), LOCAL_SHARD, st.counts(), st.totals(),
-                            st.arrivalSkew()));
-                }
-            }
-        } catch (RuntimeException e) {
-            LOG.warn("queue metrics unavailable: {}", e.toString());
-        }
-        return rows;
     }
 
     /** JVM memory, GC, threads, CPU, file descriptors and uptime: every role exports them. */
@@ -289,17 +254,6 @@ public final class DevServer implements AutoCloseable {
         FrontendRole.awaitCatalog(catalog);
         this.catalog = catalog;
         return catalog;
-    }
-
-    /** The local shard's sweep: as a replicated shard's leader, only partitions that one would change. */
-    private void sweep(LocalLog log) {
-        try {
-            for (PartitionId id : log.core().partitionsToSweep(log.core().now())) {
-                log.submit(id, new PartitionCommand.Expire(1000));
-            }
-        } catch (RuntimeException e) { // a periodic task: an exception would cancel it for good
-            LOG.warn("sweep failed", e);
-        }
     }
 
     public InetSocketAddress sqsAddress() {

@@ -20,7 +20,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
@@ -39,8 +38,9 @@ import org.slf4j.LoggerFactory;
  * What keeps a backend in line with the catalog: registers it and heartbeats (its clock checked against the
  * metadata leader's), joins the shard groups assigned to it, follows replica changes (the shard leader changes the
  * Raft membership, a dropped replica leaves), hands back shards it lost with its disk ({@link LostDiskGuard}), and,
- * on the shards it leads, runs the housekeeping of their partitions every second: clock-skew step-down, opening idle
- * partitions, the retention sweep and, every {@link #RECONCILE_EVERY} seconds, {@link PartitionReconciler}. The
+ * on the shards it leads, runs the housekeeping of their partitions every second: clock-skew step-down, then what
+ * every shard leader does ({@link ShardHousekeeping}: opening idle partitions, the retention sweep and, every
+ * {@link ShardHousekeeping#RECONCILE_EVERY} seconds, {@link PartitionReconciler}). The
  * launcher ({@code BackendNode}) only assembles it with the server, the metadata client and the catalog.
  */
 public final class BackendAgent implements AutoCloseable {
@@ -48,7 +48,6 @@ public final class BackendAgent implements AutoCloseable {
 
     private final String id;
     private final String address;
-    private final int defaultMaxInflight;
     private final BackendServer backend;
     private final MetadataClient client;
     private final CachedCatalog catalog;
@@ -71,8 +70,19 @@ public final class BackendAgent implements AutoCloseable {
                         MetadataClient client, CachedCatalog catalog, LostDiskGuard guard) {
         this.id = id;
         this.address = address;
-        this.defaultMaxInflight = defaultMaxInflight;
-        this.prompt = new PromptReconciler(catalog::image, catalog::refresh, this::placement, defaultMaxInflight);
+        this.housekeeping = new ShardHousekeeping(new ShardHousekeeping.LedShards() {
+            @Override
+            public List<ShardHousekeeping.Led> led(ClusterImage image) {
+                return BackendAgent.this.led(image);
+            }
+
+            @Override
+            public Map<String, List<PartitionId>> assigned(ClusterImage image) {
+                return BackendAgent.assigned(image);
+            }
+        }, catalog::image, defaultMaxInflight);
+        this.prompt = new PromptReconciler(catalog::image, catalog::refresh, housekeeping::placement,
+                defaultMaxInflight);
         this.backend = backend;
         this.client = client;
         this.catalog = catalog;
@@ -155,89 +165,48 @@ public final class BackendAgent implements AutoCloseable {
 
     /** The partitions of the shards this backend leads, for the queue metrics (each is exported by its primary only). */
     public List<QueueMetrics.Row> primaryPartitions() {
-        ClusterImage image = catalog.image();
-        Map<String, List<PartitionId>> byShard = new HashMap<>();
-        Map<Long, String> names = new HashMap<>();
-        for (var q : image.queues().values()) {
-            names.put(q.queueId(), q.name());
-            for (var p : image.partitionsOf(q.queueId())) {
-                if (p.shardId() != null) {
-                    byShard.computeIfAbsent(p.shardId(), k -> new ArrayList<>())
-                            .add(new PartitionId(q.queueId(), p.index()));
-                }
-            }
-        }
-        List<QueueMetrics.Row> rows = new ArrayList<>();
-        for (ShardInfo shard : image.shards().values()) {
-            RaftGroupId gid = groupId(shard);
-            var machine = backend.shard(gid);
-            List<PartitionId> ids = byShard.get(shard.shardId());
-            if (machine == null || ids == null || !backend.isLeaderReady(gid)) {
-                continue;
-            }
-            try {
-                for (var st : machine.core().stats(ids)) {
-                    String name = names.get(st.id().queueId());
-                    if (name != null) {
-                        rows.add(new QueueMetrics.Row(name, st.id().index(), shard.shardId(), st.counts(), st.totals(),
-                            st.arrivalSkew()));
-                    }
-                }
-            } catch (RuntimeException e) { // one shard's failure must not empty the whole scrape
-                LOG.warn("queue metrics of shard {} unavailable: {}", shard.shardId(), e.toString());
-            }
-        }
-        return rows;
+        return housekeeping.primaryPartitions();
     }
 
     /**
      * Housekeeping of the shards this backend leads, every second (frontends of a cluster do none): step down if its
-     * clock is off, open partitions idle since a restart, sweep retention, and every {@link #RECONCILE_EVERY} ticks
-     * reconcile the shards' partitions with the catalog ({@link PartitionReconciler}).
+     * clock is off, then what every shard leader does ({@link ShardHousekeeping}: open partitions idle since a restart,
+     * sweep retention, reconcile with the catalog every {@link ShardHousekeeping#RECONCILE_EVERY} ticks).
      */
     private void sweep() {
         try {
             backend.leadership().stepDownIfSkewed();
-            for (RaftGroupId gid : backend.hostedGroups()) {
-                var machine = backend.shard(gid);
-                if (machine != null && backend.isLeaderReady(gid)) {
-                    machine.core().openStored(64);
-                }
-            }
-            backend.sweep(backend.clock().now());
-            if (++sweeps % RECONCILE_EVERY == 0) {
-                reconcile();
-            }
+            housekeeping.tick();
         } catch (RuntimeException e) {
             LOG.warn("retention sweep failed", e);
         }
     }
 
-    public static final int RECONCILE_EVERY = 10;
     /** How often the heartbeat carries the led partitions' load (the auto-split policy measures over minutes). */
     static final long LOAD_REPORT_MILLIS = 5_000;
     private final LoadReporter loadReporter = new LoadReporter();
     private long lastLoadReportNanos = System.nanoTime();
-    private long sweeps;
 
     /** Configures a partition at once when a frontend waits for it, if this backend leads its shard. */
     private final PromptReconciler prompt;
+    private final ShardHousekeeping housekeeping;
 
-    private Optional<PromptReconciler.Placement> placement(ClusterImage image, PartitionId p) {
-        return image.partitionsOf(p.queueId()).stream().filter(a -> a.index() == p.index() && a.shardId() != null)
-                .findFirst().map(a -> image.shards().get(a.shardId())).flatMap(shard -> {
-                    RaftGroupId gid = groupId(shard);
-                    var machine = backend.shard(gid);
-                    if (machine == null || !backend.isLeaderReady(gid)) {
-                        return Optional.empty();
-                    }
-                    return Optional.of(new PromptReconciler.Placement(shard.shardId(),
-                            machine.core().storedPartition(p), (id, command) -> backend.submit(gid, id, command)));
-                });
+    /** The catalog's shards whose Raft group this backend leads now, ready: what its housekeeping drives. */
+    private List<ShardHousekeeping.Led> led(ClusterImage image) {
+        List<ShardHousekeeping.Led> out = new ArrayList<>();
+        for (ShardInfo shard : image.shards().values()) {
+            RaftGroupId gid = groupId(shard);
+            var machine = backend.shard(gid);
+            if (machine != null && backend.isLeaderReady(gid)) {
+                out.add(new ShardHousekeeping.Led(shard.shardId(), machine.core(),
+                        (id, command) -> backend.submit(gid, id, command)));
+            }
+        }
+        return out;
     }
 
-    private void reconcile() {
-        ClusterImage image = catalog.image();
+    /** The partitions the catalog places on each shard. */
+    private static Map<String, List<PartitionId>> assigned(ClusterImage image) {
         Map<String, List<PartitionId>> assigned = new HashMap<>();
         for (var q : image.queues().values()) {
             for (var p : image.partitionsOf(q.queueId())) {
@@ -247,16 +216,7 @@ public final class BackendAgent implements AutoCloseable {
                 }
             }
         }
-        for (ShardInfo shard : image.shards().values()) {
-            RaftGroupId gid = groupId(shard);
-            var machine = backend.shard(gid);
-            if (machine == null || !backend.isLeaderReady(gid)) {
-                continue;
-            }
-            PartitionReconciler.run(shard.shardId(), image, assigned.getOrDefault(shard.shardId(), List.of()),
-                    machine.core().storedPartitions(), defaultMaxInflight,
-                    (id, command) -> backend.submit(gid, id, command));
-        }
+        return assigned;
     }
 
     /** The shard groups this backend hosts, with whether it leads each. */

@@ -362,32 +362,6 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
         }
     }
 
-    /**
-     * Retention and window sweeps, done by each shard's leader for its own partitions (only those an {@code Expire}
-     * would change), through the shard's log like every other state change. Returns the commands submitted.
-     */
-    public int sweep(long nowMillis) {
-        int submitted = 0;
-        for (Map.Entry<RaftGroupId, ShardStateMachine> e : machines.entrySet()) {
-            if (!isLeader(e.getKey())) {
-                continue;
-            }
-            List<PartitionId> due = e.getValue().core().partitionsToSweep(nowMillis);
-            if (due.isEmpty()) {
-                continue;
-            }
-            ShardClient client = ownClient(e.getKey());
-            if (client == null) {
-                continue; // the group went away meanwhile
-            }
-            for (PartitionId id : due) {
-                client.submit(id, new PartitionCommand.Expire(1000));
-                submitted++;
-            }
-        }
-        return submitted;
-    }
-
     /** A client of a hosted shard for this backend's own commands as its leader (sweeps, repairs), or null. */
     private ShardClient ownClient(RaftGroupId gid) {
         try {

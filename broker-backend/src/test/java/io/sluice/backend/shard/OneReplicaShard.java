@@ -1,8 +1,10 @@
 package io.sluice.backend.shard;
 
+import io.sluice.backend.agent.ShardHousekeeping;
 import io.sluice.backend.raft.ShardedPartitionService;
 import io.sluice.backend.storage.ShardStore;
 import io.sluice.common.Clock;
+import io.sluice.metadata.image.ClusterImage;
 import io.sluice.partition.MoveTask;
 import io.sluice.partition.PartitionCommand;
 import io.sluice.partition.PartitionConfig;
@@ -14,6 +16,7 @@ import io.sluice.partition.QueueCounts;
 import io.sluice.partition.StoredMessage;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -25,6 +28,7 @@ public final class OneReplicaShard implements PartitionService, AutoCloseable {
     private final ShardCore core;
     private final LocalLog log;
     private final ShardedPartitionService service;
+    private final ShardHousekeeping housekeeping;
 
     public OneReplicaShard(Path dir, Clock clock) {
         this.core = new ShardCore("test", dir, ShardStore.Durability.SYNC_WAL,
@@ -32,6 +36,17 @@ public final class OneReplicaShard implements PartitionService, AutoCloseable {
         core.open();
         this.log = new LocalLog(core, Runnable::run);
         this.service = ShardedPartitionService.overLocalLog(log);
+        this.housekeeping = new ShardHousekeeping(new ShardHousekeeping.LedShards() {
+            @Override
+            public List<ShardHousekeeping.Led> led(ClusterImage image) {
+                return List.of(new ShardHousekeeping.Led("test", core, log::submit));
+            }
+
+            @Override
+            public Map<String, List<PartitionId>> assigned(ClusterImage image) {
+                return Map.of();
+            }
+        }, () -> ClusterImage.EMPTY, 1000);
     }
 
     public ShardCore core() {
@@ -47,11 +62,14 @@ public final class OneReplicaShard implements PartitionService, AutoCloseable {
         return service;
     }
 
-    /** The leader's sweep, as {@code sluice dev} runs it: an {@code Expire} to each partition that one would change. */
+    /**
+     * One round of the leader's housekeeping, as {@code sluice dev} and a cluster's shard leaders run it
+     * ({@link ShardHousekeeping#tick}, with an empty catalog: it sweeps, opens and reconciles nothing else).
+     *
+     * @return the partitions swept
+     */
     public int sweep() {
-        List<PartitionId> due = core.partitionsToSweep(core.now());
-        due.forEach(id -> log.submit(id, new PartitionCommand.Expire(1000)));
-        return due.size();
+        return housekeeping.tick();
     }
 
     /** The effects of every entry applied (what the shard's leader's dead-letter hand-offs hear). */
