@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end load against one combined node on loopback (`sluice node`: a one-member metadata group, one shard of one
 # replica, the frontend), i.e. `sluice dev`'s workload on the cluster's path (Ratis log, ShardStateMachine, the
-# frontend reaching its local leader in process): the row to set against scripts/load-e2e.sh (`sluice dev` on
-# LocalShard) until the two are one path (issue 14). Builds unless SLUICE_LOAD_NO_BUILD is set, starts the node
+# frontend reaching its local leader in process): the row to set against scripts/load-e2e.sh (`sluice dev`: the same
+# path over a local log instead of a one-replica Raft log). Builds unless SLUICE_LOAD_NO_BUILD is set, starts the node
 # (by PID), runs the load generator for a bounded time, prints its figures, stops the node.
 # Usage: scripts/load-one-node.sh [LoadGenerator flags], e.g. --warmup 45 --seconds 30 --producers 8 --consumers 8
 # Environment: SLUICE_JAR (default broker-server/target/sluice.jar), SLUICE_LOAD_PORT (default 19524; the node also

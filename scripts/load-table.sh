@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One session, every row of docs/performance.md's end-to-end table: ElasticMQ, `sluice dev`, one node on the shard
-# path (what `sluice dev` becomes once LocalShard goes), the split 3/3/2 cluster and the combined 3-node cluster, back
+# path with a one-replica Raft log (`sluice dev` runs a local log under the same path), the split 3/3/2 cluster and the combined 3-node cluster, back
 # to back with the same load (only ratios from one session count: this machine's speed varies 2-3x from day to day).
 # Each row is one of the load scripts; this only runs them in turn.
 # Usage: scripts/load-table.sh [LoadGenerator flags], e.g.

@@ -294,11 +294,11 @@ public final class DevServer implements AutoCloseable {
         if (partitions != null) {
             partitions.close(); // and the local log, after the work queued to it
         }
+        if (core != null) {
+            core.close(); // its parked awaits answered while their completions still run
+        }
         if (completions != null) {
             completions.shutdown();
-        }
-        if (core != null) {
-            core.close();
         }
         if (heartbeats != null) {
             heartbeats.shutdownNow();

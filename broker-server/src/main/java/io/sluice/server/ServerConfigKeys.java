@@ -92,9 +92,9 @@ public final class ServerConfigKeys {
     public static final ConfigKey<Integer> MAX_INFLIGHT = ConfigKey.integer("sluice.max-inflight-per-partition",
             120_000, 1, Integer.MAX_VALUE, "In-flight message limit of one queue partition (SQS: 120,000).");
     public static final ConfigKey<Integer> EXPIRE_INTERVAL_MS = ConfigKey.integer("sluice.expire-interval-ms", 1000,
-            10, 3_600_000, "sluice dev: how often the shard is swept for retention expiry and dedup-window cleanup"
-                    + " (only partitions with something to expire are written; in a cluster each shard's leader sweeps"
-                    + " its own partitions every second).");
+            10, 3_600_000, "sluice dev: how often its shard's leader housekeeping runs: the sweep for retention expiry and"
+                    + " dedup-window cleanup (only partitions with something to expire are written), and every tenth"
+                    + " time the reconciling with the catalog (in a cluster each shard's leader does it every second).");
     public static final ConfigKey<Integer> SHUTDOWN_GRACE_MS = ConfigKey.integer("sluice.shutdown-grace-ms", 5000, 0,
             600_000, "On stop: how long in-flight requests may take to finish; parked long polls are answered at once.");
     public static final ConfigKey<String> NODE_ID = ConfigKey.string("sluice.node-id", "",

@@ -29,6 +29,7 @@ final class RaftShardChannel implements ShardChannel {
     private final ShardClient writer;
     private RaftClient reader;
     private RaftClient prober;
+    private boolean closed;
 
     /**
      * @param entriesInFlight entries kept outstanding at the shard ({@link ShardedPartitionService#entriesInFlight})
@@ -61,6 +62,9 @@ final class RaftShardChannel implements ShardChannel {
     }
 
     private CompletableFuture<byte[]> send(byte[] query, RaftClient client) {
+        if (client == null) {
+            return CompletableFuture.failedFuture(new IllegalStateException("shard channel closed"));
+        }
         Message read = Message.valueOf(ByteString.copyFrom(query));
         // unordered: reads need no sequence, and the ordered path bounds outstanding requests with a blocking semaphore
         return LocalLeaders.send(local, group.getGroupId(), read, true,
@@ -72,20 +76,22 @@ final class RaftShardChannel implements ShardChannel {
                 }, replies);
     }
 
+    /** The long reads' client (made at the first read), or null once closed. */
     private synchronized RaftClient reader() {
-        if (reader == null) {
+        if (reader == null && !closed) {
             reader = transport.client(group, AWAIT_MILLIS + 5_000)
                     .setRetryPolicy(RatisSettings.retryWithin(AWAIT_MILLIS + RatisSettings.DEFAULT_RETRY_WINDOW_MS))
                     .build();
         }
-        return reader;
+        return closed ? null : reader;
     }
 
+    /** The probes' client (made at the first probe), or null once closed. */
     private synchronized RaftClient prober() {
-        if (prober == null) {
+        if (prober == null && !closed) {
             prober = transport.client(group, 2_000).setRetryPolicy(RatisSettings.retryWithin(4_000)).build();
         }
-        return prober;
+        return closed ? null : prober;
     }
 
     @Override
@@ -95,6 +101,7 @@ final class RaftShardChannel implements ShardChannel {
 
     @Override
     public synchronized void close() {
+        closed = true;
         closeQuietly(writer);
         closeQuietly(reader);
         closeQuietly(prober);
