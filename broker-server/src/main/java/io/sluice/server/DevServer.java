@@ -102,7 +102,8 @@ public final class DevServer implements AutoCloseable {
         CachedCatalog catalog = startMetadata(data);
         // one shard of one replica holds every partition: the same shard (ShardCore) and data plane
         // (ShardedPartitionService) a cluster runs, over a local group-commit log instead of Raft
-        core = new ShardCore(LOCAL_SHARD, data.resolve("shard-0"), ShardStore.Durability.SYNC_WAL, new LeaderClock(clock));
+        core = new ShardCore(LOCAL_SHARD, data.resolve("shard-0"), ShardStore.Durability.SYNC_WAL,
+                new LeaderClock(clock));
         core.open();
         completions = Executors.newSingleThreadExecutor(daemon("sluice-shard-completions"));
         LocalLog log = new LocalLog(core, completions);

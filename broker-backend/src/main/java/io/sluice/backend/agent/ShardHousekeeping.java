@@ -18,9 +18,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What a shard's leader does for its partitions besides serving requests, the same for a cluster's replicated shards
- * ({@link BackendAgent}) and {@code sluice dev}'s one local shard: on each {@link #tick} it opens partitions idle since a
- * restart (a few per tick), sweeps (an {@code Expire} to each partition one would change now, nothing to the others),
- * and every {@link #RECONCILE_EVERY} ticks makes the shards' partitions agree with the catalog
+ * ({@link BackendAgent}) and {@code sluice dev}'s one local shard: on each {@link #tick} it opens partitions idle
+ * since a restart (a few per tick), sweeps (an {@code Expire} to each partition one would change now, nothing to the
+ * others), and every {@link #RECONCILE_EVERY} ticks makes the shards' partitions agree with the catalog
  * ({@link PartitionReconciler}); it names the rows of the queue metrics ({@link #primaryPartitions}) and finds where a
  * partition waited for lives ({@link #placement}, for {@link PromptReconciler}).
  */

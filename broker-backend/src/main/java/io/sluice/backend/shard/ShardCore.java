@@ -91,7 +91,8 @@ public final class ShardCore implements AutoCloseable {
             @Override
             public CompletableFuture<Map<PartitionId, Long>> nextDeadlines() {
                 synchronized (ShardCore.this) {
-                    return CompletableFuture.completedFuture(partitions == null ? Map.of() : partitions.nextDeadlines());
+                    return CompletableFuture.completedFuture(
+                            partitions == null ? Map.of() : partitions.nextDeadlines());
                 }
             }
         }, clock::now);
@@ -213,7 +214,8 @@ public final class ShardCore implements AutoCloseable {
         }
         byte type = q.get(0);
         if (type == ShardQueries.AWAIT) {
-            return awaits.park(ShardQueries.argOf(q), ShardQueries.cursorOf(q)).thenApply(ShardQueries::encodeAvailable);
+            return awaits.park(ShardQueries.argOf(q), ShardQueries.cursorOf(q))
+                    .thenApply(ShardQueries::encodeAvailable);
         }
         if (type == ShardQueries.AWAIT_CONFIGURED) {
             PartitionId id = ShardQueries.partitionOf(q);
