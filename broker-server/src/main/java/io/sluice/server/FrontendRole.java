@@ -57,7 +57,7 @@ final class FrontendRole implements AutoCloseable {
     private final Clock clock;
     private final CachedCatalog catalog;
     private final PartitionService partitions;
-    /** The cluster's shards (readiness, entry counters), or null for {@code sluice dev}'s local shard. */
+    /** The shards (readiness, entry counters): a cluster's, or {@code sluice dev}'s one local shard; null: none. */
     private final ShardedPartitionService sharded;
     private final boolean dev;
     private final FrontendConfig frontend;
@@ -75,7 +75,7 @@ final class FrontendRole implements AutoCloseable {
     private InetSocketAddress sqsAddress;
 
     /**
-     * @param sharded the cluster's shards when {@code partitions} is them (null: a local shard)
+     * @param sharded the shards when {@code partitions} is them (both launchers pass the same object today)
      * @param dev     {@code sluice dev}: the node key is the built-in dev key unless configured, and a signature may
      *                be scoped to any region (a laptop's SDK may be set to any)
      */
@@ -108,7 +108,7 @@ final class FrontendRole implements AutoCloseable {
         registry.gauge("sqs.long_polls.parked", longPolls, LongPolls::parked);
         if (sharded != null) {
             FunctionCounter.builder("sluice.shard.entries", sharded, s -> s.groupCommitStats()[0])
-                    .description("Raft entries this frontend wrote to shards").register(registry);
+                    .description("shard log entries this frontend wrote (Raft or local)").register(registry);
             FunctionCounter.builder("sluice.shard.commands", sharded, s -> s.groupCommitStats()[1])
                     .description("partition commands those entries carried").register(registry);
         }
