@@ -21,6 +21,9 @@ import org.HdrHistogram.Recorder;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration;
+import software.amazon.awssdk.core.interceptor.Context;
+import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.sqs.SqsAsyncClient;
@@ -88,6 +91,8 @@ public final class LoadGenerator {
         int idleSeconds;
         /** Where to record a JFR profile of every server process during the measurement (null: none). */
         Path jfrDir;
+        /** The servers' CPU per request by thread group and process, the N largest groups (0: not measured). */
+        int threadGroups;
         String accessKey = System.getenv().getOrDefault("AWS_ACCESS_KEY_ID", "sluice");
         String secretKey = System.getenv().getOrDefault("AWS_SECRET_ACCESS_KEY", "sluice-dev-secret");
         /**
@@ -108,7 +113,8 @@ public final class LoadGenerator {
          * {@code --visibility S} (the queue's VisibilityTimeout), {@code --queue NAME},
          * {@code --pid PID} (repeatable), {@code --pid-dir DIR} (every {@code *.pid} file in it), {@code --idle S}
          * (first measure the servers' idle CPU for S seconds), {@code --jfr DIR} (a JFR profile of every server process
-         * over the measurement, {@code DIR/<name>.jfr}, through {@code jcmd}), {@code --fifo-groups N} (a FIFO queue
+         * over the measurement, {@code DIR/<name>.jfr}, through {@code jcmd}), {@code --threads N} (the servers' CPU
+         * per request over the measurement by thread group and process, the N largest groups), {@code --fifo-groups N} (a FIFO queue
          * with N message groups), {@code --reorder-window MS} (its {@code SluiceReorderWindowMillis}).
          */
         public static Options parse(String[] args) throws java.io.IOException {
@@ -146,6 +152,7 @@ public final class LoadGenerator {
                     }
                     case "--idle" -> o.idleSeconds = Integer.parseInt(v);
                     case "--jfr" -> o.jfrDir = Path.of(v);
+                    case "--threads" -> o.threadGroups = Integer.parseInt(v);
                     default -> throw new IllegalArgumentException("unknown flag " + args[i]);
                 }
             }
@@ -184,12 +191,25 @@ public final class LoadGenerator {
     private final List<SqsAsyncClient> clients = new ArrayList<>();
     private final Set<Long> acknowledged = ConcurrentHashMap.newKeySet();
     private final Map<Long, Integer> receivedCount = new ConcurrentHashMap<>();
+    /** When each message was first received (nanoTime): a second receipt within its visibility timeout is early. */
+    private final Map<Long, Long> firstReceived = new ConcurrentHashMap<>();
+    /**
+     * Duplicates received before the first receipt's visibility timeout could have ended (a second copy: a send or a
+     * lease applied twice), as against after it (redelivered because the first receipt was not deleted in time).
+     */
+    private final AtomicLong earlyDuplicates = new AtomicLong();
     private final Recorder sendLatency = new Recorder(3);
     private final Recorder endToEnd = new Recorder(3);
     private final AtomicLong sentInWindow = new AtomicLong();
     private final AtomicLong receivedInWindow = new AtomicLong();
+    /** Requests answered in the measured window, by action: SendMessageBatch, ReceiveMessage, DeleteMessageBatch. */
+    private final AtomicLong sendsInWindow = new AtomicLong();
+    private final AtomicLong receivesInWindow = new AtomicLong();
+    private final AtomicLong deletesInWindow = new AtomicLong();
     private final AtomicLong errors = new AtomicLong();
     private final Map<String, AtomicLong> errorKinds = new ConcurrentHashMap<>();
+    /** Attempts answered with an HTTP error, by request and status, the SDK's retried ones included. */
+    private final Map<String, AtomicLong> attemptFailures = new ConcurrentHashMap<>();
     private final AtomicLong lastSendOk = new AtomicLong();
     private final AtomicLong lastReceiveOk = new AtomicLong();
     private final AtomicLong longestSendGap = new AtomicLong();
@@ -223,10 +243,29 @@ public final class LoadGenerator {
         LoadGenerator generator = new LoadGenerator(options);
         Result r = generator.run();
         print(options, r);
+        if (!generator.attemptFailures.isEmpty()) {
+            System.out.println("  attempts answered with an HTTP error (the SDK retries most): "
+                    + new java.util.TreeMap<>(generator.attemptFailures));
+        }
+        if (r.duplicates() > 0) {
+            long early = generator.earlyDuplicates.get();
+            System.out.printf("  duplicates: %d within the visibility timeout of the first receipt (a second copy),"
+                    + " %d after it (redelivered: the first receipt not deleted in time)%n", early,
+                    r.duplicates() - early);
+        }
         if (!generator.perProcessCpu.isEmpty()) {
             StringBuilder line = new StringBuilder("  server CPU s per 1,000 messages by process:");
             generator.perProcessCpu.forEach((name, cpu) -> line.append(String.format(" %s %.3f", name, cpu)));
             System.out.println(line);
+        }
+        if (generator.threadBudget != null) {
+            long requests = generator.sendsInWindow.get() + generator.receivesInWindow.get()
+                    + generator.deletesInWindow.get();
+            System.out.printf("  requests answered in the window: %,d (SendMessageBatch %,d, ReceiveMessage %,d,"
+                    + " DeleteMessageBatch %,d)%n", requests, generator.sendsInWindow.get(),
+                    generator.receivesInWindow.get(), generator.deletesInWindow.get());
+            System.out.print(generator.threadBudget.table(Math.max(1, requests), "request", options.threadGroups,
+                    clockTicksPerSecond()));
         }
         if (!generator.drainedEmpty) {
             System.out.println("  NOT DRAINED: the queue still held messages when the drain ended (--drain): \"lost\""
@@ -256,6 +295,17 @@ public final class LoadGenerator {
                             .connectionAcquisitionTimeout(Duration.ofSeconds(30)).readTimeout(Duration.ofSeconds(30))
                             .build())
                     .overrideConfiguration(ClientOverrideConfiguration.builder()
+                            .addExecutionInterceptor(new ExecutionInterceptor() {
+                                @Override // an attempt the SDK retries is invisible to the load otherwise
+                                public void afterTransmission(Context.AfterTransmission c,
+                                                              ExecutionAttributes attributes) {
+                                    int status = c.httpResponse().statusCode();
+                                    if (status >= 400) {
+                                        attemptFailures.computeIfAbsent(c.request().getClass().getSimpleName()
+                                                + " " + status, k -> new AtomicLong()).incrementAndGet();
+                                    }
+                                }
+                            })
                             .apiCallAttemptTimeout(Duration.ofSeconds(25)).build())
                     .build());
         }
@@ -296,6 +346,7 @@ public final class LoadGenerator {
             startProfiles();
         }
         long[] cpuBefore = serverCpuTicks();
+        ThreadCpu.Threads threadsBefore = o.threadGroups > 0 ? ThreadCpu.snapshot(o.pids, o.pidNames) : null;
         long genBefore = generatorCpuNanos();
         sendLatency.reset();
         endToEnd.reset();
@@ -315,6 +366,9 @@ public final class LoadGenerator {
         measuring = false;
         double elapsed = (System.nanoTime() - t0) / 1e9;
         long[] cpuAfter = serverCpuTicks();
+        if (threadsBefore != null) {
+            threadBudget = ThreadCpu.between(threadsBefore, ThreadCpu.snapshot(o.pids, o.pidNames));
+        }
         long genAfter = generatorCpuNanos();
         Histogram sendHistogram = sendLatency.getIntervalHistogram();
         Histogram e2eHistogram = endToEnd.getIntervalHistogram();
@@ -448,6 +502,7 @@ public final class LoadGenerator {
                 unreceived.addAndGet(r.successful().size());
                 noteGap(lastSendOk, longestSendGap, now);
                 if (measuring) {
+                    sendsInWindow.incrementAndGet();
                     sendLatency.recordValue((now - sentAt) / 1000);
                     sentInWindow.addAndGet(r.successful().size());
                 }
@@ -473,6 +528,9 @@ public final class LoadGenerator {
                     }
                     long now = System.nanoTime();
                     noteGap(lastReceiveOk, longestReceiveGap, now);
+                    if (measuring) {
+                        receivesInWindow.incrementAndGet();
+                    }
                     List<Message> got = r.messages();
                     if (got.isEmpty()) {
                         releaseHeld();
@@ -484,7 +542,12 @@ public final class LoadGenerator {
                     for (int i = 0; i < got.size(); i++) {
                         Message m = got.get(i);
                         String[] parts = m.body().split(":", 3);
-                        if (receivedCount.merge(Long.parseLong(parts[0]), 1, Integer::sum) == 1) {
+                        long id = Long.parseLong(parts[0]);
+                        Long first = firstReceived.putIfAbsent(id, now);
+                        if (first != null && now - first < TimeUnit.SECONDS.toNanos(o.visibilitySeconds) - 500_000_000L) {
+                            earlyDuplicates.incrementAndGet();
+                        }
+                        if (receivedCount.merge(id, 1, Integer::sum) == 1) {
                             unreceived.decrementAndGet();
                         }
                         if (measuring) {
@@ -500,6 +563,12 @@ public final class LoadGenerator {
                     client.deleteMessageBatch(b -> b.queueUrl(queueUrl).entries(deletes)).whenComplete((d, de) -> {
                         if (de != null) {
                             error(de); // the messages come back after their visibility timeout
+                        } else {
+                            // an entry the batch refused comes back after its visibility timeout: a duplicate
+                            d.failed().forEach(f -> error(new IllegalStateException("delete refused: " + f.code())));
+                            if (measuring) {
+                                deletesInWindow.incrementAndGet();
+                            }
                         }
                         consume(de == null ? endpoint : endpoint + 1);
                     });
@@ -547,6 +616,9 @@ public final class LoadGenerator {
 
     /** Whether the queue was empty after the drain: if not, "lost" counts messages still queued, not lost ones. */
     private volatile boolean drainedEmpty = true;
+
+    /** What each server thread group spent over the measurement ({@code --threads}), after {@link #run}. */
+    private ThreadCpu threadBudget;
 
     /** Server CPU s per 1,000 messages of each process, after {@link #run}. */
     private Map<String, Double> perProcessCpu = Map.of();
