@@ -46,6 +46,16 @@ public interface PartitionService {
         return CompletableFuture.failedFuture(new UnsupportedOperationException("peek"));
     }
 
+    /**
+     * Whether the partition's primary runs in this process now, so that a command to it crosses no network (a combined
+     * node's frontend and its local shard leaders; every partition in {@code sluice dev}). Where the choice of
+     * partition is free (a standard queue's send) the frontend prefers such partitions. A hint, not a promise: the
+     * leader may change before the command arrives.
+     */
+    default boolean ledHere(PartitionId partition) {
+        return false;
+    }
+
     /** The partition's message move tasks, newest first (none for a partition that does not exist). */
     CompletableFuture<List<MoveTask>> moveTasks(PartitionId partition);
 

@@ -288,6 +288,11 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
     }
 
     @Override
+    public boolean leads(RaftGroupId group) {
+        return isLeaderReady(group);
+    }
+
+    @Override
     public boolean hosts(RaftPeerId peer) {
         return server.getId().equals(peer);
     }

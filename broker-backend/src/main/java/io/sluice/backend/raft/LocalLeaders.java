@@ -26,6 +26,11 @@ public interface LocalLeaders {
      */
     CompletableFuture<RaftClientReply> sendIfLeader(RaftGroupId group, Message message, boolean readOnly);
 
+    /** Whether this process's replica of {@code group} leads it now (and has committed an entry of its term). */
+    default boolean leads(RaftGroupId group) {
+        return false;
+    }
+
     /** Whether {@code peer} is a Raft server in this process. */
     default boolean hosts(RaftPeerId peer) {
         return false;

@@ -95,6 +95,11 @@ final class RaftShardChannel implements ShardChannel {
     }
 
     @Override
+    public boolean ledHere() {
+        return local.leads(group.getGroupId());
+    }
+
+    @Override
     public long[] stats() {
         return writer.stats();
     }

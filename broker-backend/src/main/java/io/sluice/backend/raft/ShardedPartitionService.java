@@ -238,6 +238,12 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
     }
 
     @Override
+    public boolean ledHere(PartitionId partition) {
+        RaftGroup group = router.groupOf(partition);
+        return group != null && channel(group).ledHere();
+    }
+
+    @Override
     public CompletableFuture<Void> createPartition(PartitionId partition, PartitionConfig config) {
         return submit(partition, new PartitionCommand.Configure(config)).thenApply(o -> null);
     }

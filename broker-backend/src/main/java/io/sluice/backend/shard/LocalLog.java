@@ -97,6 +97,11 @@ public final class LocalLog implements ShardChannel {
     }
 
     @Override
+    public boolean ledHere() {
+        return true; // the one replica is in this process
+    }
+
+    @Override
     public synchronized long[] stats() {
         return new long[] {entries, commands};
     }

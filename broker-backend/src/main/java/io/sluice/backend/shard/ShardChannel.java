@@ -24,6 +24,11 @@ public interface ShardChannel extends AutoCloseable {
     /** As {@link #read}, in a short time or not at all: whether the leader answers now (readiness). */
     CompletableFuture<byte[]> probe(byte[] query);
 
+    /** Whether the shard's leader is in this process now (a command to it crosses no network). */
+    default boolean ledHere() {
+        return false;
+    }
+
     /** Entries written so far and the commands they carried: their ratio is the batching factor. */
     long[] stats();
 

@@ -117,9 +117,27 @@ public final class ReceiveMessage implements SqsAction {
         return leased.thenCompose(answer -> answer != null ? Responses.done(answer) : park(ctx, r, waiter, partitions));
     }
 
-    /** The partitions from a rotating offset, so receivers spread over them. */
+    /**
+     * The partitions from a rotating offset, so receivers spread over them. Three turns in four start at a partition
+     * led in this process when there is one (a combined node: its lease crosses no network), the fourth where the
+     * rotation is: a partition led elsewhere is still tried first now and then, and always when the one tried first
+     * had nothing, so no partition is left to wait while consumers keep up (docs/architecture.md).
+     */
     private List<PartitionId> rotated(List<PartitionId> partitions) {
-        int start = Math.floorMod(rotation.getAndIncrement(), partitions.size());
+        int turn = rotation.getAndIncrement();
+        int start = Math.floorMod(turn, partitions.size());
+        if (partitions.size() > 1) {
+            List<Integer> local = new ArrayList<>(partitions.size());
+            for (int i = 0; i < partitions.size(); i++) {
+                if (services.partitions().ledHere(partitions.get(i))) {
+                    local.add(i);
+                }
+            }
+            if (!local.isEmpty()) { // the rotation's turns move it on by one each
+                start = Math.floorMod(turn, 4) == 0 ? Math.floorMod(turn / 4, partitions.size())
+                        : local.get(Math.floorMod(turn, local.size()));
+            }
+        }
         List<PartitionId> rotated = new ArrayList<>(partitions.size());
         for (int i = 0; i < partitions.size(); i++) {
             rotated.add(partitions.get((start + i) % partitions.size()));

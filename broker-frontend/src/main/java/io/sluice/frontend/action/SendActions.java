@@ -23,7 +23,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ThreadLocalRandom;
 
 /** SendMessage and SendMessageBatch. */
 public final class SendActions {
@@ -45,23 +44,25 @@ public final class SendActions {
                 p.string("MessageDeduplicationId"));
     }
 
-    static Prepared prepare(String entryId, SendRequest r, QueueMetadata queue, ActionContext ctx) {
+    /** @param standardPartition where a standard queue's message goes (the request's partition: all go together) */
+    static Prepared prepare(String entryId, SendRequest r, QueueMetadata queue, ActionContext ctx,
+                            int standardPartition) {
         String group = r.messageGroupId() == null || r.messageGroupId().isEmpty() ? null : r.messageGroupId();
         String dedup = r.messageDeduplicationId() == null || r.messageDeduplicationId().isEmpty()
                 ? null : r.messageDeduplicationId();
         NewMessage m = new NewMessage(UUID.randomUUID().toString(), r.body(), r.messageAttributes(),
                 r.systemAttributes(), r.delaySeconds() == null ? -1 : r.delaySeconds(), group, dedup,
                 ctx.accessKeyId(), null);
-        return new Prepared(entryId, r, m, partitionFor(queue, group));
+        return new Prepared(entryId, r, m, partitionFor(queue, group, standardPartition));
     }
 
-    /** FIFO: a group always maps to the same partition (String.hashCode is specified). Standard: any. */
-    static int partitionFor(QueueMetadata queue, String groupId) {
+    /** FIFO: a group always maps to the same partition (String.hashCode is specified). Standard: the request's. */
+    static int partitionFor(QueueMetadata queue, String groupId, int standardPartition) {
         if (queue.partitions() == 1) {
             return 0;
         }
         return queue.fifo() && groupId != null ? Math.floorMod(groupId.hashCode(), queue.partitions())
-                : ThreadLocalRandom.current().nextInt(queue.partitions());
+                : standardPartition;
     }
 
     /** The output members for one sent message; digests are of this request, even for a FIFO duplicate. */
@@ -102,7 +103,7 @@ public final class SendActions {
             MessageValidator.validateSend(request, services.attributes(queue)).ifPresent(f -> {
                 throw new SqsException(f);
             });
-            Prepared p = prepare(null, request, queue, ctx);
+            Prepared p = prepare(null, request, queue, ctx, services.sendPartition(queue));
             return services.submitToQueue(queue, new PartitionId(queue.queueId(), p.partition()),
                             new PartitionCommand.Send(List.of(p.message())))
                     .thenApply(o -> result(p, ((PartitionResponse.Sent) Responses.accepted(o)).messages().get(0)));
@@ -141,6 +142,7 @@ public final class SendActions {
 
             ArrayNode failed = Responses.array();
             Map<Integer, List<Prepared>> byPartition = new LinkedHashMap<>();
+            int standardPartition = services.sendPartition(queue);
             for (int i = 0; i < entries.size(); i++) {
                 String id = entries.get(i).string("Id");
                 SqsFailure invalid = MessageValidator.validateBatchEntry(requests.get(i), attributes).orElse(null);
@@ -148,7 +150,7 @@ public final class SendActions {
                     failed.add(Responses.batchError(id, invalid));
                     continue;
                 }
-                Prepared p = prepare(id, requests.get(i), queue, ctx);
+                Prepared p = prepare(id, requests.get(i), queue, ctx, standardPartition);
                 byPartition.computeIfAbsent(p.partition(), k -> new ArrayList<>()).add(p);
             }
             List<CompletableFuture<List<ObjectNode>>> sends = new ArrayList<>();

@@ -25,6 +25,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -195,6 +196,29 @@ public final class SqsServices {
             }
         }
         return out;
+    }
+
+    /**
+     * The partition a standard queue's send request goes to, all its messages together (one command, one entry at one
+     * shard, where a partition per message would split a batch of ten into up to ten commands at as many shards). Three
+     * requests in four go to one of the partitions led in this process if there are any (a combined node: the command
+     * crosses no network), the fourth, and all when none is, to any partition: at random, so every partition still
+     * takes sends even from a client that talks to one node only. A FIFO queue's messages go where their group hashes.
+     */
+    public int sendPartition(QueueMetadata queue) {
+        int n = queue.partitions();
+        if (n == 1) {
+            return 0;
+        }
+        int[] local = new int[n];
+        int count = 0;
+        for (int i = 0; i < n; i++) {
+            if (partitions.ledHere(new PartitionId(queue.queueId(), i))) {
+                local[count++] = i;
+            }
+        }
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        return count > 0 && random.nextInt(4) != 0 ? local[random.nextInt(count)] : random.nextInt(n);
     }
 
     public List<PartitionId> partitionIds(QueueMetadata queue) {
