@@ -11,8 +11,8 @@
 # Environment: SLUICE_ACCESS_KEY / SLUICE_SECRET_KEY (credentials the frontends accept; default sluice /
 # sluice-dev-secret), SLUICE_CLUSTER_BASE_PORT (default 19000), SLUICE_SHARDS (default 6), SLUICE_JAR (default the
 # repository's broker-server/target/sluice.jar, built if missing), SLUICE_JAVA_OPTS (JVM flags of every process;
-# default -Xmx512m -XX:+UseSerialGC), SLUICE_TOPOLOGY (split, the default, or combined). This interface is a
-# contract: keep it.
+# default -Xmx512m -XX:+UseSerialGC, a combined node -Xmx1g -XX:+UseG1GC), SLUICE_TOPOLOGY (split, the default, or
+# combined). This interface is a contract: keep it.
 #
 # Ports (B = the base port): split: metadata Raft B+101..103 and admin B+111..113, backend Raft B+201..203 and admin
 # B+211..213, frontend SQS B+301..302 and admin B+311..312. Combined: node n has metadata Raft B+100+n, shard Raft
@@ -48,8 +48,10 @@ base=${SLUICE_CLUSTER_BASE_PORT:-19000}
 shards=${SLUICE_SHARDS:-6}
 java_bin=${JAVA_HOME:+$JAVA_HOME/bin/}java
 java_opts=${SLUICE_JAVA_OPTS:--Xmx512m -XX:+UseSerialGC}
-# a combined node holds all three roles: twice the heap of one (a short GC pause is a missed Raft heartbeat)
-[ "${SLUICE_TOPOLOGY:-split}" = combined ] && java_opts=${SLUICE_JAVA_OPTS:--Xmx1g -XX:+UseSerialGC}
+# a combined node holds all three roles: twice the heap of one, and G1, whose old generation is collected
+# concurrently: a serial full collection of that heap under load took 1.1 s here, past the 500 ms election timeout of
+# every group the node follows (docs/performance.md, 2026-12-07 third session)
+[ "${SLUICE_TOPOLOGY:-split}" = combined ] && java_opts=${SLUICE_JAVA_OPTS:--Xmx1g -XX:+UseG1GC}
 topology=${SLUICE_TOPOLOGY:-split}
 case "$topology" in
   split|combined) ;;
