@@ -21,6 +21,7 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -175,11 +176,16 @@ public final class ShardClient implements AutoCloseable {
                 synchronized (this) {
                     if (client == used) {
                         client = newClient();
-                        try {
-                            used.close();
-                        } catch (IOException e) {
-                            // the old client is being dropped anyway
-                        }
+                        // later, not now: its other entries in flight may still commit, and closing it would fail
+                        // them with an unknown outcome (a send retried by its client then stored twice)
+                        CompletableFuture.delayedExecutor(RatisSettings.DEFAULT_RETRY_WINDOW_MS + 5_000,
+                                TimeUnit.MILLISECONDS).execute(() -> {
+                                    try {
+                                        used.close();
+                                    } catch (IOException e) {
+                                        // the old client is being dropped anyway
+                                    }
+                                });
                     }
                 }
                 return;
