@@ -176,21 +176,28 @@ public final class ShardClient implements AutoCloseable {
                 synchronized (this) {
                     if (client == used) {
                         client = newClient();
-                        // later, not now: its other entries in flight may still commit, and closing it would fail
-                        // them with an unknown outcome (a send retried by its client then stored twice)
-                        CompletableFuture.delayedExecutor(RatisSettings.DEFAULT_RETRY_WINDOW_MS + 5_000,
-                                TimeUnit.MILLISECONDS).execute(() -> {
-                                    try {
-                                        used.close();
-                                    } catch (IOException e) {
-                                        // the old client is being dropped anyway
-                                    }
-                                });
+                        closeAfterRetryWindow(used);
                     }
                 }
                 return;
             }
         }
+    }
+
+    /**
+     * Closes a replaced client (or channel) once what it has in flight has had its retry window. Closed at once, its
+     * entries in flight would fail with an unknown outcome although the leader may still commit them: a send its
+     * client then retries would be stored twice. Later commands go through the replacement meanwhile.
+     */
+    static void closeAfterRetryWindow(AutoCloseable replaced) {
+        CompletableFuture.delayedExecutor(RatisSettings.DEFAULT_RETRY_WINDOW_MS + 5_000, TimeUnit.MILLISECONDS)
+                .execute(() -> {
+                    try {
+                        replaced.close();
+                    } catch (Exception e) {
+                        // it is being dropped anyway
+                    }
+                });
     }
 
     private void send(List<Pending> batch) {

@@ -6,7 +6,6 @@ import io.sluice.backend.shard.ShardChannel;
 import io.sluice.backend.shard.ShardQueries;
 import io.sluice.common.SqsError;
 import io.sluice.common.raft.RaftTransport;
-import io.sluice.common.raft.RatisSettings;
 import io.sluice.partition.Effect;
 import io.sluice.partition.MoveTask;
 import io.sluice.partition.OutcomeCodec;
@@ -210,20 +209,10 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
                 return existing;
             }
             if (existing != null) {
-                retire(existing.channel());
+                ShardClient.closeAfterRetryWindow(existing.channel());
             }
             return new Bound(members, opener.apply(group));
         }).channel();
-    }
-
-    /**
-     * Closes a replaced channel once what it has in flight has had its retry window. Closed at once, its commands in
-     * flight would fail with an unknown outcome although the old leader may still commit them: a send the client then
-     * retries would be stored twice. Later commands go through the new channel meanwhile.
-     */
-    private static void retire(ShardChannel old) {
-        CompletableFuture.delayedExecutor(RatisSettings.DEFAULT_RETRY_WINDOW_MS + 5_000, TimeUnit.MILLISECONDS)
-                .execute(old::close);
     }
 
     /**

@@ -133,9 +133,9 @@ public final class ReceiveMessage implements SqsAction {
                     local.add(i);
                 }
             }
-            if (!local.isEmpty()) { // the rotation's turns move it on by one each
+            if (!local.isEmpty()) { // each kind of turn moves on by one: the rotation's, and the local ones' in turn
                 start = Math.floorMod(turn, 4) == 0 ? Math.floorMod(turn / 4, partitions.size())
-                        : local.get(Math.floorMod(turn, local.size()));
+                        : local.get(Math.floorMod(turn - turn / 4 - 1, local.size()));
             }
         }
         List<PartitionId> rotated = new ArrayList<>(partitions.size());

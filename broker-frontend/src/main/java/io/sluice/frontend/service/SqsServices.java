@@ -207,7 +207,7 @@ public final class SqsServices {
      */
     public int sendPartition(QueueMetadata queue) {
         int n = queue.partitions();
-        if (n == 1) {
+        if (n == 1 || queue.fifo()) { // a FIFO queue's messages go where their group hashes: nothing to choose
             return 0;
         }
         int[] local = new int[n];
