@@ -67,23 +67,27 @@ final class SqsHttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         inFlight.begin();
         guard.requestStarted(ctx);
         previous = previous.thenCompose(v -> processor.process(in)).handle((out, error) -> {
-            try {
-                ctx.executor().execute(() -> guard.requestAnswered(ctx)); // the guard lives on the event loop
-            } catch (RejectedExecutionException shuttingDown) {
-                // the event loop is gone with its connections: nothing left to count, and the answer still goes out
-            }
-            // in flight until the answer is on the wire: a shutdown that waits for in-flight requests must not close
-            // the connection while the answer is still queued on its event loop
             SqsRequestProcessor.Outgoing answer = out;
             if (answer == null) { // a bug past the processor's own error handling: say so, and answer 500 all the same
                 LOG.error("a request from {} failed without an answer", in.remoteAddress(), error);
                 answer = internalError(in);
             }
+            // in flight, for the shutdown that waits for requests and for the guard's idle timeout alike, until the
+            // answer is on the wire: counted answered before its write, a long poll whose wait ended as the idle
+            // timer fired was closed unanswered (the idle check saw nothing pending and nothing written)
             ChannelFuture sent = answer != null ? write(ctx, answer, keepAlive) : ctx.close();
             if (sent == null) {
+                try {
+                    ctx.executor().execute(() -> guard.requestAnswered(ctx)); // the guard lives on the event loop
+                } catch (RejectedExecutionException shuttingDown) {
+                    // the event loop is gone with its connections: nothing left to count
+                }
                 inFlight.end();
             } else {
-                sent.addListener(f -> inFlight.end());
+                sent.addListener(f -> { // on the event loop
+                    guard.requestAnswered(ctx);
+                    inFlight.end();
+                });
             }
             return null;
         });
