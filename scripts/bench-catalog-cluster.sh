@@ -3,7 +3,8 @@
 # the Raft ports so that the bench reaches the metadata group), QUEUES queues created through the metadata group
 # (CatalogScaleBench with PEERS: the SQS API creates 10-30 queues/s on this machine, hours for 100,000; the backends
 # then create the partitions from the catalog by themselves), then each process's heap after a full GC and CPU over
-# 60 s, before and after; and how long a queue deleted through one frontend is still served by the other.
+# 60 s, before and after; how long a queue deleted through one frontend is still served by the other; and what the web
+# console's queue list costs over them all (sorted by name, by depth, filtered: wall time per view, 5 of each).
 # Usage: scripts/bench-catalog-cluster.sh [QUEUES (default 100000)]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,4 +65,25 @@ while True:
     time.sleep(0.02)
 print("== a queue deleted through one frontend was no longer served by the other after %.0f ms"
       % ((time.monotonic() - start) * 1000))
+PY
+admin1="http://127.0.0.1:$((base + 311))"
+python3 - "$admin1" <<'PY'
+import re, sys, time, urllib.request, urllib.parse, http.cookiejar
+base = sys.argv[1]
+jar = http.cookiejar.CookieJar()
+web = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+login = web.open(base + "/console/login").read().decode()
+token = re.search(r'name="csrf" value="([0-9a-f]{64})"', login).group(1)
+form = urllib.parse.urlencode({"csrf": token, "access_key": "sluice", "secret_key": "sluice-dev-secret"}).encode()
+web.open(urllib.request.Request(base + "/console/login", data=form, headers={"Origin": base}))
+for label, query in [("by name", ""), ("by depth", "?sort=visible"), ("filtered", "?filter=queue-9999")]:
+    times = []
+    for _ in range(5):
+        start = time.monotonic()
+        page = web.open(base + "/console/live/queues" + query).read().decode()
+        times.append((time.monotonic() - start) * 1000)
+        time.sleep(2.5)  # past the list's 2 s sample reuse: each view takes a new sample
+    count = re.search(r'id="queue-count">([^<.]*)', page).group(1)
+    print("== console queue list %-8s (%s): %s ms per view, median %.0f" % (label, count,
+          ", ".join("%.0f" % t for t in times), sorted(times)[2]))
 PY

@@ -186,7 +186,7 @@ final class FrontendRole implements AutoCloseable {
     Console console(AdminAccess access, Supplier<String> status, Function<byte[], String> rebalance) {
         return new Console(processor, services, accessKeys, accessKeys, accessKeys::isAdmin,
                 token -> access.permits("Bearer " + token), status, clock::nowMillis, history,
-                access.writesEnabled() ? rebalance : null, workers);
+                access.writesEnabled() ? rebalance : null, workers, config.get(ServerConfigKeys.CONSOLE_REFRESH_SECONDS));
     }
 
     boolean serving() {

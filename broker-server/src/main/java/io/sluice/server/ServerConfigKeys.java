@@ -181,8 +181,10 @@ public final class ServerConfigKeys {
                     + " one queue.");
     public static final ConfigKey<Integer> CONSOLE_HISTORY_QUEUES = ConfigKey.integer(
             "sluice.console.history-queues", 1_000, 0, 100_000, "Web console: how many queues (the first by name)"
-                    + " this node samples every 10 s for the last hour's charts (0: no charts). Each costs ~11.5 KB of"
-                    + " heap and one count query per partition every 10 s.");
+                    + " get the last hour's charts (0: no charts). Each costs ~11.5 KB of heap; the samples themselves"
+                    + " are one counts read per shard every 10 s while the console is in use.");
+    public static final ConfigKey<Integer> CONSOLE_REFRESH_SECONDS = ConfigKey.integer(
+            "sluice.console.refresh-seconds", 10, 1, 300, "Web console: how often a page's figures reload in place.");
 
     /** Every key declared above, in declaration order. */
     public static List<ConfigKey<?>> all() {

@@ -69,6 +69,14 @@ class CombinedClusterIT {
                                 m -> !m.isEmpty()).get(0).body();
                 assertEquals("through node one", body, "served by another node");
             }
+            // the console of another node lists it with its counts (one ALL_COUNTS read per shard, summed there): the
+            // message received above is in flight
+            String console = "http://127.0.0.1:" + (BASE + 312);
+            String session = ConsoleSession.signIn(console, java.util.Map.of("access_key", "sluice", "secret_key",
+                    "sluice-dev-secret"));
+            await().atMost(Duration.ofSeconds(30)).until(() -> ConsoleSession.get(console,
+                    "/console/live/queues?filter=via-node-one", session).body()
+                    .contains("<td class=\"num\">0</td><td class=\"num\">1</td>"));
             // a cluster's frontend takes signatures scoped to its own region only (sluice dev takes any)
             try (SqsClient elsewhere = SqsClient.builder().endpointOverride(endpoints.get(1))
                     .region(software.amazon.awssdk.regions.Region.EU_WEST_1)

@@ -21,6 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Dimension;
 import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
 import software.amazon.awssdk.services.sqs.SqsClient;
 import software.amazon.awssdk.services.sqs.model.Message;
 import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
@@ -49,7 +50,9 @@ class ConsoleIT {
                 // rules whose globs match made-up action names: still not an admin
                 + " {\"accessKey\": \"sly\", \"secretKey\": \"sly-secret\", \"allow\": [{\"action\": \"S*\","
                 + " \"queue\": \"*\"}, {\"action\": \"*Cluster\", \"queue\": \"*\"}]}]}");
-        server = SluiceProcess.start("console", Map.of("SLUICE_AUTH_KEYS_FILE", keys.toString()));
+        // pages reload their figures every second here (10 s by default), so a test sees several refreshes quickly
+        server = SluiceProcess.start("console", Map.of("SLUICE_AUTH_KEYS_FILE", keys.toString(),
+                "SLUICE_CONSOLE_REFRESH_SECONDS", "1"));
         sqs = SqsClients.client(server.endpoint());
         base = server.adminEndpoint().toString().replaceAll("/$", "");
         sqs.createQueue(b -> b.queueName("orders-dlq"));
@@ -223,13 +226,16 @@ class ConsoleIT {
         String peeked = get(base, "/console/queues/markup?peek=1", session).body();
         assertTrue(peeked.contains("&lt;b onmouseover=&quot;x()&quot;&gt;bold&lt;/b&gt;"), peeked);
         assertFalse(peeked.contains("<b onmouseover"), "escaped");
-        // a long body is cut at 500 characters, never inside a surrogate pair (an emoji as the 500th character)
+        // a long body's row shows its first 200 characters, never cut inside a surrogate pair (an emoji as the 200th
+        // character); the whole body is under it
         sqs.createQueue(b -> b.queueName("long"));
-        String longBody = "a".repeat(499) + "\uD83D\uDE00" + "b".repeat(20);
+        String longBody = "a".repeat(199) + "\uD83D\uDE00" + "b".repeat(20);
         sqs.sendMessage(b -> b.queueUrl(url("long")).messageBody(longBody));
         String longPeek = get(base, "/console/queues/long?peek=1", session).body();
-        assertTrue(longPeek.contains("a".repeat(499) + "\uD83D\uDE00…<"), longPeek);
-        assertFalse(longPeek.contains("b".repeat(20)), "cut after 500 characters");
+        String row = longPeek.substring(longPeek.indexOf("<td class=\"wrap body\">"));
+        row = row.substring(0, row.indexOf("</td>"));
+        assertEquals("<td class=\"wrap body\">" + "a".repeat(199) + "\uD83D\uDE00…", row, "cut after 200 characters");
+        assertTrue(longPeek.contains(">" + longBody + "</pre>"), "the whole body unfolds");
         // a body typed with line breaks arrives with them, not with the form's CR LF
         sqs.createQueue(b -> b.queueName("typed"));
         assertEquals(303, post(base, "/console/queues/typed/send", session, Map.of("csrf", ConsoleSession.csrf(
@@ -344,7 +350,7 @@ class ConsoleIT {
         try {
             signIn(driver, base, SluiceProcess.ACCESS_KEY, SluiceProcess.SECRET_KEY);
             driver.get(base + "/console/queues/" + dlq);
-            assertEquals(source, driver.findElement(By.id("dlq-sources")).getText());
+            assertEquals(source, text(driver, By.id("dlq-sources")));
             follow(driver, By.id("peek"));
             List<String> bodies = driver.findElements(By.cssSelector("#peeked td.body")).stream()
                     .map(e -> e.getText()).sorted().toList();
@@ -368,14 +374,16 @@ class ConsoleIT {
                     .get("ApproximateNumberOfMessages"), "peeked messages stay visible");
 
             follow(driver, By.id("redrive"));
-            await().atMost(Duration.ofSeconds(120)).ignoreExceptions() // the page reloads every 2 s while it runs
-                    .until(() -> driver.findElement(By.id("done")).getText().equals("Redrive started.")
-                            || !driver.findElements(By.cssSelector("#redrives td.status")).isEmpty());
-            await().atMost(Duration.ofSeconds(120)).until(() -> {
-                driver.get(base + "/console/queues/" + dlq);
-                return driver.findElement(By.cssSelector("#redrives td.status")).getText().startsWith("COMPLETED");
-            });
-            assertEquals("3", driver.findElement(By.cssSelector("#redrives td.moved")).getText());
+            WebElement redrivePage = driver.findElement(By.tagName("html"));
+            // followed in place (the live region reloads every second here), not by reloading the page
+            await().atMost(Duration.ofSeconds(120)).ignoreExceptions().until(() -> driver.findElement(By.cssSelector(
+                    "#redrives td.status")).getText().startsWith("COMPLETED") && Integer.parseInt(driver.findElement(
+                    By.id("queue-live")).getAttribute("data-refreshed")) >= 1);
+            redrivePage.isEnabled(); // throws if the page was reloaded
+            assertEquals("3", text(driver, By.cssSelector("#redrives td.moved")));
+            assertTrue(driver.findElements(By.id("done")).isEmpty(), "\"Redrive started.\" is gone once it is done");
+            By bar = By.cssSelector("#redrives progress.redrive-progress");
+            assertEquals(attribute(driver, bar, "max"), attribute(driver, bar, "value"), "a full progress bar");
             new org.openqa.selenium.interactions.Actions(driver).scrollToElement(driver.findElement(By.id("redrives")))
                     .perform();
             ConsoleSession.screenshot(driver, "redrive");
@@ -405,9 +413,263 @@ class ConsoleIT {
         }
     }
 
+    /**
+     * Issue 47, items 1 and 2: among 1,000 queues the deepest, last by name, is first by depth (the list sorts every
+     * queue on the server, not the first page); the count at the top is the true total; a filter typed (not
+     * submitted) narrows the list in place and survives three refreshes with its focus, while a message sent meanwhile
+     * shows up without the page being reloaded.
+     */
+    @Test
+    void aThousandQueuesAreSortedFilteredAndRefreshedInPlace() throws Exception {
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(8);
+        try {
+            List<java.util.concurrent.Future<?>> created = new java.util.ArrayList<>();
+            for (int i = 0; i < 1_000; i++) {
+                String name = String.format("zz-bulk-%04d", i) /* after the other tests' queues by name */;
+                created.add(pool.submit(() -> sqs.createQueue(b -> b.queueName(name))));
+            }
+            for (java.util.concurrent.Future<?> f : created) {
+                f.get(120, java.util.concurrent.TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdown();
+        }
+        sqs.createQueue(b -> b.queueName("zzz-deepest"));
+        for (int i = 0; i < 6; i++) {
+            sqs.sendMessageBatch(b -> b.queueUrl(url("zzz-deepest")).entries(java.util.stream.IntStream.range(0, 10)
+                    .mapToObj(n -> software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry.builder()
+                            .id("m" + n).messageBody("deep " + n).build()).toList()));
+        }
+        int total = sqs.listQueues(b -> b.maxResults(1000)).queueUrls().size(); // at least 1,001: the first 1,000
+        WebDriver driver = ConsoleSession.browser();
+        try {
+            signIn(driver, base, SluiceProcess.ACCESS_KEY, SluiceProcess.SECRET_KEY);
+            String count = text(driver, By.id("queue-count"));
+            assertTrue(count.matches("1,0\\d\\d queues; showing 1–50\\..*"), count);
+            assertTrue(total <= Integer.parseInt(count.substring(0, 5).replace(",", "")), count + " vs " + total);
+            follow(driver, By.id("sort-visible"));
+            // the figures are a sample (at most 2 s old when a page asks, reloaded every second here): once it
+            // counts the 60 messages, the deepest queue, last by name, is first by depth
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> driver.findElement(By.xpath(
+                    "//table[@id='queues']/tbody/tr[1]/td[1]")).getText().equals("zzz-deepest"));
+            assertEquals("60", cell(driver, "zzz-deepest", 4));
+            assertTrue(driver.getCurrentUrl().contains("sort=visible"), driver.getCurrentUrl());
+            follow(driver, By.id("next-page"));
+            assertTrue(text(driver, By.id("queue-count")).contains("showing 51–100"));
+
+            driver.get(base + "/console/queues");
+            WebElement page = driver.findElement(By.tagName("html"));
+            WebElement filter = driver.findElement(By.id("filter"));
+            filter.sendKeys("ZZ-BULK-09"); // typed, not submitted; any case
+            WebElement list = driver.findElement(By.id("queue-list"));
+            int typedAt = Integer.parseInt(list.getAttribute("data-refreshed"));
+            await().atMost(Duration.ofSeconds(60)).until(() -> text(driver, By.id("queue-count")).startsWith("100 of "));
+            await().atMost(Duration.ofSeconds(60)).until(() -> Integer.parseInt(driver.findElement(By.id("queue-list"))
+                    .getAttribute("data-refreshed")) >= typedAt + 4); // the typed filter's load and three refreshes
+            assertEquals("ZZ-BULK-09", driver.findElement(By.id("filter")).getAttribute("value"), "the typed filter stays");
+            assertEquals(filter, driver.switchTo().activeElement(), "and keeps its focus");
+            List<String> names = await().atMost(Duration.ofSeconds(30)).ignoreExceptions() // read between reloads
+                    .until(() -> driver.findElements(By.xpath("//table[@id='queues']/tbody/tr/td[1]")).stream()
+                            .map(WebElement::getText).toList(), n -> n.size() == 50);
+            assertTrue(names.stream().allMatch(n -> n.startsWith("zz-bulk-09")), names.toString());
+            assertTrue(driver.getCurrentUrl().contains("filter=ZZ-BULK-09"), "a reload keeps it: " + driver.getCurrentUrl());
+            sqs.sendMessage(b -> b.queueUrl(url("zz-bulk-0900")).messageBody("seen in place"));
+            await().atMost(Duration.ofSeconds(60)).until(() -> cell(driver, "zz-bulk-0900", 4).equals("1"));
+            page.isEnabled(); // throws if the page was reloaded: the figures changed in place
+            ConsoleSession.screenshot(driver, "queues-filtered");
+        } finally {
+            driver.quit();
+        }
+    }
+
+    /**
+     * Issue 47, items 3 and 4: a peek shows a message's attributes and system attributes as text (a hostile name and
+     * value included), its size and its whole body (JSON pretty-printed); a poll is a real receive whose messages
+     * are released or deleted one at a time; attributes read in their units with the raw value on hover.
+     */
+    @Test
+    void messagesArePeekedWholeAndPolledReleasedAndDeleted() throws Exception {
+        String hostile = "<img src=x onerror=\"document.title='pwned'\">";
+        sqs.createQueue(b -> b.queueName("inspect"));
+        sqs.sendMessage(b -> b.queueUrl(url("inspect")).messageBody("{\"order\":42,\"items\":[\"a\",\"b\"]}")
+                .messageAttributes(Map.of("origin", software.amazon.awssdk.services.sqs.model.MessageAttributeValue
+                        .builder().dataType("String").stringValue(hostile).build(), "weight",
+                        software.amazon.awssdk.services.sqs.model.MessageAttributeValue.builder().dataType("Number")
+                                .stringValue("7").build())));
+        sqs.sendMessage(b -> b.queueUrl(url("inspect")).messageBody("plain"));
+        await().atMost(Duration.ofSeconds(120)).until(() -> messages("inspect") == 2);
+        WebDriver driver = ConsoleSession.browser();
+        try {
+            signIn(driver, base, SluiceProcess.ACCESS_KEY, SluiceProcess.SECRET_KEY);
+            driver.get(base + "/console/queues/inspect?peek=1");
+            WebElement row = driver.findElement(By.xpath("//table[@id='peeked']/tbody/tr[td[contains(@class,'body')"
+                    + " and starts-with(text(), '{')]]"));
+            WebElement details = row.findElement(By.xpath("following-sibling::tr[1]//details"));
+            details.findElement(By.tagName("summary")).click();
+            assertEquals("{\n  \"order\" : 42,\n  \"items\" : [ \"a\", \"b\" ]\n}",
+                    details.findElement(By.cssSelector("pre.full-body")).getText(), "pretty-printed JSON");
+            List<String> names = details.findElements(By.cssSelector("td.attribute-name")).stream()
+                    .map(WebElement::getText).toList();
+            List<String> values = details.findElements(By.cssSelector("td.attribute-value")).stream()
+                    .map(WebElement::getText).toList();
+            assertEquals(List.of("origin", "weight"), names.stream().sorted().toList());
+            assertTrue(values.contains(hostile), "the hostile value shown as text: " + values);
+            assertTrue(details.findElements(By.tagName("img")).isEmpty(), "never as markup");
+            assertFalse(driver.getTitle().contains("pwned"));
+            assertTrue(details.getText().contains("Receive count"), details.getText());
+            assertTrue(row.findElement(By.cssSelector("td.size")).getText().endsWith("bytes"));
+            ((org.openqa.selenium.JavascriptExecutor) driver).executeScript("arguments[0].scrollIntoView()", row);
+            ConsoleSession.screenshot(driver, "message");
+            assertEquals(2, messages("inspect"), "peeking leased nothing");
+
+            // a poll leases: release one (visible again at once), delete the other
+            driver.findElement(By.id("poll-visibility")).clear();
+            driver.findElement(By.id("poll-visibility")).sendKeys("300");
+            follow(driver, By.id("poll"));
+            assertEquals(2, driver.findElements(By.cssSelector("#polled button.delete-message")).size());
+            assertEquals("0", sqs.getQueueAttributes(b -> b.queueUrl(url("inspect")).attributeNames(
+                    QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES)).attributesAsStrings()
+                    .get("ApproximateNumberOfMessages"), "both in flight for 300 s");
+            ((org.openqa.selenium.JavascriptExecutor) driver).executeScript("arguments[0].scrollIntoView()",
+                    driver.findElement(By.id("polled")));
+            ConsoleSession.screenshot(driver, "polled");
+            WebElement plain = driver.findElement(By.xpath("//table[@id='polled']/tbody/tr[td[contains(@class,'body')"
+                    + " and text()='plain']]"));
+            follow(driver, By.xpath("//table[@id='polled']/tbody/tr[td[contains(@class,'body') and text()='plain']]"
+                    + "//button[contains(@class,'release-message')]"));
+            assertEquals("Message released: visible again.", driver.findElement(By.id("done")).getText());
+            await().atMost(Duration.ofSeconds(60)).until(() -> "1".equals(sqs.getQueueAttributes(b -> b
+                    .queueUrl(url("inspect")).attributeNames(QueueAttributeName.APPROXIMATE_NUMBER_OF_MESSAGES))
+                    .attributesAsStrings().get("ApproximateNumberOfMessages")));
+            follow(driver, By.id("poll"));
+            follow(driver, By.xpath("//table[@id='polled']/tbody/tr[td[contains(@class,'body') and text()='plain']]"
+                    + "//button[contains(@class,'delete-message')]"));
+            assertEquals("Message deleted.", driver.findElement(By.id("done")).getText());
+            await().atMost(Duration.ofSeconds(60)).until(() -> messages("inspect") == 1);
+            assertTrue(plain != null);
+
+            // attributes in their units, the raw value on hover
+            assertEquals("4 d", text(driver, By.id("attr-MessageRetentionPeriod")));
+            assertEquals("345600", attribute(driver, By.id("attr-MessageRetentionPeriod"), "title"));
+            assertEquals("1 MiB", text(driver, By.id("attr-MaximumMessageSize")));
+            assertTrue(driver.findElement(By.id("hint-VisibilityTimeout")).getText()
+                    .startsWith("seconds, 0 s to 12 h; now 30 s"), driver.findElement(By.id("hint-VisibilityTimeout"))
+                    .getText());
+        } finally {
+            driver.quit();
+        }
+    }
+
+    /**
+     * Issue 47, item 5: a FIFO queue created from the console with a dead-letter queue picked from the list and a
+     * tag, seen through the API; a tag added and removed; the queue deleted only with its name typed, then gone from
+     * the API too.
+     */
+    @Test
+    void aQueueIsCreatedTaggedAndDeletedFromTheConsole() throws Exception {
+        sqs.createQueue(b -> b.queueName("made-dlq.fifo").attributesWithStrings(Map.of("FifoQueue", "true")));
+        WebDriver driver = ConsoleSession.browser();
+        try {
+            signIn(driver, base, SluiceProcess.ACCESS_KEY, SluiceProcess.SECRET_KEY);
+            driver.findElement(By.cssSelector("#create-queue summary")).click();
+            driver.findElement(By.id("create-name")).sendKeys("made.fifo");
+            new org.openqa.selenium.support.ui.Select(driver.findElement(By.id("create-type"))).selectByValue("fifo");
+            driver.findElement(By.id("create-VisibilityTimeout")).sendKeys("45");
+            driver.findElement(By.id("create-dlq")).sendKeys("made-dlq.fifo");
+            driver.findElement(By.id("create-max-receives")).sendKeys("4");
+            driver.findElement(By.id("create-tags")).sendKeys("team=payments");
+            ((org.openqa.selenium.JavascriptExecutor) driver).executeScript("arguments[0].scrollIntoView()",
+                    driver.findElement(By.id("create-queue")));
+            ConsoleSession.screenshot(driver, "create-queue");
+            follow(driver, By.id("create"));
+            assertEquals("Queue created.", driver.findElement(By.id("done")).getText());
+            Map<String, String> a = sqs.getQueueAttributes(b -> b.queueUrl(url("made.fifo")).attributeNames(
+                    QueueAttributeName.ALL)).attributesAsStrings();
+            assertEquals("true", a.get("FifoQueue"));
+            assertEquals("45", a.get("VisibilityTimeout"));
+            assertTrue(a.get("RedrivePolicy").contains(":made-dlq.fifo\"") && a.get("RedrivePolicy")
+                    .matches(".*\"maxReceiveCount\":\"?4\"?[,}].*"), a.get("RedrivePolicy"));
+            assertEquals(Map.of("team", "payments"), sqs.listQueueTags(b -> b.queueUrl(url("made.fifo"))).tags());
+            assertEquals("made-dlq.fifo", text(driver, By.id("dlq-target")), "a link to it");
+
+            driver.findElement(By.id("tag-key")).sendKeys("tier");
+            driver.findElement(By.id("tag-value")).sendKeys("gold");
+            follow(driver, By.id("add-tag"));
+            assertEquals(Map.of("team", "payments", "tier", "gold"), sqs.listQueueTags(b -> b.queueUrl(
+                    url("made.fifo"))).tags());
+            follow(driver, By.xpath("//table[@id='tags']//tr[td[text()='team']]//button"));
+            assertEquals(Map.of("tier", "gold"), sqs.listQueueTags(b -> b.queueUrl(url("made.fifo"))).tags());
+
+            driver.findElement(By.id("confirm-delete")).sendKeys("made");
+            follow(driver, By.id("delete-queue"));
+            assertTrue(driver.findElement(By.id("problem")).getText().contains("Not deleted"));
+            assertEquals("made.fifo", sqs.getQueueUrl(b -> b.queueName("made.fifo")).queueUrl()
+                    .replaceAll(".*/", ""), "still there");
+            driver.findElement(By.id("confirm-delete")).sendKeys("made.fifo");
+            follow(driver, By.id("delete-queue"));
+            assertEquals("Queue deleted.", driver.findElement(By.id("done")).getText());
+            assertTrue(driver.getCurrentUrl().contains("/console/queues"), driver.getCurrentUrl());
+            await().atMost(Duration.ofSeconds(60)).until(() -> {
+                try {
+                    sqs.getQueueUrl(b -> b.queueName("made.fifo"));
+                    return false;
+                } catch (software.amazon.awssdk.services.sqs.model.QueueDoesNotExistException gone) {
+                    return true;
+                }
+            });
+
+            // a refused creation shows the API's error and keeps what was typed
+            driver.findElement(By.cssSelector("#create-queue summary")).click();
+            driver.findElement(By.id("create-name")).sendKeys("bad name!");
+            follow(driver, By.id("create"));
+            assertTrue(driver.findElement(By.id("problem")).getText().startsWith("InvalidParameterValue"),
+                    driver.findElement(By.id("problem")).getText());
+            assertEquals("bad name!", driver.findElement(By.id("create-name")).getAttribute("value"));
+        } finally {
+            driver.quit();
+        }
+    }
+
+    /**
+     * Reads what {@code by} finds in a live region (reloaded in place every second here), reading again from the
+     * new region when it was replaced between finding and reading.
+     */
+    private static <T> T live(WebDriver driver, By by, java.util.function.Function<List<WebElement>, T> read) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return read.apply(driver.findElements(by));
+            } catch (org.openqa.selenium.StaleElementReferenceException replaced) {
+                if (attempt == 5) {
+                    throw replaced;
+                }
+            }
+        }
+    }
+
+    private static String text(WebDriver driver, By by) {
+        return live(driver, by, found -> {
+            if (found.isEmpty()) {
+                throw new org.openqa.selenium.NoSuchElementException(by.toString());
+            }
+            return found.get(0).getText();
+        });
+    }
+
+    private static String attribute(WebDriver driver, By by, String name) {
+        return live(driver, by, found -> found.get(0).getAttribute(name));
+    }
+
+    private static List<String> texts(WebDriver driver, By by) {
+        return live(driver, by, found -> found.stream().map(WebElement::getText).toList());
+    }
+
+    /**
+     * A cell of the queue list's row of {@code queue}. The list reloads in place (every second here): a cell read
+     * as its table is replaced is read again from the new one.
+     */
     private static String cell(WebDriver driver, String queue, int column) {
-        return driver.findElement(By.xpath("//table[@id='queues']//tr[td/a[text()='" + queue + "']]/td[" + column
-                + "]")).getText();
+        return text(driver, By.xpath("//table[@id='queues']/tbody/tr[td[1]/a[text()='" + queue + "']]/td[" + column
+                + "]"));
     }
 
     /**
@@ -468,19 +730,19 @@ class ConsoleIT {
 
             signIn(driver, base, SluiceProcess.ACCESS_KEY, SluiceProcess.SECRET_KEY);
             assertTrue(driver.getCurrentUrl().endsWith("/console/queues"), driver.getCurrentUrl());
-            assertEquals("5", cell(driver, "shop", 4), "visible messages of shop");
+            // the list's figures are a sample at most 2 s old when the page was asked for, then reloaded in place
+            await().atMost(Duration.ofSeconds(30)).until(() -> cell(driver, "shop", 4).equals("5"));
             assertEquals("orders-dlq", cell(driver, "orders", 10), "dead-letter target");
             assertEquals("orders", cell(driver, "orders-dlq", 11), "dead-letter sources");
             assertEquals("FIFO", cell(driver, "events.fifo", 2));
             ConsoleSession.screenshot(driver, "queues");
             driver.get(base + "/console/queues?sort=visible"); // the "Visible" header's link (the page reloads itself)
-            List<String> names = driver.findElements(By.xpath("//table[@id='queues']/tbody/tr/td[1]")).stream()
-                    .map(e -> e.getText()).toList();
+            List<String> names = texts(driver, By.xpath("//table[@id='queues']/tbody/tr/td[1]"));
             assertTrue(names.indexOf("shop") < names.indexOf("orders") && names.indexOf("orders") < names.indexOf(
                     "events.fifo"), "sorted by visible messages, most first (5, 3, 0): " + names);
 
             follow(driver, By.linkText("shop"));
-            assertEquals("5", driver.findElement(By.id("attr-ApproximateNumberOfMessages")).getText());
+            assertEquals("5", text(driver, By.id("attr-ApproximateNumberOfMessages")));
             // the node samples every 10 s while the console is in use: the chart appears once it has a sample
             await().atMost(Duration.ofSeconds(120)).until(() -> {
                 driver.navigate().refresh();
@@ -490,7 +752,7 @@ class ConsoleIT {
             driver.findElement(By.id("body")).sendKeys("sent from the console");
             follow(driver, By.id("send"));
             assertEquals("Message sent.", driver.findElement(By.id("done")).getText());
-            assertEquals("6", driver.findElement(By.id("attr-ApproximateNumberOfMessages")).getText());
+            assertEquals("6", text(driver, By.id("attr-ApproximateNumberOfMessages")));
             ConsoleSession.screenshot(driver, "queue");
             List<String> bodies = new java.util.ArrayList<>();
             await().atMost(Duration.ofSeconds(120)).until(() -> {
@@ -509,14 +771,29 @@ class ConsoleIT {
             await().atMost(Duration.ofSeconds(120)).until(() -> messages("shop") == 0);
 
             follow(driver, By.linkText("Cluster"));
-            assertEquals("alive", driver.findElement(By.xpath("//table[@id='backends']/tbody/tr[1]/td[3]")).getText());
+            assertEquals("alive", text(driver, By.xpath("//table[@id='backends']/tbody/tr[1]/td[3]")));
             ConsoleSession.screenshot(driver, "cluster");
             assertTrue(driver.findElements(By.id("rebalance")).isEmpty(), "rebalancing needs the admin token");
 
             driver.manage().window().setSize(new Dimension(390, 844)); // a phone
             follow(driver, By.linkText("Queues"));
-            assertTrue(driver.findElement(By.linkText("shop")).isDisplayed());
+            boolean shown = live(driver, By.linkText("shop"), f -> f.get(0).isDisplayed());
+            assertTrue(shown, "shop listed");
             ConsoleSession.screenshot(driver, "queues-phone");
+            org.openqa.selenium.JavascriptExecutor js = (org.openqa.selenium.JavascriptExecutor) driver;
+            // the list fits the phone's width: its right edge is on screen, names are not broken into letters
+            assertTrue(((Number) js.executeScript("return document.getElementById('queues')"
+                    + ".getBoundingClientRect().right")).doubleValue() <= ((Number) js.executeScript(
+                    "return document.documentElement.clientWidth")).doubleValue(), "the queue table is cut");
+            int oneLine = live(driver, By.linkText("events.fifo"), f -> f.get(0).getSize().getHeight());
+            assertEquals(oneLine, (int) live(driver, By.linkText("shop"), f -> f.get(0).getSize().getHeight()),
+                    "a name on one line");
+            follow(driver, By.linkText("shop"));
+            assertTrue(((Number) js.executeScript("return document.documentElement.scrollWidth - "
+                    + "document.documentElement.clientWidth")).doubleValue() <= 0, "the queue page fits the phone");
+            ConsoleSession.screenshot(driver, "queue-phone");
+            follow(driver, By.linkText("Cluster"));
+            ConsoleSession.screenshot(driver, "cluster-phone");
             driver.manage().window().setSize(new Dimension(1280, 900));
 
             follow(driver, By.id("sign-out"));
@@ -525,8 +802,8 @@ class ConsoleIT {
             assertTrue(driver.getCurrentUrl().endsWith("/console/login"), "signed out: back to the sign-in");
 
             signIn(driver, base, "mine", "mine-secret");
-            assertEquals(List.of("mine-jobs"), driver.findElements(By.xpath("//table[@id='queues']/tbody/tr/td[1]"))
-                    .stream().map(e -> e.getText()).toList(), "a limited key lists only its queues");
+            assertEquals(List.of("mine-jobs"), texts(driver, By.xpath("//table[@id='queues']/tbody/tr/td[1]")),
+                    "a limited key lists only its queues");
             assertTrue(driver.findElements(By.linkText("Cluster")).isEmpty(), "no cluster page for it");
             driver.get(base + "/console/queues/orders");
             assertTrue(driver.findElement(By.id("problem")).getText().startsWith("AccessDenied"));

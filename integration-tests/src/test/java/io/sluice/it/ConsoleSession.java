@@ -134,11 +134,21 @@ final class ConsoleSession {
      * page: a click returns once the event is dispatched, and a form's navigation starts a task later, so reading
      * the page straight after the click can still read the old one. The old page is gone when asking its root
      * element anything fails as stale; Chrome sometimes reports that instead as an inspector error that the node
-     * "does not belong to the document" (the document was replaced under the call), which means the same.
+     * "does not belong to the document" (the document was replaced under the call), which means the same. A target
+     * in a live region that was reloaded between finding and clicking it is found again.
      */
     static void follow(WebDriver driver, By target) {
         WebElement page = driver.findElement(By.tagName("html"));
-        driver.findElement(target).click();
+        for (int attempt = 1; ; attempt++) {
+            try {
+                driver.findElement(target).click();
+                break;
+            } catch (org.openqa.selenium.StaleElementReferenceException replaced) { // a live region reloaded under it
+                if (attempt == 5) {
+                    throw replaced;
+                }
+            }
+        }
         new WebDriverWait(driver, Duration.ofSeconds(60)).until(d -> {
             try {
                 page.isEnabled();

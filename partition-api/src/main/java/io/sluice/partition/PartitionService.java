@@ -1,6 +1,7 @@
 package io.sluice.partition;
 
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -27,6 +28,14 @@ public interface PartitionService {
 
     /** Counts as of now; a partition that does not exist has none. */
     CompletableFuture<QueueCounts> counts(PartitionId partition);
+
+    /**
+     * The counts of every partition in the cluster, one read per shard (the console's queue list and charts). A shard
+     * that does not answer is left out: its partitions are missing from the map, not zero.
+     */
+    default CompletableFuture<Map<PartitionId, QueueCounts>> allCounts() {
+        return CompletableFuture.failedFuture(new UnsupportedOperationException("allCounts"));
+    }
 
     /** Messages visible right now (deadlines passed since the last command included), without leasing any. */
     CompletableFuture<Integer> visibleNow(PartitionId partition);

@@ -261,6 +261,44 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
                 .thenApply(b -> b == null ? new QueueCounts(0, 0, 0, 0, -1, -1, -1, 0, 0) : ShardQueries.decodeCounts(b));
     }
 
+    /** How long {@link #allCounts} waits for a shard. */
+    static final long ALL_COUNTS_TIMEOUT_MILLIS = 5_000;
+
+    /**
+     * One ALL_COUNTS read per shard; a partition's counts are taken from the shard the catalog places it on (a
+     * shard may still hold a partition moved away), and a shard that fails or answers after 5 s is left out.
+     */
+    @Override
+    public CompletableFuture<Map<PartitionId, QueueCounts>> allCounts() {
+        List<CompletableFuture<Void>> reads = new ArrayList<>();
+        Map<PartitionId, QueueCounts> all = new ConcurrentHashMap<>();
+        for (RaftGroup group : router.allGroups()) {
+            CompletableFuture<byte[]> read;
+            try {
+                read = channel(group).read(ShardQueries.simple(ShardQueries.ALL_COUNTS, 0));
+            } catch (RuntimeException e) {
+                read = CompletableFuture.failedFuture(e);
+            }
+            // a shard that does not answer within its bound is left out; the others still count
+            reads.add(read.copy().completeOnTimeout(null, ALL_COUNTS_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS).thenAccept(b -> {
+                if (b == null) {
+                    LOG.debug("counts of shard {} not read in time", group.getGroupId());
+                    return;
+                }
+                ShardQueries.decodeAllCounts(b).forEach((id, c) -> {
+                    RaftGroup placed = router.groupOf(id);
+                    if (placed != null && placed.getGroupId().equals(group.getGroupId())) {
+                        all.put(id, c);
+                    }
+                });
+            }).exceptionally(e -> {
+                LOG.debug("counts of shard {} not read: {}", group.getGroupId(), e.toString());
+                return null;
+            }));
+        }
+        return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenApply(v -> all);
+    }
+
     @Override
     public CompletableFuture<Integer> visibleNow(PartitionId partition) {
         return query(partition, ShardQueries.partitionQuery(ShardQueries.VISIBLE_AT, partition, 0))

@@ -32,6 +32,8 @@ public final class ShardQueries {
     public static final byte MOVE_TASKS = 8;
     public static final byte AWAIT_CONFIGURED = 9;
     public static final byte PEEK = 10;
+    /** The counts of every partition the shard holds (the console's queue list and charts: one query per shard). */
+    public static final byte ALL_COUNTS = 11;
     /** The most messages one PEEK answers. */
     public static final int PEEK_MAX = 10;
 
@@ -46,6 +48,11 @@ public final class ShardQueries {
     public static byte[] answer(byte type, ByteBuffer q, ShardPartitions partitions, long nowMillis) {
         if (type == PENDING_DEAD_LETTERS) {
             return encodeDeadLetters(partitions.pendingDeadLetters());
+        }
+        if (type == ALL_COUNTS) {
+            Map<PartitionId, QueueCounts> all = new LinkedHashMap<>();
+            partitions.stats(nowMillis).forEach(p -> all.put(p.id(), p.counts()));
+            return encodeAllCounts(all);
         }
         if (type == READ_MESSAGES) {
             PartitionId id = partitionOf(q);
@@ -107,21 +114,49 @@ public final class ShardQueries {
         return q.getLong(q.limit() - 8);
     }
 
+    /** The size of this version's COUNTS answer. */
+    static final int COUNTS_BYTES = 4 * 4 + 8 * 5;
+
     /**
      * COUNTS' answer; the oldest hand-off's time, the arrival skew's p99 and then the sent and received totals trail
      * (a reader of an earlier version stops before them; an answer of an earlier version reads as -1 for them).
      */
     public static byte[] encodeCounts(QueueCounts c) {
-        return ByteBuffer.allocate(4 * 4 + 8 * 5).putInt(c.visible()).putInt(c.inflight()).putInt(c.delayed())
+        return ByteBuffer.allocate(COUNTS_BYTES).putInt(c.visible()).putInt(c.inflight()).putInt(c.delayed())
                 .putInt(c.deadLetterPending()).putLong(c.oldestRetentionBaseMillis()).putLong(c.oldestHandOffMillis())
                 .putLong(c.arrivalSkewP99Millis()).putLong(c.sentTotal()).putLong(c.receivedTotal()).array();
     }
 
     public static QueueCounts decodeCounts(byte[] b) {
-        ByteBuffer r = ByteBuffer.wrap(b);
+        return decodeCounts(ByteBuffer.wrap(b));
+    }
+
+    private static QueueCounts decodeCounts(ByteBuffer r) {
         return new QueueCounts(r.getInt(), r.getInt(), r.getInt(), r.getInt(), r.getLong(),
                 r.remaining() >= 8 ? r.getLong() : -1, r.remaining() >= 8 ? r.getLong() : -1,
                 r.remaining() >= 8 ? r.getLong() : -1, r.remaining() >= 8 ? r.getLong() : -1);
+    }
+
+    /** ALL_COUNTS' answer: how many, then each partition's id and its COUNTS answer (of a fixed size). */
+    public static byte[] encodeAllCounts(Map<PartitionId, QueueCounts> all) {
+        ByteBuffer b = ByteBuffer.allocate(4 + all.size() * (12 + COUNTS_BYTES)).putInt(all.size());
+        all.forEach((id, c) -> b.putLong(id.queueId()).putInt(id.index()).put(encodeCounts(c)));
+        return b.array();
+    }
+
+    public static Map<PartitionId, QueueCounts> decodeAllCounts(byte[] bytes) {
+        ByteBuffer b = ByteBuffer.wrap(bytes);
+        int n = b.getInt();
+        if (n < 0 || b.remaining() != (long) n * (12 + COUNTS_BYTES)) {
+            throw new IllegalArgumentException("malformed counts of " + n + " partitions");
+        }
+        Map<PartitionId, QueueCounts> all = new LinkedHashMap<>(n * 2);
+        for (int i = 0; i < n; i++) {
+            PartitionId id = new PartitionId(b.getLong(), b.getInt());
+            all.put(id, decodeCounts(b.slice(b.position(), COUNTS_BYTES)));
+            b.position(b.position() + COUNTS_BYTES);
+        }
+        return all;
     }
 
     /** PEEK's answer: each message's seq and receive count, then their stored copies ({@link OutcomeCodec}). */

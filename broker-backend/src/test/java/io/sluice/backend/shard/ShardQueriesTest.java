@@ -1,8 +1,10 @@
 package io.sluice.backend.shard;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.sluice.partition.PartitionId;
+import io.sluice.partition.QueueCounts;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -44,5 +46,17 @@ class ShardQueriesTest {
         ByteBuffer older = ByteBuffer.wrap(ShardQueries.simple(ShardQueries.AWAIT, 10_000));
         assertEquals(10_000, ShardQueries.argOf(older));
         assertEquals(ShardAwaits.Cursor.NONE, ShardQueries.cursorOf(older), "an older frontend's await has none");
+    }
+
+    @Test
+    void allCountsCarryEveryPartitionsCountsAndRefuseATruncatedAnswer() {
+        Map<PartitionId, QueueCounts> all = new LinkedHashMap<>();
+        all.put(A, new QueueCounts(3, 1, 2, 0, 1_000, -1, -1, 40, 12));
+        all.put(B, new QueueCounts(0, 0, 0, 0, -1, -1, -1, 0, 0));
+        byte[] answer = ShardQueries.encodeAllCounts(all);
+        assertEquals(all, ShardQueries.decodeAllCounts(answer));
+        assertEquals(Map.of(), ShardQueries.decodeAllCounts(ShardQueries.encodeAllCounts(Map.of())));
+        assertThrows(IllegalArgumentException.class,
+                () -> ShardQueries.decodeAllCounts(Arrays.copyOf(answer, answer.length - 1)));
     }
 }

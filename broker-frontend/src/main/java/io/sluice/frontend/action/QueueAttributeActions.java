@@ -91,30 +91,33 @@ public final class QueueAttributeActions {
     public static CompletableFuture<QueueCounts> counts(SqsServices services, QueueMetadata queue) {
         List<CompletableFuture<QueueCounts>> parts = services.partitionIds(queue).stream()
                 .map(id -> services.partitions().counts(id)).toList();
-        return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).thenApply(v -> {
-            int visible = 0;
-            int inflight = 0;
-            int delayed = 0;
-            int pending = 0;
-            long oldest = -1;
-            long skewP99 = -1;
-            long sent = 0;
-            long received = 0;
-            for (CompletableFuture<QueueCounts> f : parts) {
-                QueueCounts c = f.join();
-                skewP99 = Math.max(skewP99, c.arrivalSkewP99Millis()); // the worst partition's
-                visible += c.visible();
-                inflight += c.inflight();
-                delayed += c.delayed();
-                pending += c.deadLetterPending();
-                sent = sent < 0 || c.sentTotal() < 0 ? -1 : sent + c.sentTotal(); // unknown if any partition's is
-                received = received < 0 || c.receivedTotal() < 0 ? -1 : received + c.receivedTotal();
-                if (c.oldestRetentionBaseMillis() >= 0 && (oldest < 0 || c.oldestRetentionBaseMillis() < oldest)) {
-                    oldest = c.oldestRetentionBaseMillis();
-                }
+        return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
+                .thenApply(v -> sum(parts.stream().map(CompletableFuture::join).toList()));
+    }
+
+    /** A queue's counts from its partitions': summed, the oldest of the oldest, the largest arrival skew. */
+    public static QueueCounts sum(List<QueueCounts> parts) {
+        int visible = 0;
+        int inflight = 0;
+        int delayed = 0;
+        int pending = 0;
+        long oldest = -1;
+        long skewP99 = -1;
+        long sent = 0;
+        long received = 0;
+        for (QueueCounts c : parts) {
+            skewP99 = Math.max(skewP99, c.arrivalSkewP99Millis()); // the worst partition's
+            visible += c.visible();
+            inflight += c.inflight();
+            delayed += c.delayed();
+            pending += c.deadLetterPending();
+            sent = sent < 0 || c.sentTotal() < 0 ? -1 : sent + c.sentTotal(); // unknown if any partition's is
+            received = received < 0 || c.receivedTotal() < 0 ? -1 : received + c.receivedTotal();
+            if (c.oldestRetentionBaseMillis() >= 0 && (oldest < 0 || c.oldestRetentionBaseMillis() < oldest)) {
+                oldest = c.oldestRetentionBaseMillis();
             }
-            return new QueueCounts(visible, inflight, delayed, pending, oldest, -1, skewP99, sent, received);
-        });
+        }
+        return new QueueCounts(visible, inflight, delayed, pending, oldest, -1, skewP99, sent, received);
     }
 
     public static final class SetQueueAttributes implements SqsAction {

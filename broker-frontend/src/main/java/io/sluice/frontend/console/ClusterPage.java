@@ -3,6 +3,7 @@ package io.sluice.frontend.console;
 import static io.sluice.frontend.console.ConsoleHttp.csrf;
 import static io.sluice.frontend.console.ConsoleHttp.page;
 import static io.sluice.frontend.console.ConsoleHttp.redirect;
+import static io.sluice.frontend.console.ConsoleHttp.response;
 import static io.sluice.frontend.console.Html.esc;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -28,6 +29,7 @@ final class ClusterPage {
     private final Function<byte[], String> rebalance;
     private final Predicate<ConsoleSessions.Session> isAdmin;
     private final Function<ConsoleSessions.Session, String> nav;
+    private final int refreshSeconds;
 
     /**
      * @param clusterStatus the cluster status JSON ({@code /admin/status})
@@ -36,7 +38,9 @@ final class ClusterPage {
      * @param isAdmin       whether a session may see the page
      */
     ClusterPage(Supplier<String> clusterStatus, Function<byte[], String> rebalance,
-                Predicate<ConsoleSessions.Session> isAdmin, Function<ConsoleSessions.Session, String> nav) {
+                Predicate<ConsoleSessions.Session> isAdmin, Function<ConsoleSessions.Session, String> nav,
+                int refreshSeconds) {
+        this.refreshSeconds = refreshSeconds;
         this.clusterStatus = clusterStatus;
         this.rebalance = rebalance;
         this.isAdmin = isAdmin;
@@ -111,19 +115,43 @@ final class ClusterPage {
         if (!isAdmin.test(s)) {
             return page(403, "Cluster", nav.apply(s), "<p class=\"error\">The cluster page is for admins.</p>");
         }
-        JsonNode status;
-        try {
-            status = JSON.readTree(clusterStatus.get());
-        } catch (IOException | RuntimeException e) {
-            return page(503, "Cluster", nav.apply(s), "<p class=\"error\">Cluster status unavailable: "
-                        + esc(e.getMessage()) + "</p>");
-        }
         StringBuilder b = new StringBuilder();
         if (moved != null && moved.matches("\\d{1,4}")) {
             b.append("<p class=\"flash\" id=\"done\">Rebalance done: ").append(moved).append(" replica move")
                     .append(moved.equals("1") ? "" : "s").append(" proposed.</p>");
         }
-        b.append("<p class=\"muted\">Refreshed every 10 s.</p>");
+        b.append("<div id=\"cluster-live\" data-live=\"/console/live/cluster\" data-every=\"").append(refreshSeconds)
+                .append("\" data-refreshed=\"0\">").append(live()).append("</div>");
+        if (rebalance != null && s.admin()) {
+            b.append("<h2>Rebalance</h2><div class=\"card\"><form method=\"post\" action=\"/console/cluster/")
+                    .append("rebalance\">").append(csrf(s)).append("<p>Moves shard replicas from the fullest backends")
+                    .append(" onto the emptiest (Raft membership changes, one step at a time), as")
+                    .append(" <code>sluice admin rebalance</code> does.</p><p><label for=\"max_moves\">At most this")
+                    .append(" many moves</label><input id=\"max_moves\" name=\"max_moves\" value=\"1\"")
+                    .append(" inputmode=\"numeric\"></p><button id=\"rebalance\" type=\"submit\">Rebalance</button>")
+                    .append("</form></div>");
+        }
+        return page(200, "Cluster", nav.apply(s), b.toString());
+    }
+
+    /** The live region alone ({@code /console/live/cluster}), for admins. */
+    Response clusterLive(ConsoleSessions.Session s) {
+        if (!isAdmin.test(s)) {
+            return response(403, "text/html; charset=utf-8", "<p class=\"error\">The cluster page is for admins.</p>");
+        }
+        return response(200, "text/html; charset=utf-8", live());
+    }
+
+    /** Members, backends and shards from the status now. */
+    private String live() {
+        JsonNode status;
+        try {
+            status = JSON.readTree(clusterStatus.get());
+        } catch (IOException | RuntimeException e) {
+            return "<p class=\"error\">Cluster status unavailable: " + esc(e.getMessage()) + "</p>";
+        }
+        StringBuilder b = new StringBuilder();
+        b.append("<p class=\"muted\">Refreshed in place every ").append(refreshSeconds).append(" s.</p>");
         b.append("<h2>Metadata members</h2><div class=\"scroll\"><table id=\"metadata\"><thead><tr><th>Id</th>")
                 .append("<th>Address</th><th>Role</th></tr></thead><tbody>");
         for (JsonNode m : status.path("metadata")) {
@@ -153,15 +181,6 @@ final class ClusterPage {
         b.append("<p>Under-replicated partitions: <strong id=\"under-replicated\">")
                 .append(status.path("underReplicatedPartitions").asInt()).append("</strong></p>");
         shards(b, status);
-        if (rebalance != null && s.admin()) {
-            b.append("<h2>Rebalance</h2><div class=\"card\"><form method=\"post\" action=\"/console/cluster/")
-                    .append("rebalance\">").append(csrf(s)).append("<p>Moves shard replicas from the fullest backends")
-                    .append(" onto the emptiest (Raft membership changes, one step at a time), as")
-                    .append(" <code>sluice admin rebalance</code> does.</p><p><label for=\"max_moves\">At most this")
-                    .append(" many moves</label><input id=\"max_moves\" name=\"max_moves\" value=\"1\"")
-                    .append(" inputmode=\"numeric\"></p><button id=\"rebalance\" type=\"submit\">Rebalance</button>")
-                    .append("</form></div>");
-        }
-        return page(200, "Cluster", nav.apply(s), 10, b.toString());
+        return b.toString();
     }
 }

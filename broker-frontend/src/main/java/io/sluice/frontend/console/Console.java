@@ -83,6 +83,14 @@ public final class Console {
     private final QueueListPage queueList;
     private final QueuePage queue;
     private final ClusterPage cluster;
+    /** A queue page's forms by the last segment of their action ({@code /console/queues/<name>/<form>}). */
+    private final Map<String, QueueForm> queueForms;
+
+    /** A form posted on a queue's page. */
+    @FunctionalInterface
+    private interface QueueForm {
+        CompletableFuture<Response> post(ConsoleSessions.Session s, String queue, Map<String, String> form);
+    }
 
     /**
      * @param keys          the access keys and secrets a sign-in is checked against (the API's)
@@ -93,21 +101,29 @@ public final class Console {
      * @param rebalance     what {@code POST /admin/rebalance} runs (a metadata write: it may block), for admins;
      *                      null where admin writes are disabled (no admin token configured)
      * @param work          where pages are built (never a backend's reply thread: building may wait for the catalog)
+     * @param refreshSeconds how often pages reload their figures in place
      */
     public Console(SqsRequestProcessor sqs, SqsServices services, CredentialStore keys,
                    Authorizer rules, Predicate<String> adminKey, Predicate<String> adminToken,
                    Supplier<String> clusterStatus, LongSupplier clockMillis, QueueHistory history,
-                   Function<byte[], String> rebalance, Executor work) {
+                   Function<byte[], String> rebalance, Executor work, int refreshSeconds) {
         this.adminKey = adminKey;
         this.history = history;
         this.keys = keys;
         this.adminToken = adminToken;
         this.sessions = new ConsoleSessions(clockMillis);
         this.throttle = new SignInThrottle(clockMillis);
-        PageContext pages = new PageContext(new ConsoleApi(sqs, rules), services, history, this::nav, work);
+        PageContext pages = new PageContext(new ConsoleApi(sqs, rules), services, history, this::nav, work,
+                refreshSeconds);
         this.queueList = new QueueListPage(pages);
         this.queue = new QueuePage(pages);
-        this.cluster = new ClusterPage(clusterStatus, rebalance, this::isAdmin, this::nav);
+        this.cluster = new ClusterPage(clusterStatus, rebalance, this::isAdmin, this::nav, refreshSeconds);
+        this.queueForms = Map.ofEntries(Map.entry("attributes", queue::setAttributes),
+                Map.entry("redrive", queue::redrive), Map.entry("cancel-redrive", queue::cancelRedrive),
+                Map.entry("send", queue::send), Map.entry("purge", queue::purge),
+                Map.entry("delete-queue", queue::deleteQueue), Map.entry("tag", queue::tag),
+                Map.entry("untag", queue::untag), Map.entry("poll", queue::poll),
+                Map.entry("delete-message", queue::deleteMessage), Map.entry("release-message", queue::releaseMessage));
     }
 
     /** Answers a request under {@code /console}; never on an event loop (it may wait for a catalog read). */
@@ -130,6 +146,9 @@ public final class Console {
         }
         if (path.equals("/console/static/console.css") && !post) {
             return done(response(200, "text/css; charset=utf-8", Html.CSS));
+        }
+        if (path.equals("/console/static/console.js") && !post) {
+            return done(response(200, "text/javascript; charset=utf-8", Html.LIVE));
         }
         if (path.equals("/console/static/charts.js") && !post) {
             return done(response(200, "text/javascript; charset=utf-8", Html.CHARTS));
@@ -172,11 +191,24 @@ public final class Console {
         if (path.equals("/console/queues") && !post) {
             return queueList.queuesPage(session, query);
         }
+        if (path.equals("/console/live/queues") && !post) {
+            return queueList.queuesFragment(session, query);
+        }
+        if (path.startsWith("/console/live/queues/") && !post) {
+            return queue.queueLive(session, URLDecoder.decode(path.substring("/console/live/queues/".length()),
+                    StandardCharsets.UTF_8));
+        }
         if (path.equals("/console/cluster") && !post) {
             return done(cluster.clusterPage(session, query.get("moved")));
         }
+        if (path.equals("/console/live/cluster") && !post) {
+            return done(cluster.clusterLive(session));
+        }
         if (path.equals("/console/cluster/rebalance") && post) {
             return done(cluster.rebalance(session, form));
+        }
+        if (path.equals("/console/queues/create") && post) {
+            return queueList.create(session, form);
         }
         if (path.startsWith("/console/queues/")) {
             String rest = path.substring("/console/queues/".length());
@@ -185,20 +217,9 @@ public final class Console {
             if (parts.length == 1 && !post) {
                 return queue.queuePage(session, name, query.get("done"), null, "1".equals(query.get("peek")));
             }
-            if (parts.length == 2 && post && parts[1].equals("attributes")) {
-                return queue.setAttributes(session, name, form);
-            }
-            if (parts.length == 2 && post && parts[1].equals("redrive")) {
-                return queue.redrive(session, name, form);
-            }
-            if (parts.length == 2 && post && parts[1].equals("cancel-redrive")) {
-                return queue.cancelRedrive(session, name, form);
-            }
-            if (parts.length == 2 && post && parts[1].equals("send")) {
-                return queue.send(session, name, form);
-            }
-            if (parts.length == 2 && post && parts[1].equals("purge")) {
-                return queue.purge(session, name, form);
+            QueueForm action = parts.length == 2 && post ? queueForms.get(parts[1]) : null;
+            if (action != null) {
+                return action.post(session, name, form);
             }
         }
         return done(page(404, "Not found", nav(session), "<p>No such page.</p>"));

@@ -24,7 +24,8 @@ final class ConsoleApi {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private static final Set<String> CHANGES = Set.of("SendMessage", "PurgeQueue",
-            "SetQueueAttributes", "StartMessageMoveTask", "CancelMessageMoveTask");
+            "SetQueueAttributes", "StartMessageMoveTask", "CancelMessageMoveTask", "ReceiveMessage", "DeleteMessage",
+            "ChangeMessageVisibility", "CreateQueue", "DeleteQueue", "TagQueue", "UntagQueue");
     /** What a page reads of a queue: every attribute, and Sluice's partitions and oldest age. */
     private static final List<String> LIST_ATTRIBUTES = List.of("All", "SluicePartitions",
             "SluiceApproximateAgeOfOldestMessage");
@@ -39,8 +40,9 @@ final class ConsoleApi {
 
     CompletableFuture<ObjectNode> call(ConsoleSessions.Session s, String action, ObjectNode request) {
         if (CHANGES.contains(action)) { // the SQS access log does not see console actions: say who changed what
+            String task = request.path("TaskHandle").isMissingNode() ? "" : "a task";
             LOG.info("console {} by {} on {}", action, s.principal(), request.path("QueueUrl").asText(
-                    request.path("SourceArn").asText(request.path("TaskHandle").isMissingNode() ? "" : "a task")));
+                    request.path("QueueName").asText(request.path("SourceArn").asText(task))));
         }
         return sqs.invoke(s.principal(), s.admin(), action, request, "console.invalid");
     }

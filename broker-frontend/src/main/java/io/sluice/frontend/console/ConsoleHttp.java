@@ -31,17 +31,13 @@ final class ConsoleHttp {
     }
 
     static Response page(int status, String title, String nav, String body) {
-        return page(status, title, nav, 0, body);
-    }
-
-    static Response page(int status, String title, String nav, int refresh, String body) {
-        return response(status, HTML, Html.page(title, nav, refresh, body));
+        return response(status, HTML, Html.page(title, nav, body));
     }
 
     static Response response(int status, String type, String body) {
         List<Map.Entry<String, String>> headers = new ArrayList<>(List.of(
                 Map.entry("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self';"
-                        + " img-src 'self';"
+                        + " img-src 'self'; connect-src 'self';"
                         + " form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
                 Map.entry("X-Frame-Options", "DENY"), Map.entry("X-Content-Type-Options", "nosniff"),
                 Map.entry("Referrer-Policy", "no-referrer"), Map.entry("Cache-Control", "no-store")));

@@ -2,6 +2,9 @@ package io.sluice.frontend.console;
 
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 
 /** Escaping and the page frame of the console's server-rendered HTML. */
 final class Html {
@@ -39,6 +42,20 @@ final class Html {
         return s.substring(0, s.offsetByCodePoints(0, max)) + "…";
     }
 
+    /** A time as UTC text: "2026-12-07 13:52:10 UTC". */
+    static String utc(long epochMillis) {
+        return UTC.format(Instant.ofEpochMilli(epochMillis));
+    }
+
+    private static final DateTimeFormatter UTC = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss 'UTC'")
+            .withZone(ZoneOffset.UTC);
+
+    /** A time element: UTC text that the page's script shows in the browser's time zone (the UTC time on hover). */
+    static String time(long epochMillis) {
+        return "<time class=\"local\" datetime=\"" + Instant.ofEpochMilli(epochMillis) + "\" title=\""
+                + utc(epochMillis) + "\">" + utc(epochMillis) + "</time>";
+    }
+
     /** A path segment or query value, percent-encoded (UTF-8). */
     static String url(String s) {
         return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
@@ -48,38 +65,155 @@ final class Html {
      * A whole page.
      *
      * @param nav      the signed-in navigation (null on the sign-in page)
-     * @param refresh  seconds between automatic reloads, 0 for none
      */
-    static String page(String title, String nav, int refresh, String body) {
+    static String page(String title, String nav, String body) {
         return "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
                 + "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-                + (refresh > 0 ? "<meta http-equiv=\"refresh\" content=\"" + refresh + "\">" : "")
                 + "<title>" + esc(title) + " · Sluice</title>"
                 + "<link rel=\"stylesheet\" href=\"/console/static/console.css\">"
-                + "<link rel=\"stylesheet\" href=\"/console/static/uplot.css\"></head><body>"
+                + "<link rel=\"stylesheet\" href=\"/console/static/uplot.css\">"
+                + "<script src=\"/console/static/console.js\" defer></script></head><body>"
                 + "<header><a class=\"brand\" href=\"/console/queues\">Sluice</a>" + (nav == null ? "" : nav)
                 + "</header><main><h1>" + esc(title) + "</h1>" + body + "</main></body></html>";
     }
 
-    /** Draws a queue page's charts from its JSON data block with uPlot (no inline script: the CSP allows none). */
+    /**
+     * Reloads a page's live regions in place: an element with {@code data-live} (the URL answering its contents) is
+     * refilled every {@code data-every} seconds with {@code data-query} as its query string, and at once (debounced)
+     * when the text field named by {@code data-filter-input} changes, which also becomes the address bar's query so a
+     * reload keeps it. Nothing outside the region is touched, so typed input, focus and scroll stay; an answer older
+     * than one already shown is dropped. Each refill counts up {@code data-refreshed} and fires
+     * {@code sluice:refreshed}. A session that ended (the answer redirects to the sign-in) reloads the page.
+     */
+    static final String LIVE = """
+            (function () {
+              'use strict';
+              var zone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'local time';
+              function localTimes(root) {
+                root.querySelectorAll('time.local[datetime]').forEach(function (t) {
+                  var d = new Date(t.getAttribute('datetime'));
+                  if (!isNaN(d)) { t.textContent = d.toLocaleString() + ' (' + zone + ')'; }
+                });
+              }
+              localTimes(document);
+              // a flash ("Message sent.") is said once: a reload of the address does not say it again
+              var shownQuery = new URLSearchParams(location.search);
+              if (shownQuery.has('done')) {
+                shownQuery.delete('done');
+                history.replaceState(null, '', location.pathname + (shownQuery.toString() ? '?' + shownQuery : ''));
+              }
+              // a message's body: copy to the clipboard, or download as a file
+              document.addEventListener('click', function (e) {
+                var t = e.target;
+                if (!(t instanceof Element)) { return; }
+                var id = t.getAttribute('data-copy') || t.getAttribute('data-download');
+                var source = id ? document.getElementById(id) : null;
+                if (!source) { return; }
+                var text = source.textContent;
+                if (t.hasAttribute('data-copy')) {
+                  if (navigator.clipboard && window.isSecureContext) {
+                    navigator.clipboard.writeText(text).then(function () { t.textContent = 'Copied'; });
+                  } else {
+                    var range = document.createRange();
+                    range.selectNodeContents(source);
+                    var selection = window.getSelection();
+                    selection.removeAllRanges();
+                    selection.addRange(range);
+                    document.execCommand('copy');
+                    t.textContent = 'Copied';
+                  }
+                } else {
+                  var url = URL.createObjectURL(new Blob([text], { type: 'text/plain;charset=utf-8' }));
+                  var a = document.createElement('a');
+                  a.href = url;
+                  a.download = t.getAttribute('data-filename') || 'message.txt';
+                  document.body.appendChild(a);
+                  a.click();
+                  a.remove();
+                  setTimeout(function () { URL.revokeObjectURL(url); }, 1000);
+                }
+              });
+              document.querySelectorAll('[data-live]').forEach(function (box) {
+                var every = Math.max(1, Number(box.getAttribute('data-every') || '10')) * 1000;
+                var inputId = box.getAttribute('data-filter-input');
+                var input = inputId ? document.getElementById(inputId) : null;
+                var asked = 0, shown = 0, typing = null;
+                function query() {
+                  var q = new URLSearchParams(box.getAttribute('data-query') || '');
+                  if (input) { if (input.value) { q.set('filter', input.value); } else { q.delete('filter'); } }
+                  return q;
+                }
+                function load() {
+                  var mine = ++asked;
+                  var q = query().toString();
+                  fetch(box.getAttribute('data-live') + (q ? '?' + q : ''),
+                      { credentials: 'same-origin', redirect: 'manual', headers: { 'Accept': 'text/html' } })
+                    .then(function (r) {
+                      if (r.type === 'opaqueredirect' || r.status === 401 || r.status === 303) {
+                        location.reload();
+                        return null;
+                      }
+                      return r.ok ? r.text() : null;
+                    })
+                    .then(function (html) {
+                      if (html === null || mine < shown) { return; }
+                      shown = mine;
+                      box.innerHTML = html;
+                      localTimes(box);
+                      box.setAttribute('data-refreshed', String(Number(box.getAttribute('data-refreshed') || '0') + 1));
+                      document.dispatchEvent(new CustomEvent('sluice:refreshed', { detail: box }));
+                    })
+                    .catch(function () { /* the next period tries again */ });
+                }
+                setInterval(load, every);
+                if (input) {
+                  input.addEventListener('input', function () {
+                    clearTimeout(typing);
+                    typing = setTimeout(function () {
+                      var q = new URLSearchParams(box.getAttribute('data-query') || '');
+                      q.delete('page');
+                      box.setAttribute('data-query', q.toString());
+                      var address = query().toString();
+                      history.replaceState(null, '', location.pathname + (address ? '?' + address : ''));
+                      load();
+                    }, 250);
+                  });
+                }
+              });
+            })();
+            """;
+
+    /** Draws a queue page's charts (again after each reload of its live region) from its JSON data block with uPlot (no inline script: the CSP allows none). */
     static final String CHARTS = """
             (function () {
-              var data = document.getElementById('history-data');
-              if (!data || typeof uPlot === 'undefined') { return; }
-              var d = JSON.parse(data.textContent);
-              function chart(id, title, series, values) {
-                var box = document.getElementById(id);
-                var width = Math.max(260, Math.min(box.clientWidth || 600, 1160));
-                new uPlot({ title: title, width: width, height: 220, series: series,
-                  scales: { x: { time: true, range: [d.now - 3600, d.now] } } }, values, box);
+              'use strict';
+              var zone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'local time';
+              var whole = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000,
+                500000, 1000000, 2000000, 5000000, 10000000];
+              function draw() {
+                var data = document.getElementById('history-data');
+                if (!data || typeof uPlot === 'undefined') { return; }
+                var d = JSON.parse(data.textContent);
+                function chart(id, title, series, values, counts) {
+                  var box = document.getElementById(id);
+                  if (!box) { return; }
+                  box.textContent = '';
+                  var width = Math.max(260, Math.min(box.clientWidth || 600, 1160));
+                  new uPlot({ title: title + ' (times in ' + zone + ')', width: width, height: 220, series: series,
+                    scales: { x: { time: true, range: [d.now - 3600, d.now] },
+                      y: { range: function (u, min, max) { return [0, Math.max(counts ? 5 : 1, max || 0)]; } } },
+                    axes: [{}, counts ? { incrs: whole } : {}] }, values, box);
+                }
+                chart('depth-chart', 'Messages', [{}, { label: 'visible', stroke: '#1f6feb', width: 2 },
+                  { label: 'in flight', stroke: '#d97706', width: 2 }, { label: 'delayed', stroke: '#6b7280', width: 2 }],
+                  [d.t, d.visible, d.inflight, d.delayed], true);
+                chart('age-chart', 'Age of the oldest message (s)', [{}, { label: 'oldest', stroke: '#b42318', width: 2 }],
+                  [d.t, d.oldest], true);
+                chart('rate-chart', 'Messages per second', [{}, { label: 'sent', stroke: '#1a7f37', width: 2 },
+                  { label: 'received', stroke: '#7c3aed', width: 2 }], [d.t, d.sent, d.received], false);
               }
-              chart('depth-chart', 'Messages', [{}, { label: 'visible', stroke: '#1f6feb', width: 2 },
-                { label: 'in flight', stroke: '#d97706', width: 2 }, { label: 'delayed', stroke: '#6b7280', width: 2 }],
-                [d.t, d.visible, d.inflight, d.delayed]);
-              chart('age-chart', 'Age of the oldest message (s)', [{}, { label: 'oldest', stroke: '#b42318', width: 2 }],
-                [d.t, d.oldest]);
-              chart('rate-chart', 'Messages per second', [{}, { label: 'sent', stroke: '#1a7f37', width: 2 },
-                { label: 'received', stroke: '#7c3aed', width: 2 }], [d.t, d.sent, d.received]);
+              draw();
+              document.addEventListener('sluice:refreshed', draw);
             })();
             """;
 
@@ -102,10 +236,22 @@ final class Html {
             th a { color: var(--fg); }
             td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
             td.wrap { word-break: break-all; }
+            td.name { overflow-wrap: anywhere; min-width: 8rem; }
+            .pager a { margin: 0 .5rem; }
+            .hint { display: block; font-size: .8rem; color: var(--muted); }
+            progress.redrive-progress { width: 8rem; vertical-align: middle; }
+            pre.full-body { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 30rem; overflow: auto;
+                            background: var(--bg); padding: .5rem; border: 1px solid var(--line); }
+            tr.message-details > td { padding-top: 0; }
+            details summary { cursor: pointer; color: var(--accent); font-size: .9rem; }
+            table.attributes { margin: .5rem 0; width: auto; min-width: 50%; }
+            form.row-action { display: inline; margin-right: .3rem; }
+            th.body-column { width: 45%; }
             .scroll { overflow-x: auto; }
             form.inline { display: flex; flex-wrap: wrap; gap: .5rem; align-items: end; margin: .5rem 0; }
             label { display: block; font-size: .85rem; color: var(--muted); }
-            input, textarea { font: inherit; padding: .35rem .5rem; border: 1px solid var(--line); border-radius: 4px; }
+            input, textarea { font: inherit; padding: .35rem .5rem; border: 1px solid var(--line); border-radius: 4px;
+                              max-width: 100%; }
             textarea { width: min(100%, 40rem); min-height: 5rem; }
             button { font: inherit; padding: .4rem .9rem; border: 0; border-radius: 4px; background: var(--accent);
                      color: #fff; cursor: pointer; }
@@ -119,6 +265,7 @@ final class Html {
             .muted { color: var(--muted); }
             .charts > div { background: #fff; border: 1px solid var(--line); border-radius: 6px; margin: .5rem 0;
                             padding: .3rem; overflow: hidden; }
-            @media (max-width: 700px) { th.opt, td.opt { display: none; } main { padding: .6rem; } }
+            @media (max-width: 700px) { th.opt, td.opt { display: none; } main { padding: .6rem; }
+                                        th, td { padding: .4rem .35rem; } td.name { min-width: 0; } }
             """;
 }

@@ -12,7 +12,8 @@ import java.util.function.Function;
  * @param history  the queues' sampled counts
  * @param nav      the navigation bar for a session
  * @param work     where pages are built (never a backend's reply thread: building may wait for the catalog)
+ * @param refreshSeconds how often a page's live regions reload in place
  */
 record PageContext(ConsoleApi api, SqsServices services, QueueHistory history,
-                   Function<ConsoleSessions.Session, String> nav, Executor work) {
+                   Function<ConsoleSessions.Session, String> nav, Executor work, int refreshSeconds) {
 }

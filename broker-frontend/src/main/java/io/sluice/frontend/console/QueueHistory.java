@@ -3,14 +3,15 @@ package io.sluice.frontend.console;
 import io.sluice.catalog.QueueMetadata;
 import io.sluice.frontend.action.QueueAttributeActions;
 import io.sluice.frontend.service.SqsServices;
+import io.sluice.partition.PartitionId;
 import io.sluice.partition.QueueCounts;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -19,11 +20,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What the console's charts draw: each queue's depth (visible, in flight, delayed) and the age of its oldest message,
- * sampled every {@link #EVERY_SECONDS} seconds and kept for the last hour, in the memory of this node (a restart
- * starts the charts again). It samples only while the console is in use (a signed-in request in the last hour), so a
- * node nobody looks at pays nothing. At most {@code maxQueues} queues are sampled (the first by name); each costs 360
- * samples (four ints, two floats and a time: ~11.5 KB) and one count query per partition every 10 seconds.
+ * What the console's queue list and charts show: every queue's depth (visible, in flight, delayed), the age of its
+ * oldest message and its send and receive rates, sampled every {@link #EVERY_SECONDS} seconds with one counts read per
+ * shard, in the memory of this node (a restart starts the charts again). The list reads the latest sample of every
+ * queue (~100 bytes each); the charts keep the last hour of at most {@code maxQueues} queues (the first by name: 360
+ * samples of four ints, two floats and a time, ~11.5 KB each). It samples only while the console is in use (a
+ * signed-in request in the last hour), so a node nobody looks at pays nothing.
  */
 public final class QueueHistory {
     private static final Logger LOG = LoggerFactory.getLogger(QueueHistory.class);
@@ -64,7 +66,7 @@ public final class QueueHistory {
         }
 
         /** A total's growth per second, or -1 when either total is unknown (or it went back: a partition moved). */
-        private static float rate(long before, long after, long seconds) {
+        static float rate(long before, long after, float seconds) {
             return before < 0 || after < before || seconds <= 0 ? -1 : (float) (after - before) / seconds;
         }
 
@@ -103,58 +105,116 @@ public final class QueueHistory {
         }
     }
 
+    /** A queue's counts in the latest sample, and its rates since the one before (-1: not known). */
+    record Latest(QueueCounts counts, float sentRate, float receivedRate) {
+    }
+
+    /** Every queue's counts at one time (a queue whose partitions did not all answer is missing). */
+    record Snapshot(long atMillis, Map<Long, Latest> queues) {
+    }
+
     private final SqsServices services;
     private final int maxQueues;
     private final Map<Long, Series> series = new ConcurrentHashMap<>();
-    private volatile boolean sampling;
+    private volatile Snapshot latest;
     /** When a signed-in console request last came (ms); sampling stops an hour after it. */
     private volatile long lastUsedMillis = Long.MIN_VALUE / 2;
 
+    /** @param maxQueues how many queues (the first by name) get charts; every queue gets the list's counts */
     public QueueHistory(SqsServices services, int maxQueues) {
         this.services = services;
         this.maxQueues = maxQueues;
     }
 
-    /** Samples every queue (up to the cap) once; a periodic task calls it. A sample still running is not doubled. */
-    public void sample() {
-        if (sampling || maxQueues <= 0 || services.nowMillis() - lastUsedMillis > 3_600_000L) {
-            if (!sampling && !series.isEmpty() && services.nowMillis() - lastUsedMillis > 3_600_000L) {
+    /**
+     * Samples every queue once, from one counts read per shard ({@code PartitionService.allCounts}), and adds the
+     * charts' points; a periodic task calls it every {@link #EVERY_SECONDS} seconds. Samples are taken one at a time.
+     */
+    public synchronized void sample() {
+        if (services.nowMillis() - lastUsedMillis > 3_600_000L) {
+            if (!series.isEmpty() || latest != null) {
                 series.clear(); // nobody looked for an hour: the charts start again when someone does
+                latest = null;
             }
             return;
         }
-        sampling = true;
         try {
-            long now = services.nowMillis();
-            List<QueueMetadata> queues = services.catalog().list("");
-            Set<Long> live = new HashSet<>();
-            Map<Long, CompletableFuture<QueueCounts>> counts = new HashMap<>();
-            for (QueueMetadata q : queues.subList(0, Math.min(maxQueues, queues.size()))) {
-                live.add(q.queueId());
-                counts.put(q.queueId(), QueueAttributeActions.counts(services, q));
-            }
-            series.keySet().retainAll(live); // deleted queues' series go
-            try { // one deadline for the whole batch: a stuck shard costs one interval, not one per queue
-                CompletableFuture.allOf(counts.values().toArray(CompletableFuture[]::new))
-                        .get(EVERY_SECONDS - 2, TimeUnit.SECONDS); // less than the period: runs never pile up
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            } catch (ExecutionException | TimeoutException e) {
-                LOG.debug("some history samples missing: {}", e.toString()); // those that did finish are kept
-            }
-            counts.forEach((id, f) -> {
-                if (f.isDone() && !f.isCompletedExceptionally()) {
-                    series.computeIfAbsent(id, k -> new Series()).add(now / 1000, f.join(), now);
-                } else {
-                    f.cancel(false);
-                }
-            });
+            takeSample(true);
         } catch (RuntimeException e) { // a periodic task: an exception would cancel it for good
             LOG.warn("queue history sample failed", e);
-        } finally {
-            sampling = false;
         }
+    }
+
+    /**
+     * The latest sample, taken now if it is older than {@link #FRESH_MILLIS} (a page shows what was just sent, and
+     * pages asking together share one sample); null if none could be taken. May wait for the shards: never call it on
+     * an event loop.
+     */
+    Snapshot fresh() {
+        used();
+        Snapshot s = latest;
+        if (s != null && services.nowMillis() - s.atMillis() <= FRESH_MILLIS) {
+            return s;
+        }
+        synchronized (this) {
+            s = latest;
+            if (s == null || services.nowMillis() - s.atMillis() > FRESH_MILLIS) {
+                takeSample(false); // the charts keep their period: no point for them
+                s = latest;
+            }
+            return s;
+        }
+    }
+
+    /** How old a sample a page still shows without taking a new one. */
+    static final long FRESH_MILLIS = 2_000;
+
+    private void takeSample(boolean chart) {
+        long now = services.nowMillis();
+        Map<PartitionId, QueueCounts> all;
+        try { // less than the period: runs never pile up
+            all = services.partitions().allCounts().get(EVERY_SECONDS - 2, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.debug("queue counts not sampled: {}", e.toString());
+            return;
+        }
+        List<QueueMetadata> queues = services.catalog().list("");
+        Snapshot before = latest;
+        float seconds = before == null ? 0 : (now - before.atMillis()) / 1000f;
+        Map<Long, Latest> next = new HashMap<>(queues.size() * 2);
+        Set<Long> charted = new HashSet<>();
+        for (QueueMetadata q : queues) {
+            List<QueueCounts> parts = new ArrayList<>(q.partitions());
+            for (PartitionId id : services.partitionIds(q)) {
+                QueueCounts c = all.get(id);
+                if (c == null) {
+                    break; // a shard that did not answer, or a partition not opened yet: not known, not zero
+                }
+                parts.add(c);
+            }
+            boolean charting = chart && charted.size() < maxQueues;
+            if (charting) {
+                charted.add(q.queueId());
+            }
+            if (parts.size() < q.partitions()) {
+                continue;
+            }
+            QueueCounts c = QueueAttributeActions.sum(parts);
+            Latest was = before == null ? null : before.queues().get(q.queueId());
+            next.put(q.queueId(), new Latest(c, Series.rate(was == null ? -1 : was.counts().sentTotal(),
+                    c.sentTotal(), seconds), Series.rate(was == null ? -1 : was.counts().receivedTotal(),
+                    c.receivedTotal(), seconds)));
+            if (charting) {
+                series.computeIfAbsent(q.queueId(), k -> new Series()).add(now / 1000, c, now);
+            }
+        }
+        if (chart) {
+            series.keySet().retainAll(charted); // deleted queues' series go
+        }
+        latest = new Snapshot(now, next);
     }
 
     /** A signed-in console request came: keep sampling for the next hour. */
@@ -162,12 +222,6 @@ public final class QueueHistory {
         lastUsedMillis = services.nowMillis();
     }
 
-    /** The queue's sent and received messages per second over the last 10 s, or null when not known. */
-    float[] rates(long queueId) {
-        Series s = series.get(queueId);
-        float[] r = s == null ? null : s.latestRates();
-        return r == null || r[0] < 0 || r[1] < 0 ? null : r;
-    }
 
     /** The queue's samples as JSON, or null if it is not sampled (yet, or past the cap). */
     String json(long queueId) {

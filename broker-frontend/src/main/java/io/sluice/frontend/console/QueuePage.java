@@ -3,6 +3,7 @@ package io.sluice.frontend.console;
 import static io.sluice.frontend.console.ConsoleHttp.csrf;
 import static io.sluice.frontend.console.ConsoleHttp.page;
 import static io.sluice.frontend.console.ConsoleHttp.redirect;
+import static io.sluice.frontend.console.ConsoleHttp.response;
 import static io.sluice.frontend.console.ConsoleHttp.unwrap;
 import static io.sluice.frontend.console.Html.esc;
 import static io.sluice.frontend.console.Html.url;
@@ -10,16 +11,19 @@ import static io.sluice.frontend.console.Html.url;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sluice.common.MessageAttributeValue;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsException;
 import io.sluice.common.validation.QueueAttributeName;
 import io.sluice.frontend.console.Console.Response;
 import io.sluice.partition.PeekedMessage;
 import io.sluice.partition.StoredMessage;
-import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -35,10 +39,12 @@ final class QueuePage {
     }
 
     private static final Map<String, String> DONE = Map.of("sent", "Message sent.", "purged", "Queue purged.",
-            "attributes", "Attributes saved.", "redrive", "Redrive started.", "cancelled", "Redrive cancelled.");
+            "attributes", "Attributes saved.", "redrive", "Redrive started.", "cancelled", "Redrive cancelled.",
+            "deleted", "Message deleted.", "released", "Message released: visible again.", "created", "Queue created.",
+            "tagged", "Tag saved.", "untagged", "Tag removed.");
 
     /** What a queue's page shows besides its attributes, read before it is rendered. */
-    private record Extras(List<PeekedMessage> peeked, List<String> sources, JsonNode tasks) {
+    private record Extras(List<PeekedMessage> peeked, List<String> sources, JsonNode tasks, Map<String, String> tags) {
     }
 
     CompletableFuture<Response> queuePage(ConsoleSessions.Session s, String name, String done,
@@ -48,9 +54,16 @@ final class QueuePage {
 
     CompletableFuture<Response> queuePage(ConsoleSessions.Session s, String name, String done,
                                           String problem, boolean peek) {
+        return queuePage(s, name, done, problem, peek, null);
+    }
+
+    /** @param polled what a poll just received (shown with delete and release), or null */
+    private CompletableFuture<Response> queuePage(ConsoleSessions.Session s, String name, String done,
+                                                  String problem, boolean peek, List<MessageView.Shown> polled) {
         ConsoleApi api = ctx.api();
         return api.queueUrl(s, name).thenCompose(url -> api.attributes(s, url).thenCompose(a -> extras(s, name, url,
-                a.get("QueueArn"), peek).thenApplyAsync(x -> render(s, name, done, problem, a, x, peek), ctx.work())));
+                a.get("QueueArn"), peek).thenApplyAsync(x -> render(s, name, done, problem, a, x, polled),
+                ctx.work())));
     }
 
     private CompletableFuture<Extras> extras(ConsoleSessions.Session s, String name, String url, String arn,
@@ -71,141 +84,240 @@ final class QueuePage {
         CompletableFuture<JsonNode> tasks = arn == null ? CompletableFuture.completedFuture(null)
                 : ctx.api().call(s, "ListMessageMoveTasks", JsonNodeFactory.instance.objectNode().put("SourceArn", arn)
                         .put("MaxResults", 10)).handle((out, e) -> e == null ? out.path("Results") : null);
-        return peeked.thenCompose(p -> sources.thenCombine(tasks, (so, t) -> new Extras(p, so, t)));
+        CompletableFuture<Map<String, String>> tags = ctx.api().call(s, "ListQueueTags",
+                JsonNodeFactory.instance.objectNode().put("QueueUrl", url)).handle((out, e) -> {
+                    if (e != null) {
+                        return null; // a key that may not read them sees no tags section
+                    }
+                    Map<String, String> found = new TreeMap<>();
+                    out.path("Tags").fields().forEachRemaining(t -> found.put(t.getKey(), t.getValue().asText()));
+                    return found;
+                });
+        return CompletableFuture.allOf(peeked, sources, tasks, tags)
+                .thenApply(v -> new Extras(peeked.join(), sources.join(), tasks.join(), tags.join()));
+    }
+
+    /** The live region alone ({@code /console/live/queues/<name>}: what the page's script reloads). */
+    CompletableFuture<Response> queueLive(ConsoleSessions.Session s, String name) {
+        ConsoleApi api = ctx.api();
+        return api.queueUrl(s, name).thenCompose(url -> api.attributes(s, url).thenCompose(a -> extras(s, name, url,
+                a.get("QueueArn"), false).thenApplyAsync(x -> response(200, "text/html; charset=utf-8",
+                live(s, name, a, x)), ctx.work())));
     }
 
     private Response render(ConsoleSessions.Session s, String name, String done, String problem,
-                            Map<String, String> a, Extras x, boolean peeking) {
-        {
-            StringBuilder b = new StringBuilder();
-            if (problem != null) {
-                b.append("<p class=\"error\" id=\"problem\">").append(esc(problem)).append("</p>");
-            } else if (done != null && DONE.containsKey(done)) {
-                b.append("<p class=\"flash\" id=\"done\">").append(DONE.get(done)).append("</p>");
-            }
-            b.append("<p><a href=\"/console/queues\">All queues</a></p>");
-            String samples = ctx.services().catalog().get(name).map(q -> ctx.history().json(q.queueId())).orElse(null);
-            b.append("<h2>Last hour</h2>");
-            if (samples == null) {
-                b.append("<p class=\"muted\" id=\"no-history\">No samples yet (every ")
-                        .append(QueueHistory.EVERY_SECONDS).append(" s; at most the first queues by name are kept).</p>");
-            } else {
-                b.append("<div class=\"charts\"><div id=\"depth-chart\"></div><div id=\"age-chart\"></div>")
-                        .append("<div id=\"rate-chart\"></div></div>")
-                        .append("<script type=\"application/json\" id=\"history-data\">").append(samples)
-                        .append("</script><script src=\"/console/static/uplot.js\"></script>")
-                        .append("<script src=\"/console/static/charts.js\"></script>");
-            }
-            b.append("<h2>Attributes</h2><div class=\"scroll\"><table id=\"attributes\"><tbody>");
-            a.forEach((k, v) -> b.append("<tr><th>").append(esc(k)).append("</th><td class=\"wrap\" id=\"attr-")
-                    .append(esc(k)).append("\">").append(esc(v)).append("</td></tr>"));
-            b.append("</tbody></table></div>");
-            String action = "/console/queues/" + url(name);
-            boolean fifo = name.endsWith(".fifo");
-            b.append("<h2>Next messages</h2>");
-            if (x.peeked() == null) {
-                b.append("<p><a id=\"peek\" href=\"").append(action).append("?peek=1\">Peek at the next 10</a>")
-                        .append(" <span class=\"muted\">(read only: nothing is leased, receive counts stay)</span></p>");
-            } else {
-                b.append(peekTable(x.peeked()));
-            }
-            boolean deadLetterQueue = !x.sources().isEmpty() || (x.tasks() != null && x.tasks().size() > 0);
-            boolean running = false;
-            if (deadLetterQueue) {
-                b.append("<h2>Dead-letter queue</h2><p>Sources: <span id=\"dlq-sources\">")
-                        .append(esc(String.join(", ", x.sources()))).append("</span></p>");
-                if (x.tasks() != null && x.tasks().size() > 0) {
-                    b.append("<div class=\"scroll\"><table id=\"redrives\"><thead><tr><th>Started</th><th>Status</th>")
-                            .append("<th class=\"num\">Moved</th><th class=\"num\">To move</th><th>Destination</th>")
-                            .append("<th></th></tr></thead><tbody>");
-                    for (JsonNode t : x.tasks()) {
-                        String status = t.path("Status").asText();
-                        running |= status.equals("RUNNING");
-                        b.append("<tr><td>").append(esc(Instant.ofEpochMilli(t.path("StartedTimestamp")
-                                        .asLong()).toString())).append("</td><td class=\"status\">").append(esc(status))
-                                .append(t.has("FailureReason") ? " (" + esc(t.path("FailureReason").asText()) + ")" : "")
-                                .append("</td><td class=\"num moved\">").append(t.path("ApproximateNumberOfMessagesMoved")
-                                        .asLong()).append("</td><td class=\"num\">")
-                                .append(t.path("ApproximateNumberOfMessagesToMove").asLong()).append("</td><td class=\"wrap\">")
-                                .append(esc(t.path("DestinationArn").asText("the original sources"))).append("</td><td>");
-                        if (status.equals("RUNNING") && t.has("TaskHandle")) {
-                            b.append("<form method=\"post\" action=\"").append(action).append("/cancel-redrive\">")
-                                    .append(csrf(s)).append("<input type=\"hidden\" name=\"task\" value=\"")
-                                    .append(esc(t.path("TaskHandle").asText())).append("\"><button class=\"danger\"")
-                                    .append(" id=\"cancel-redrive\" type=\"submit\">Cancel</button></form>");
-                        }
-                        b.append("</td></tr>");
-                    }
-                    b.append("</tbody></table></div>");
-                }
-                if (!running) {
-                    b.append("<div class=\"card\"><form method=\"post\" action=\"").append(action)
-                            .append("/redrive\">").append(csrf(s)).append("<p>Move this queue's messages back to the")
-                            .append(" queues they came from.</p><p><label for=\"rate\">At most this many per second")
-                            .append(" (empty: as fast as it goes)</label><input id=\"rate\" name=\"rate\"")
-                            .append(" inputmode=\"numeric\"></p><button id=\"redrive\" type=\"submit\">Start")
-                            .append(" redrive</button></form></div>");
-                }
-            }
-            b.append("<h2>Edit attributes</h2><div class=\"card\"><form method=\"post\" action=\"").append(action)
-                    .append("/attributes\">").append(csrf(s));
-            for (QueueAttributeName n : QueueAttributeName
-                    .values()) {
-                if (!n.settable() || (n.fifoOnly() && !fifo) || n.wireName().equals("FifoQueue")) {
-                    continue;
-                }
-                String id = "set-" + n.wireName();
-                String value = esc(a.getOrDefault(n.wireName(), ""));
-                boolean json = n.wireName().startsWith("Redrive") || n.wireName().equals("Policy")
-                        || n.wireName().equals("SluiceRedeliveryBackoff");
-                b.append("<p><label for=\"").append(id).append("\">").append(n.wireName()).append("</label>")
-                        // a parser drops one newline right after <textarea>: this one, never the value's own
-                        .append(json ? "<textarea id=\"" + id + "\" name=\"" + n.wireName() + "\">\n" + value
-                                + "</textarea>" : "<input id=\"" + id + "\" name=\"" + n.wireName() + "\" value=\""
-                                + value + "\" size=\"40\">")
-                        .append("<input type=\"hidden\" name=\"was-").append(n.wireName()).append("\" value=\"")
-                        .append(value).append("\"></p>");
-            }
-            b.append("<button id=\"save-attributes\" type=\"submit\">Save</button></form></div>");
-            b.append("<h2>Send a test message</h2><div class=\"card\"><form method=\"post\" action=\"").append(action)
-                    .append("/send\">").append(csrf(s)).append("<p><label for=\"body\">Body</label>")
-                    .append("<textarea id=\"body\" name=\"body\"></textarea></p>");
-            if (fifo) {
-                b.append("<p><label for=\"group\">Message group id</label><input id=\"group\" name=\"group\"></p>")
-                        .append("<p><label for=\"dedup\">Deduplication id (optional with content-based")
-                        .append(" deduplication)</label><input id=\"dedup\" name=\"dedup\"></p>");
-            }
-            b.append("<button id=\"send\" type=\"submit\">Send</button></form></div>");
-            b.append("<h2>Purge</h2><div class=\"card\"><form method=\"post\" action=\"").append(action)
-                    .append("/purge\">").append(csrf(s)).append("<p>Deletes every message in the queue. Type the")
-                    .append(" queue's name to confirm.</p><p><label for=\"confirm\">Queue name</label>")
-                    .append("<input id=\"confirm\" name=\"confirm\" autocomplete=\"off\"></p>")
-                    .append("<button id=\"purge\" class=\"danger\" type=\"submit\">Purge</button></form></div>");
-            // while a redrive runs the page follows its progress
-            // a page with a peek or a problem does not reload (a reload would peek again, or re-post nothing)
-            int refresh = running && !peeking && problem == null ? 2 : 0;
-            return page(problem == null ? 200 : 400, name, ctx.nav().apply(s), refresh, b.toString());
+                            Map<String, String> a, Extras x, List<MessageView.Shown> polled) {
+        StringBuilder b = new StringBuilder();
+        String flash = problem == null && done != null && DONE.containsKey(done)
+                ? "<p class=\"flash\" id=\"done\">" + DONE.get(done) + "</p>" : "";
+        boolean redrive = "redrive".equals(done);
+        if (problem != null) {
+            b.append("<p class=\"error\" id=\"problem\">").append(esc(problem)).append("</p>");
         }
+        b.append(redrive ? "" : flash).append("<p><a href=\"/console/queues\">All queues</a></p>");
+        String action = "/console/queues/" + url(name);
+        // the figures, attributes and redrives reload in place; "Redrive started." goes with the first reload, where
+        // the redrive's own row says how it goes
+        b.append("<div id=\"queue-live\" data-live=\"/console/live/queues/").append(url(name))
+                .append("\" data-every=\"").append(ctx.refreshSeconds()).append("\" data-refreshed=\"0\">")
+                .append(redrive ? flash : "").append(live(s, name, a, x)).append("</div>");
+        b.append("<script src=\"/console/static/uplot.js\"></script><script src=\"/console/static/charts.js\"></script>");
+        boolean fifo = name.endsWith(".fifo");
+        b.append("<h2>Next messages</h2>");
+        if (x.peeked() == null) {
+            b.append("<p><a id=\"peek\" href=\"").append(action).append("?peek=1\">Peek at the next 10</a>")
+                    .append(" <span class=\"muted\">(read only: nothing is leased, receive counts stay)</span></p>");
+        } else {
+            b.append(peekTable(x.peeked()));
+        }
+        b.append("<h2>Poll messages</h2>");
+        if (polled != null) {
+            b.append(polled.isEmpty() ? "<p id=\"polled-none\">The poll received nothing.</p>"
+                    : "<p class=\"muted\">Received: each stays in flight until its visibility timeout ends, you delete"
+                            + " it, or you release it (visible again at once).</p>"
+                    + MessageView.table("polled", polled, m -> actionForm(s, action + "/delete-message",
+                            m.receiptHandle(), "Delete", "delete-message", true) + actionForm(s, action
+                            + "/release-message", m.receiptHandle(), "Release", "release-message", false)));
+        }
+        b.append("<div class=\"card\"><form method=\"post\" action=\"").append(action).append("/poll\">")
+                .append(csrf(s)).append("<p>A real receive, as a consumer's: the messages received are leased and their")
+                .append(" receive counts grow.</p><p><label for=\"poll-visibility\">Visibility timeout (seconds)</label>")
+                .append("<input id=\"poll-visibility\" name=\"visibility\" value=\"30\" inputmode=\"numeric\">")
+                .append("</p><p><label for=\"poll-max\">At most (1 to 10)</label><input id=\"poll-max\" name=\"max\"")
+                .append(" value=\"10\" inputmode=\"numeric\"></p><p><label for=\"poll-wait\">Wait up to (seconds, 0")
+                .append(" to 20)</label><input id=\"poll-wait\" name=\"wait\" value=\"1\" inputmode=\"numeric\"></p>")
+                .append("<button id=\"poll\" type=\"submit\">Poll</button></form></div>");
+        if (deadLetterQueue(x) && !running(x)) {
+            b.append("<div class=\"card\"><form method=\"post\" action=\"").append(action)
+                    .append("/redrive\">").append(csrf(s)).append("<p>Move this queue's messages back to the")
+                    .append(" queues they came from.</p><p><label for=\"rate\">At most this many per second")
+                    .append(" (empty: as fast as it goes)</label><input id=\"rate\" name=\"rate\"")
+                    .append(" inputmode=\"numeric\"></p><button id=\"redrive\" type=\"submit\">Start")
+                    .append(" redrive</button></form></div>");
+        }
+        b.append("<h2>Edit attributes</h2><div class=\"card\"><form method=\"post\" action=\"").append(action)
+                .append("/attributes\">").append(csrf(s));
+        for (QueueAttributeName n : QueueAttributeName.values()) {
+            if (!n.settable() || (n.fifoOnly() && !fifo) || n.wireName().equals("FifoQueue")) {
+                continue;
+            }
+            String id = "set-" + n.wireName();
+            String raw = a.getOrDefault(n.wireName(), "");
+            String value = esc(raw);
+            boolean json = n.wireName().startsWith("Redrive") || n.wireName().equals("Policy")
+                    || n.wireName().equals("SluiceRedeliveryBackoff");
+            b.append("<p><label for=\"").append(id).append("\">").append(n.wireName()).append("</label>")
+                    // a parser drops one newline right after <textarea>: this one, never the value's own
+                    .append(json ? "<textarea id=\"" + id + "\" name=\"" + n.wireName() + "\">\n" + value
+                            + "</textarea>" : "<input id=\"" + id + "\" name=\"" + n.wireName() + "\" value=\""
+                            + value + "\" size=\"40\">")
+                    .append("<input type=\"hidden\" name=\"was-").append(n.wireName()).append("\" value=\"")
+                    .append(value).append("\">");
+            String hint = AttributeUnits.hint(n, raw);
+            if (hint != null) {
+                b.append("<span class=\"hint\" id=\"hint-").append(n.wireName()).append("\">").append(esc(hint))
+                        .append("</span>");
+            }
+            b.append("</p>");
+        }
+        b.append("<button id=\"save-attributes\" type=\"submit\">Save</button></form></div>");
+        b.append("<h2>Send a test message</h2><div class=\"card\"><form method=\"post\" action=\"").append(action)
+                .append("/send\">").append(csrf(s)).append("<p><label for=\"body\">Body</label>")
+                .append("<textarea id=\"body\" name=\"body\"></textarea></p>");
+        if (fifo) {
+            b.append("<p><label for=\"group\">Message group id</label><input id=\"group\" name=\"group\"></p>")
+                    .append("<p><label for=\"dedup\">Deduplication id (optional with content-based")
+                    .append(" deduplication)</label><input id=\"dedup\" name=\"dedup\"></p>");
+        }
+        b.append("<button id=\"send\" type=\"submit\">Send</button></form></div>");
+        if (x.tags() != null) {
+            b.append("<h2>Tags</h2><div class=\"scroll\"><table id=\"tags\" class=\"attributes\"><thead><tr>")
+                    .append("<th>Key</th><th>Value</th><th></th></tr></thead><tbody>");
+            if (x.tags().isEmpty()) {
+                b.append("<tr><td colspan=\"3\" class=\"muted\">none</td></tr>");
+            }
+            x.tags().forEach((k, v) -> b.append("<tr><td class=\"wrap tag-key\">").append(esc(k))
+                    .append("</td><td class=\"wrap tag-value\">").append(esc(v)).append("</td><td><form class=\"row-action\"")
+                    .append(" method=\"post\" action=\"").append(action).append("/untag\">").append(csrf(s))
+                    .append("<input type=\"hidden\" name=\"key\" value=\"").append(esc(k)).append("\"><button")
+                    .append(" class=\"danger untag\" type=\"submit\">Remove</button></form></td></tr>"));
+            b.append("</tbody></table></div><div class=\"card\"><form class=\"inline\" method=\"post\" action=\"")
+                    .append(action).append("/tag\">").append(csrf(s)).append("<div><label for=\"tag-key\">Key</label>")
+                    .append("<input id=\"tag-key\" name=\"key\" autocomplete=\"off\"></div><div><label")
+                    .append(" for=\"tag-value\">Value</label><input id=\"tag-value\" name=\"value\" autocomplete=\"off\">")
+                    .append("</div><button id=\"add-tag\" type=\"submit\">Add or change</button></form></div>");
+        }
+        b.append("<h2>Delete the queue</h2><div class=\"card\"><form method=\"post\" action=\"").append(action)
+                .append("/delete-queue\">").append(csrf(s)).append("<p>Deletes the queue and every message in it.")
+                .append(" Type the queue's name to confirm.</p><p><label for=\"confirm-delete\">Queue name</label>")
+                .append("<input id=\"confirm-delete\" name=\"confirm\" autocomplete=\"off\"></p><button")
+                .append(" id=\"delete-queue\" class=\"danger\" type=\"submit\">Delete queue</button></form></div>");
+        b.append("<h2>Purge</h2><div class=\"card\"><form method=\"post\" action=\"").append(action)
+                .append("/purge\">").append(csrf(s)).append("<p>Deletes every message in the queue. Type the")
+                .append(" queue's name to confirm.</p><p><label for=\"confirm\">Queue name</label>")
+                .append("<input id=\"confirm\" name=\"confirm\" autocomplete=\"off\"></p>")
+                .append("<button id=\"purge\" class=\"danger\" type=\"submit\">Purge</button></form></div>");
+        return page(problem == null ? 200 : 400, name, ctx.nav().apply(s), b.toString());
+    }
+
+    private static String actionForm(ConsoleSessions.Session s, String action, String receipt, String label,
+                                     String cssClass, boolean danger) {
+        return "<form class=\"row-action\" method=\"post\" action=\"" + action + "\">" + csrf(s)
+                + "<input type=\"hidden\" name=\"receipt\" value=\"" + esc(receipt) + "\"><button type=\"submit\""
+                + " class=\"" + cssClass + (danger ? " danger" : "") + "\">" + label + "</button></form>";
+    }
+
+    private static boolean deadLetterQueue(Extras x) {
+        return !x.sources().isEmpty() || (x.tasks() != null && x.tasks().size() > 0);
+    }
+
+    private static boolean running(Extras x) {
+        if (x.tasks() != null) {
+            for (JsonNode t : x.tasks()) {
+                if (t.path("Status").asText().equals("RUNNING")) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /** What reloads in place: the charts' data, the attributes in their units, the dead-letter sources and redrives. */
+    private String live(ConsoleSessions.Session s, String name, Map<String, String> a, Extras x) {
+        StringBuilder b = new StringBuilder();
+        String samples = ctx.services().catalog().get(name).map(q -> ctx.history().json(q.queueId())).orElse(null);
+        b.append("<h2>Last hour</h2>");
+        if (samples == null) {
+            b.append("<p class=\"muted\" id=\"no-history\">No samples yet (every ")
+                    .append(QueueHistory.EVERY_SECONDS).append(" s; at most the first queues by name are kept).</p>");
+        } else {
+            b.append("<div class=\"charts\"><div id=\"depth-chart\"></div><div id=\"age-chart\"></div>")
+                    .append("<div id=\"rate-chart\"></div></div>")
+                    .append("<script type=\"application/json\" id=\"history-data\">").append(samples)
+                    .append("</script>");
+        }
+        String target = ConsoleApi.deadLetterTarget(a);
+        if (target != null) {
+            b.append("<p>Dead-letter queue: <a id=\"dlq-target\" href=\"/console/queues/").append(url(target))
+                    .append("\">").append(esc(target)).append("</a></p>");
+        }
+        b.append("<h2>Attributes</h2><div class=\"scroll\"><table id=\"attributes\"><tbody>");
+        a.forEach((k, v) -> {
+            String shown = AttributeUnits.show(k, v, ctx.services().nowMillis());
+            b.append("<tr><th>").append(esc(k)).append("</th><td class=\"wrap\" id=\"attr-").append(esc(k))
+                    .append("\"");
+            if (!shown.equals(v)) {
+                b.append(" title=\"").append(esc(v)).append("\" data-raw=\"").append(esc(v)).append("\"");
+            }
+            b.append(">").append(esc(shown)).append("</td></tr>");
+        });
+        b.append("</tbody></table></div>");
+        if (deadLetterQueue(x)) {
+            b.append("<h2>Dead-letter queue</h2><p>Sources: <span id=\"dlq-sources\">");
+            for (int i = 0; i < x.sources().size(); i++) {
+                b.append(i == 0 ? "" : ", ").append("<a href=\"/console/queues/").append(url(x.sources().get(i)))
+                        .append("\">").append(esc(x.sources().get(i))).append("</a>");
+            }
+            b.append("</span></p>");
+            if (x.tasks() != null && x.tasks().size() > 0) {
+                String action = "/console/queues/" + url(name);
+                b.append("<div class=\"scroll\"><table id=\"redrives\"><thead><tr><th>Started</th><th>Status</th>")
+                        .append("<th>Progress</th><th class=\"num\">Moved</th><th class=\"num\">To move</th>")
+                        .append("<th>Destination</th><th></th></tr></thead><tbody>");
+                for (JsonNode t : x.tasks()) {
+                    String status = t.path("Status").asText();
+                    long moved = t.path("ApproximateNumberOfMessagesMoved").asLong();
+                    long toMove = t.path("ApproximateNumberOfMessagesToMove").asLong();
+                    long shownMax = Math.max(1, Math.max(moved, toMove));
+                    b.append("<tr><td>").append(Html.time(t.path("StartedTimestamp").asLong()))
+                            .append("</td><td class=\"status\">").append(esc(status))
+                            .append(t.has("FailureReason") ? " (" + esc(t.path("FailureReason").asText()) + ")" : "")
+                            .append("</td><td><progress class=\"redrive-progress\" max=\"").append(shownMax)
+                            .append("\" value=\"").append(status.equals("COMPLETED") ? shownMax : moved)
+                            .append("\"></progress> ").append(toMove <= 0 ? "" : Math.min(100, 100 * moved / toMove)
+                                    + " %").append("</td><td class=\"num moved\">").append(moved)
+                            .append("</td><td class=\"num\">").append(toMove).append("</td><td class=\"wrap\">")
+                            .append(esc(t.path("DestinationArn").asText("the original sources"))).append("</td><td>");
+                    if (status.equals("RUNNING") && t.has("TaskHandle")) {
+                        b.append("<form method=\"post\" action=\"").append(action).append("/cancel-redrive\">")
+                                .append(csrf(s)).append("<input type=\"hidden\" name=\"task\" value=\"")
+                                .append(esc(t.path("TaskHandle").asText())).append("\"><button class=\"danger\"")
+                                .append(" id=\"cancel-redrive\" type=\"submit\">Cancel</button></form>");
+                    }
+                    b.append("</td></tr>");
+                }
+                b.append("</tbody></table></div>");
+            }
+        }
+        return b.toString();
     }
 
     private static String peekTable(List<PeekedMessage> peeked) {
         if (peeked.isEmpty()) {
             return "<p id=\"peeked-none\">No message is visible now.</p>";
         }
-        StringBuilder b = new StringBuilder("<div class=\"scroll\"><table id=\"peeked\"><thead><tr><th>Message id</th>"
-                + "<th>Sent</th><th class=\"num\">Receives</th><th>Group</th><th>From (dead-letter source)</th>"
-                + "<th>Dead-lettered because</th><th>Body</th></tr></thead><tbody>");
-        for (PeekedMessage p : peeked) {
-            var m = p.message();
-            String body = Html.cut(m.body(), 500);
-            b.append("<tr><td class=\"wrap\">").append(esc(m.messageId())).append("</td><td>")
-                    .append(esc(Instant.ofEpochMilli(m.sentTimestampMillis()).toString()))
-                    .append("</td><td class=\"num receives\">").append(p.receiveCount()).append("</td><td>")
-                    .append(esc(m.groupId())).append("</td><td class=\"wrap\">").append(esc(m.deadLetterSourceArn()))
-                    .append("</td><td class=\"reason\">").append(esc(reason(m))).append("</td><td class=\"wrap body\">")
-                    .append(esc(body)).append("</td></tr>");
-        }
-        return b.append("</tbody></table></div>").toString();
+        return MessageView.table("peeked", peeked.stream().map(p -> new MessageView.Shown(p.message(),
+                p.receiveCount(), null)).toList(), null);
     }
 
     /** Why a dead-letter copy was handed off, in words; blank for other messages. */
@@ -287,6 +399,107 @@ final class QueuePage {
             }
             return ctx.api().call(s, "SendMessage", req);
         }).thenApply(out -> redirect("/console/queues/" + url(name) + "?done=sent"))
+                .exceptionallyCompose(e -> actionFailed(s, name, e));
+    }
+
+    /** Deletes the queue once its name is typed in the confirmation field; then the list says so. */
+    CompletableFuture<Response> deleteQueue(ConsoleSessions.Session s, String name, Map<String, String> form) {
+        if (!name.equals(form.get("confirm"))) {
+            return queuePage(s, name, null, "Not deleted: type the queue's name exactly to confirm.");
+        }
+        return ctx.api().queueUrl(s, name).thenCompose(url -> ctx.api().call(s, "DeleteQueue",
+                        JsonNodeFactory.instance.objectNode().put("QueueUrl", url)))
+                .thenApply(out -> redirect("/console/queues?done=deleted"))
+                .exceptionallyCompose(e -> actionFailed(s, name, e));
+    }
+
+    CompletableFuture<Response> tag(ConsoleSessions.Session s, String name, Map<String, String> form) {
+        ObjectNode tags = JsonNodeFactory.instance.objectNode().put(form.getOrDefault("key", "").trim(),
+                form.getOrDefault("value", "").trim());
+        return ctx.api().queueUrl(s, name).thenCompose(url -> {
+            ObjectNode req = JsonNodeFactory.instance.objectNode().put("QueueUrl", url);
+            req.set("Tags", tags);
+            return ctx.api().call(s, "TagQueue", req);
+        }).thenApply(out -> redirect("/console/queues/" + url(name) + "?done=tagged"))
+                .exceptionallyCompose(e -> actionFailed(s, name, e));
+    }
+
+    CompletableFuture<Response> untag(ConsoleSessions.Session s, String name, Map<String, String> form) {
+        return ctx.api().queueUrl(s, name).thenCompose(url -> {
+            ObjectNode req = JsonNodeFactory.instance.objectNode().put("QueueUrl", url);
+            req.putArray("TagKeys").add(form.getOrDefault("key", ""));
+            return ctx.api().call(s, "UntagQueue", req);
+        }).thenApply(out -> redirect("/console/queues/" + url(name) + "?done=untagged"))
+                .exceptionallyCompose(e -> actionFailed(s, name, e));
+    }
+
+    /** A real receive with the visibility, count and wait chosen in the form; the page shows what it received. */
+    CompletableFuture<Response> poll(ConsoleSessions.Session s, String name, Map<String, String> form) {
+        ObjectNode req = JsonNodeFactory.instance.objectNode();
+        try {
+            req.put("VisibilityTimeout", Integer.parseInt(form.getOrDefault("visibility", "30").trim()))
+                    .put("MaxNumberOfMessages", Integer.parseInt(form.getOrDefault("max", "10").trim()))
+                    .put("WaitTimeSeconds", Integer.parseInt(form.getOrDefault("wait", "0").trim()));
+        } catch (NumberFormatException e) {
+            return queuePage(s, name, null, "Not polled: the visibility timeout, count and wait are whole numbers.");
+        }
+        req.putArray("MessageSystemAttributeNames").add("All");
+        req.putArray("MessageAttributeNames").add("All");
+        return ctx.api().queueUrl(s, name).thenCompose(url -> ctx.api().call(s, "ReceiveMessage",
+                        req.put("QueueUrl", url)))
+                .thenCompose(out -> {
+                    List<MessageView.Shown> polled = new ArrayList<>();
+                    out.path("Messages").forEach(m -> polled.add(received(m)));
+                    return queuePage(s, name, null, null, false, polled);
+                })
+                .exceptionallyCompose(e -> actionFailed(s, name, e));
+    }
+
+    /** A received message (the API's JSON) as the message view shows it. */
+    static MessageView.Shown received(JsonNode m) {
+        JsonNode a = m.path("Attributes");
+        Map<String, MessageAttributeValue> attributes = new LinkedHashMap<>();
+        m.path("MessageAttributes").fields().forEachRemaining(e -> {
+            JsonNode v = e.getValue();
+            String type = v.path("DataType").asText("String");
+            attributes.put(e.getKey(), v.has("BinaryValue")
+                    ? MessageAttributeValue.ofBinary(type, Base64.getDecoder().decode(v.path("BinaryValue")
+                            .asText()))
+                    : MessageAttributeValue.ofString(type, v.path("StringValue").asText()));
+        });
+        Map<String, MessageAttributeValue> system = new LinkedHashMap<>();
+        if (a.has("AWSTraceHeader")) {
+            system.put("AWSTraceHeader", MessageAttributeValue.ofString("String", a.path("AWSTraceHeader").asText()));
+        }
+        if (a.has("ApproximateFirstReceiveTimestamp")) {
+            system.put("First received", MessageAttributeValue.ofString("String",
+                    Html.utc(a.path("ApproximateFirstReceiveTimestamp").asLong())));
+        }
+        StoredMessage stored = new StoredMessage(m.path("MessageId").asText(), m.path("Body").asText(), attributes,
+                system, a.path("SentTimestamp").asLong(), text(a, "MessageGroupId"), text(a, "MessageDeduplicationId"),
+                text(a, "SequenceNumber"), text(a, "SenderId"), text(a, "DeadLetterQueueSourceArn"));
+        return new MessageView.Shown(stored, a.path("ApproximateReceiveCount").asInt(), m.path("ReceiptHandle").asText());
+    }
+
+    private static String text(JsonNode n, String field) {
+        return n.hasNonNull(field) ? n.path(field).asText() : null;
+    }
+
+    /** Deletes one message a poll received (by its receipt handle). */
+    CompletableFuture<Response> deleteMessage(ConsoleSessions.Session s, String name, Map<String, String> form) {
+        return ctx.api().queueUrl(s, name).thenCompose(url -> ctx.api().call(s, "DeleteMessage",
+                        JsonNodeFactory.instance.objectNode().put("QueueUrl", url)
+                                .put("ReceiptHandle", form.getOrDefault("receipt", ""))))
+                .thenApply(out -> redirect("/console/queues/" + url(name) + "?done=deleted"))
+                .exceptionallyCompose(e -> actionFailed(s, name, e));
+    }
+
+    /** Makes a message a poll received visible again at once (its visibility timeout set to 0). */
+    CompletableFuture<Response> releaseMessage(ConsoleSessions.Session s, String name, Map<String, String> form) {
+        return ctx.api().queueUrl(s, name).thenCompose(url -> ctx.api().call(s, "ChangeMessageVisibility",
+                        JsonNodeFactory.instance.objectNode().put("QueueUrl", url)
+                                .put("ReceiptHandle", form.getOrDefault("receipt", "")).put("VisibilityTimeout", 0)))
+                .thenApply(out -> redirect("/console/queues/" + url(name) + "?done=released"))
                 .exceptionallyCompose(e -> actionFailed(s, name, e));
     }
 
