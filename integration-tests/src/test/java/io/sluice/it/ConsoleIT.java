@@ -51,8 +51,9 @@ class ConsoleIT {
                 + " {\"accessKey\": \"sly\", \"secretKey\": \"sly-secret\", \"allow\": [{\"action\": \"S*\","
                 + " \"queue\": \"*\"}, {\"action\": \"*Cluster\", \"queue\": \"*\"}]}]}");
         // pages reload their figures every second here (10 s by default), so a test sees several refreshes quickly
+        // sly may make 2 requests a second: the usage page's throttles
         server = SluiceProcess.start("console", Map.of("SLUICE_AUTH_KEYS_FILE", keys.toString(),
-                "SLUICE_CONSOLE_REFRESH_SECONDS", "1"));
+                "SLUICE_CONSOLE_REFRESH_SECONDS", "1", "SLUICE_FRONTEND_KEY_RATE_LIMITS", "sly=2"));
         sqs = SqsClients.client(server.endpoint());
         base = server.adminEndpoint().toString().replaceAll("/$", "");
         sqs.createQueue(b -> b.queueName("orders-dlq"));
@@ -561,6 +562,70 @@ class ConsoleIT {
     }
 
     /**
+     * Issue 47, item 7: a queue's page lists who received from it through this node (access key, address, rates,
+     * messages held), and the usage page each key's requests and throttles; a key that is not an admin sees only its
+     * own usage.
+     */
+    @Test
+    void aQueuesConsumersAndEachKeysUsageAreShown() throws Exception {
+        sqs.createQueue(b -> b.queueName("mine-work"));
+        for (int i = 0; i < 3; i++) {
+            int n = i;
+            sqs.sendMessage(b -> b.queueUrl(url("mine-work")).messageBody("work " + n));
+        }
+        try (SqsClient mine = SqsClients.client(server.endpoint(), "mine", "mine-secret")) {
+            List<Message> got = new java.util.ArrayList<>();
+            await().atMost(Duration.ofSeconds(60)).until(() -> {
+                got.addAll(mine.receiveMessage(b -> b.queueUrl(url("mine-work")).maxNumberOfMessages(10)
+                        .visibilityTimeout(300).waitTimeSeconds(1)).messages());
+                return got.size() == 3;
+            });
+            mine.deleteMessage(b -> b.queueUrl(url("mine-work")).receiptHandle(got.get(0).receiptHandle()));
+        }
+        sqs.createQueue(b -> b.queueName("sly-target"));
+        int throttled = 0;
+        try (SqsClient sly = SqsClients.client(server.endpoint(), "sly", "sly-secret", false)) {
+            for (int i = 0; i < 10; i++) {
+                try {
+                    sly.sendMessage(b -> b.queueUrl(url("sly-target")).messageBody("hurry"));
+                } catch (software.amazon.awssdk.services.sqs.model.SqsException e) {
+                    assertEquals("RequestThrottled", e.awsErrorDetails().errorCode(), e.toString());
+                    throttled++;
+                }
+            }
+        }
+        assertTrue(throttled > 0, "2 requests a second, 10 sent at once");
+        WebDriver driver = ConsoleSession.browser();
+        try {
+            signIn(driver, base, SluiceProcess.ACCESS_KEY, SluiceProcess.SECRET_KEY);
+            driver.get(base + "/console/queues/mine-work");
+            By row = By.xpath("//table[@id='consumers']/tbody/tr[td[1][text()='mine']]");
+            assertEquals("127.0.0.1", text(driver, By.xpath("//table[@id='consumers']/tbody/tr[td[1][text()='mine']]"
+                    + "/td[2]")));
+            assertEquals("2", text(driver, By.xpath("//table[@id='consumers']/tbody/tr[td[1][text()='mine']]/td[5]")),
+                    "3 received, 1 deleted: 2 held");
+            assertTrue(text(driver, row).contains("ago") || text(driver, row).contains("just now"));
+            ((org.openqa.selenium.JavascriptExecutor) driver).executeScript("arguments[0].scrollIntoView()",
+                    driver.findElement(By.id("consumers")));
+            ConsoleSession.screenshot(driver, "consumers");
+
+            follow(driver, By.linkText("Usage"));
+            int slowed = throttled;
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> Integer.parseInt(text(driver,
+                    By.xpath("//table[@id='usage']/tbody/tr[td[1][text()='sly']]/td[4]")).replace(",", "")) >= slowed);
+            assertTrue(Integer.parseInt(text(driver, By.xpath("//table[@id='usage']/tbody/tr[td[1][text()='mine']]"
+                    + "/td[2]")).replace(",", "")) >= 2, "mine's receives and delete");
+            ConsoleSession.screenshot(driver, "usage");
+            follow(driver, By.id("sign-out"));
+            signIn(driver, base, "mine", "mine-secret");
+            driver.get(base + "/console/usage");
+            assertEquals(List.of("mine"), texts(driver, By.cssSelector("#usage td.key")), "a key sees its own usage");
+        } finally {
+            driver.quit();
+        }
+    }
+
+    /**
      * Issue 47, item 5: a FIFO queue created from the console with a dead-letter queue picked from the list and a
      * tag, seen through the API; a tag added and removed; the queue deleted only with its name typed, then gone from
      * the API too.
@@ -802,8 +867,9 @@ class ConsoleIT {
             assertTrue(driver.getCurrentUrl().endsWith("/console/login"), "signed out: back to the sign-in");
 
             signIn(driver, base, "mine", "mine-secret");
-            assertEquals(List.of("mine-jobs"), texts(driver, By.xpath("//table[@id='queues']/tbody/tr/td[1]")),
-                    "a limited key lists only its queues");
+            List<String> listed = texts(driver, By.xpath("//table[@id='queues']/tbody/tr/td[1]"));
+            assertTrue(listed.contains("mine-jobs") && listed.stream().allMatch(n -> n.startsWith("mine-")),
+                    "a limited key lists only its queues: " + listed);
             assertTrue(driver.findElements(By.linkText("Cluster")).isEmpty(), "no cluster page for it");
             driver.get(base + "/console/queues/orders");
             assertTrue(driver.findElement(By.id("problem")).getText().startsWith("AccessDenied"));

@@ -83,6 +83,7 @@ public final class Console {
     private final QueueListPage queueList;
     private final QueuePage queue;
     private final ClusterPage cluster;
+    private final UsagePage usage;
     /** A queue page's forms by the last segment of their action ({@code /console/queues/<name>/<form>}). */
     private final Map<String, QueueForm> queueForms;
 
@@ -118,6 +119,7 @@ public final class Console {
         this.queueList = new QueueListPage(pages);
         this.queue = new QueuePage(pages);
         this.cluster = new ClusterPage(clusterStatus, rebalance, this::isAdmin, this::nav, refreshSeconds);
+        this.usage = new UsagePage(sqs::usageByKey, clockMillis, this::isAdmin, this::nav, refreshSeconds);
         this.queueForms = Map.ofEntries(Map.entry("attributes", queue::setAttributes),
                 Map.entry("redrive", queue::redrive), Map.entry("cancel-redrive", queue::cancelRedrive),
                 Map.entry("send", queue::send), Map.entry("purge", queue::purge),
@@ -200,6 +202,12 @@ public final class Console {
         }
         if (path.equals("/console/cluster") && !post) {
             return done(cluster.clusterPage(session, query.get("moved")));
+        }
+        if (path.equals("/console/usage") && !post) {
+            return done(usage.usagePage(session));
+        }
+        if (path.equals("/console/live/usage") && !post) {
+            return done(usage.usageLive(session));
         }
         if (path.equals("/console/live/cluster") && !post) {
             return done(cluster.clusterLive(session));
@@ -310,7 +318,8 @@ public final class Console {
     }
 
     private String nav(ConsoleSessions.Session s) {
-        return "<a href=\"/console/queues\">Queues</a>" + (isAdmin(s) ? "<a href=\"/console/cluster\">Cluster</a>" : "")
+        return "<a href=\"/console/queues\">Queues</a><a href=\"/console/usage\">Usage</a>"
+                + (isAdmin(s) ? "<a href=\"/console/cluster\">Cluster</a>" : "")
                 + "<form method=\"post\" action=\"/console/logout\">" + csrf(s)
                 + "<span class=\"who\">" + esc(s.principal()) + "</span> <button id=\"sign-out\" type=\"submit\">"
                 + "Sign out</button></form>";

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sluice.frontend.auth.Authorizer;
 import io.sluice.frontend.http.SqsRequestProcessor;
+import io.sluice.frontend.service.ConsumerActivity;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
@@ -60,6 +61,11 @@ final class ConsoleApi {
     CompletableFuture<String> queueUrl(ConsoleSessions.Session s, String name) {
         return call(s, "GetQueueUrl", JsonNodeFactory.instance.objectNode().put("QueueName", name))
                 .thenApply(out -> out.path("QueueUrl").asText());
+    }
+
+    /** Who receives from each queue through this node. */
+    ConsumerActivity consumers() {
+        return sqs.consumers();
     }
 
     boolean allowed(ConsoleSessions.Session s, String action, String queue) {

@@ -16,12 +16,14 @@ import io.sluice.common.SqsError;
 import io.sluice.common.SqsException;
 import io.sluice.common.validation.QueueAttributeName;
 import io.sluice.frontend.console.Console.Response;
+import io.sluice.frontend.service.ConsumerActivity;
 import io.sluice.partition.PeekedMessage;
 import io.sluice.partition.StoredMessage;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
@@ -220,6 +222,32 @@ final class QueuePage {
         return page(problem == null ? 200 : 400, name, ctx.nav().apply(s), b.toString());
     }
 
+    /** The receivers this node saw on the queue in the last minutes (its page needs the queue's attributes). */
+    private String consumers(String name) {
+        List<ConsumerActivity.Seen> seen = ctx.api().consumers().seen(name);
+        long now = ctx.services().nowMillis();
+        StringBuilder b = new StringBuilder("<h2>Consumers</h2><p class=\"muted\">Receivers seen by this node in the")
+                .append(" last ").append(Units.duration(ConsumerActivity.WINDOW_SECONDS)).append(" (a cluster's other")
+                .append(" nodes count the receives through them).</p>");
+        if (seen.isEmpty()) {
+            return b.append("<p id=\"consumers-none\">No receives through this node in that time.</p>").toString();
+        }
+        b.append("<div class=\"scroll\"><table id=\"consumers\"><thead><tr><th>Access key</th><th>Address</th>")
+                .append("<th class=\"num\">Receives/s</th><th class=\"num\">Messages/s</th><th class=\"num\"")
+                .append(" title=\"received and not deleted within the window\">Held (approx.)</th><th>Last seen</th>")
+                .append("</tr></thead><tbody>");
+        for (ConsumerActivity.Seen c : seen) {
+            b.append("<tr><td class=\"wrap key\">").append(esc(c.receiver().accessKey())).append("</td><td class=\"wrap")
+                    .append(" address\">").append(esc(c.receiver().address())).append("</td><td class=\"num\">")
+                    .append(String.format(Locale.ROOT, "%.1f", (double) c.receiveCalls() / c.seconds()))
+                    .append("</td><td class=\"num\">")
+                    .append(String.format(Locale.ROOT, "%.1f", (double) c.received() / c.seconds()))
+                    .append("</td><td class=\"num held\">").append(Units.count(c.heldApprox())).append("</td><td>")
+                    .append(Units.ago(now - c.lastSeenMillis())).append("</td></tr>");
+        }
+        return b.append("</tbody></table></div>").toString();
+    }
+
     private static String actionForm(ConsoleSessions.Session s, String action, String receipt, String label,
                                      String cssClass, boolean danger) {
         return "<form class=\"row-action\" method=\"post\" action=\"" + action + "\">" + csrf(s)
@@ -272,6 +300,7 @@ final class QueuePage {
             b.append(">").append(esc(shown)).append("</td></tr>");
         });
         b.append("</tbody></table></div>");
+        b.append(consumers(name));
         if (deadLetterQueue(x)) {
             b.append("<h2>Dead-letter queue</h2><p>Sources: <span id=\"dlq-sources\">");
             for (int i = 0; i < x.sources().size(); i++) {

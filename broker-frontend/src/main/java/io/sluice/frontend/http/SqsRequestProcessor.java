@@ -18,6 +18,7 @@ import io.sluice.frontend.auth.Authorizer;
 import io.sluice.frontend.auth.RequestResources;
 import io.sluice.frontend.auth.SigV4Verifier;
 import io.sluice.frontend.auth.SignedRequest;
+import io.sluice.frontend.service.ConsumerActivity;
 import io.sluice.frontend.protocol.JsonCodec;
 import io.sluice.frontend.protocol.Protocol;
 import io.sluice.frontend.protocol.QueryDecoder;
@@ -32,6 +33,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -75,6 +77,7 @@ public final class SqsRequestProcessor {
     private final MeterRegistry metrics;
     private final AccessKeyRateLimiter limiter;
     private final Predicate<String> knownQueue;
+    private final ConsumerActivity consumers = new ConsumerActivity(System::currentTimeMillis);
     private final long deadlineMillis;
     /** Failed signatures by client address and key: guessing a secret is slowed down, per address. */
     private final AuthFailures authFailures =
@@ -119,6 +122,30 @@ public final class SqsRequestProcessor {
         this.metrics = metrics;
         this.limiter = limiter;
         this.knownQueue = knownQueue;
+    }
+
+    /** Who receives from and deletes in each queue through this frontend (the console's consumers view). */
+    public ConsumerActivity consumers() {
+        return consumers;
+    }
+
+    /**
+     * Requests and throttled requests per access key since this frontend started (its {@code sqs.usage.requests} and
+     * {@code sqs.usage.throttled} counters): key -> {requests, throttled}.
+     */
+    public Map<String, long[]> usageByKey() {
+        Map<String, long[]> usage = new TreeMap<>();
+        String[] names = {"sqs.usage.requests", "sqs.usage.throttled"};
+        for (int i = 0; i < names.length; i++) {
+            int column = i;
+            metrics.find(names[i]).counters().forEach(c -> {
+                String key = c.getId().getTag("access_key");
+                if (key != null) {
+                    usage.computeIfAbsent(key, k -> new long[2])[column] += (long) c.count();
+                }
+            });
+        }
+        return usage;
     }
 
     public CompletableFuture<Outgoing> process(Incoming in) {
@@ -245,7 +272,7 @@ public final class SqsRequestProcessor {
         }
         return run(principal, policy, handler, new Params(tree), protocol, requestId, uri.getRawPath(),
                 in.header("host"), TraceHeader.accepted(in.header("x-amzn-trace-id"), verifier != null,
-                        () -> signedHeaders(in, rawQuery)), in.connected(), queue);
+                        () -> signedHeaders(in, rawQuery)), in.connected(), queue, addressOf(in.remoteAddress()));
     }
 
     /**
@@ -263,7 +290,7 @@ public final class SqsRequestProcessor {
         }
         try {
             return run(principal, asAdmin ? (key, action, queue) -> true : policy, handler, new Params(request),
-                    Protocol.JSON, UUID.randomUUID().toString(), "/", host, null, () -> true, new String[2]);
+                    Protocol.JSON, UUID.randomUUID().toString(), "/", host, null, () -> true, new String[2], "console");
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -272,7 +299,7 @@ public final class SqsRequestProcessor {
     private CompletableFuture<ObjectNode> run(String principal, Authorizer authorizer, SqsAction handler,
                                               Params params, Protocol protocol, String requestId, String path,
                                               String host, String traceHeader,
-                                              BooleanSupplier connected, String[] queue) {
+                                              BooleanSupplier connected, String[] queue, String address) {
         RequestResources resources = RequestResources.of(handler.name(), params, path,
                 () -> ActionContext.queueDoesNotExist(protocol));
         queue[0] = resources.queue();
@@ -286,7 +313,20 @@ public final class SqsRequestProcessor {
                 resources.queue(), (act, queueName) -> authorizer.isAllowed(principal, act, queueName));
         long deadline = deadlineMillis + waitMillis(handler.name(), params);
         return CompletableFuture.supplyAsync(() -> handler.execute(ctx, params), workers).thenCompose(f -> f)
-                .orTimeout(deadline, TimeUnit.MILLISECONDS);
+                .orTimeout(deadline, TimeUnit.MILLISECONDS)
+                .thenApply(out -> consumed(handler.name(), resources.queue(), principal, address, out));
+    }
+
+    /** Counts a receive or delete for the consumers view; the answer passes through. */
+    private ObjectNode consumed(String action, String queue, String principal, String address, ObjectNode out) {
+        switch (action) {
+            case "ReceiveMessage" -> consumers.received(queue, principal, address, out.path("Messages").size());
+            case "DeleteMessage" -> consumers.deleted(queue, principal, address, 1);
+            case "DeleteMessageBatch" -> consumers.deleted(queue, principal, address, out.path("Successful").size());
+            default -> {
+            }
+        }
+        return out;
     }
 
     /**
