@@ -194,6 +194,10 @@ class ConsoleIT {
         assertTrue(list.contains("mine-jobs"), list);
         assertFalse(list.contains("orders"), "another key's queue is not listed: " + list);
         assertEquals(403, get(base, "/console/queues/orders", mine).statusCode());
+        assertEquals(403, get(base, "/console/live/history/orders?range=86400", mine).statusCode(),
+                "nor its charts' data");
+        assertEquals(403, get(base, "/console/live/queues/orders", mine).statusCode(), "nor its live region");
+        assertEquals(200, get(base, "/console/live/history/mine-jobs?range=900", mine).statusCode());
         assertEquals(403, get(base, "/console/cluster", mine).statusCode());
         assertEquals(403, post(base, "/console/cluster/rebalance", mine, Map.of("csrf", ConsoleSession.csrf(
                 get(base, "/console/queues", mine).body()), "max_moves", "5")).statusCode(), "only admins rebalance");
@@ -808,12 +812,28 @@ class ConsoleIT {
 
             follow(driver, By.linkText("shop"));
             assertEquals("5", text(driver, By.id("attr-ApproximateNumberOfMessages")));
-            // the node samples every 10 s while the console is in use: the chart appears once it has a sample
+            // the charts draw what the node sampled and the shard recorded (the shard records at its start)
             await().atMost(Duration.ofSeconds(120)).until(() -> {
                 driver.navigate().refresh();
                 return !driver.findElements(By.cssSelector("#depth-chart canvas")).isEmpty()
                         && !driver.findElements(By.cssSelector("#age-chart canvas")).isEmpty();
             });
+            // issue 47, item 6: a range picked is drawn and kept by the browser across reloads
+            assertEquals("3600", attribute(driver, By.id("depth-chart"), "data-range"), "an hour by default");
+            driver.findElement(By.id("range-86400")).click();
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> "86400".equals(attribute(driver,
+                    By.id("depth-chart"), "data-range")) && "86400".equals(attribute(driver, By.id("rate-chart"),
+                    "data-range")));
+            driver.navigate().refresh();
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> "86400".equals(attribute(driver,
+                    By.id("depth-chart"), "data-range")));
+            assertTrue(driver.findElement(By.id("range-86400")).getAttribute("class").contains("active"));
+            ((org.openqa.selenium.JavascriptExecutor) driver).executeScript("arguments[0].scrollIntoView()",
+                    driver.findElement(By.id("ranges")));
+            ConsoleSession.screenshot(driver, "charts-day");
+            driver.findElement(By.id("range-3600")).click();
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> "3600".equals(attribute(driver,
+                    By.id("depth-chart"), "data-range")));
             driver.findElement(By.id("body")).sendKeys("sent from the console");
             follow(driver, By.id("send"));
             assertEquals("Message sent.", driver.findElement(By.id("done")).getText());

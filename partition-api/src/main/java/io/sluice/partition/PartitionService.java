@@ -37,6 +37,14 @@ public interface PartitionService {
         return CompletableFuture.failedFuture(new UnsupportedOperationException("allCounts"));
     }
 
+    /**
+     * The counts its shard's leader recorded for the partition from {@code fromMillis} to {@code toMillis}, a point
+     * per minute in which they changed (and every few minutes when not), with the last point before the range.
+     */
+    default CompletableFuture<List<HistoryPoint>> history(PartitionId partition, long fromMillis, long toMillis) {
+        return CompletableFuture.failedFuture(new UnsupportedOperationException("history"));
+    }
+
     /** Messages visible right now (deadlines passed since the last command included), without leasing any. */
     CompletableFuture<Integer> visibleNow(PartitionId partition);
 

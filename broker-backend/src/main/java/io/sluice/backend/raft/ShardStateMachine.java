@@ -3,6 +3,7 @@ package io.sluice.backend.raft;
 import io.sluice.backend.engine.ShardPartitions;
 import io.sluice.backend.shard.LeaderClock;
 import io.sluice.backend.shard.ShardCore;
+import io.sluice.backend.shard.ShardHistory;
 import io.sluice.backend.storage.ShardStore;
 import io.sluice.backend.storage.StorageException;
 import io.sluice.common.Clock;
@@ -298,11 +299,15 @@ public final class ShardStateMachine extends BaseStateMachine {
         return System.nanoTime() - closedAtNanos;
     }
 
-    /** Deletes this replica's store once the group was removed from this backend (it was replaced elsewhere). */
+    /**
+     * Deletes this replica's store, and its charts' history, once the group was removed from this backend (it was
+     * replaced elsewhere).
+     */
     public void deleteStore() throws IOException {
         synchronized (this) {
-            core.closeStore();
+            core.close();
             ShardSnapshots.deleteRecursively(storeDir);
+            ShardSnapshots.deleteRecursively(ShardHistory.dirOf(storeDir));
         }
     }
 

@@ -7,6 +7,7 @@ import io.sluice.backend.shard.ShardQueries;
 import io.sluice.common.SqsError;
 import io.sluice.common.raft.RaftTransport;
 import io.sluice.partition.Effect;
+import io.sluice.partition.HistoryPoint;
 import io.sluice.partition.MoveTask;
 import io.sluice.partition.OutcomeCodec;
 import io.sluice.partition.PartitionCommand;
@@ -297,6 +298,12 @@ public final class ShardedPartitionService implements PartitionService, AutoClos
             }));
         }
         return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenApply(v -> all);
+    }
+
+    @Override
+    public CompletableFuture<List<HistoryPoint>> history(PartitionId partition, long fromMillis, long toMillis) {
+        return query(partition, ShardQueries.history(partition, fromMillis, toMillis))
+                .thenApply(b -> b == null ? List.<HistoryPoint>of() : HistoryPoint.decodeList(b));
     }
 
     @Override

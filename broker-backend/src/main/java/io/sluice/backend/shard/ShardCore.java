@@ -8,6 +8,7 @@ import io.sluice.backend.engine.ShardPartitions;
 import io.sluice.backend.storage.ShardStore;
 import io.sluice.partition.CommandCodec;
 import io.sluice.partition.Effect;
+import io.sluice.partition.HistoryPoint;
 import io.sluice.partition.MoveTask;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.PartitionOutcome;
@@ -21,6 +22,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -65,6 +67,9 @@ public final class ShardCore implements AutoCloseable {
     private ShardStore store;
     /** The store's partitions (null while no store is open): the apply, read, stats and sweep logic. */
     private ShardPartitions partitions;
+    /** This replica's record of its partitions' counts for the charts (opened with the store, kept across stores). */
+    private ShardHistory history;
+    private boolean historySampling;
 
     /**
      * @param name       the shard's name in logs
@@ -112,12 +117,56 @@ public final class ShardCore implements AutoCloseable {
         return clock.now();
     }
 
-    /** Opens the store (again, after {@link #closeStore}); its partitions are opened lazily. */
+    /**
+     * Opens the store (again, after {@link #closeStore}); its partitions are opened lazily. The first open also opens
+     * the history and starts sampling it every minute; every open records a point.
+     */
     public synchronized void open() {
         store = ShardStore.open(storeDir, durability);
         partitions = new ShardPartitions(store, name);
         partitions.applyFault(applyFault);
         seedLastStamp();
+        if (history == null) {
+            history = ShardHistory.open(storeDir);
+        }
+        if (!historySampling) {
+            historySampling = true;
+            awaits.timer().scheduleWithFixedDelay(this::sampleHistory, HISTORY_EVERY_SECONDS, HISTORY_EVERY_SECONDS,
+                    TimeUnit.SECONDS);
+        }
+        sampleHistory();
+    }
+
+    /** How often a replica records its partitions' counts ({@link ShardHistory}). */
+    static final int HISTORY_EVERY_SECONDS = 60;
+
+    /** Records the partitions' counts now in the history (a periodic task, at open and at close). */
+    public void sampleHistory() {
+        ShardHistory to;
+        List<PartitionStats> stats;
+        long now;
+        synchronized (this) {
+            if (partitions == null || history == null) {
+                return;
+            }
+            to = history;
+            now = clock.now();
+            stats = partitions.stats(now);
+        }
+        try {
+            to.record(now, stats);
+        } catch (RuntimeException e) { // charts only: never the shard's business
+            LOG.warn("shard {}: history not recorded", name, e);
+        }
+    }
+
+    /** The history of one partition's counts (the {@code HISTORY} query). */
+    List<HistoryPoint> history(PartitionId partition, long fromMillis, long toMillis) {
+        ShardHistory from;
+        synchronized (this) {
+            from = history;
+        }
+        return from == null ? List.of() : from.read(partition, fromMillis, toMillis);
     }
 
     /** Whether a store is open. */
@@ -216,6 +265,10 @@ public final class ShardCore implements AutoCloseable {
         if (type == ShardQueries.AWAIT) {
             return awaits.park(ShardQueries.argOf(q), ShardQueries.cursorOf(q))
                     .thenApply(ShardQueries::encodeAvailable);
+        }
+        if (type == ShardQueries.HISTORY) {
+            return CompletableFuture.completedFuture(HistoryPoint.encodeList(history(ShardQueries.partitionOf(q),
+                    ShardQueries.historyFrom(q), ShardQueries.argOf(q))));
         }
         if (type == ShardQueries.AWAIT_CONFIGURED) {
             PartitionId id = ShardQueries.partitionOf(q);
@@ -413,10 +466,17 @@ public final class ShardCore implements AutoCloseable {
         }
     }
 
-    /** Answers parked awaits empty, stops their timer, closes the store. */
+    /** Records a last point of history, answers parked awaits empty, stops their timer, closes the store. */
     @Override
     public void close() {
+        sampleHistory();
         awaits.close();
         closeStore();
+        synchronized (this) {
+            if (history != null) {
+                history.close();
+                history = null;
+            }
+        }
     }
 }

@@ -34,6 +34,8 @@ public final class ShardQueries {
     public static final byte PEEK = 10;
     /** The counts of every partition the shard holds (the console's queue list and charts: one query per shard). */
     public static final byte ALL_COUNTS = 11;
+    /** A partition's recorded counts over a time range ({@link ShardHistory}: the console's charts). */
+    public static final byte HISTORY = 12;
     /** The most messages one PEEK answers. */
     public static final int PEEK_MAX = 10;
 
@@ -80,6 +82,20 @@ public final class ShardQueries {
 
     public static byte[] partitionQuery(byte type, PartitionId p, long arg) {
         return ByteBuffer.allocate(1 + 8 + 4 + 8).put(type).putLong(p.queueId()).putInt(p.index()).putLong(arg).array();
+    }
+
+    /** A HISTORY query: the partition, then the range's start and, last (where {@link #argOf} reads it), its end. */
+    public static byte[] history(PartitionId p, long fromMillis, long toMillis) {
+        return ByteBuffer.allocate(1 + 8 + 4 + 8 + 8).put(HISTORY).putLong(p.queueId()).putInt(p.index())
+                .putLong(fromMillis).putLong(toMillis).array();
+    }
+
+    /** A HISTORY query's start. */
+    public static long historyFrom(ByteBuffer q) {
+        if (q.limit() != 29) {
+            throw new IllegalArgumentException("malformed history query");
+        }
+        return q.getLong(13);
     }
 
     public static byte[] simple(byte type, long arg) {

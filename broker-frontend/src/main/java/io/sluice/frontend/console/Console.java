@@ -196,6 +196,10 @@ public final class Console {
         if (path.equals("/console/live/queues") && !post) {
             return queueList.queuesFragment(session, query);
         }
+        if (path.startsWith("/console/live/history/") && !post) {
+            return queue.chart(session, URLDecoder.decode(path.substring("/console/live/history/".length()),
+                    StandardCharsets.UTF_8), query.get("range"));
+        }
         if (path.startsWith("/console/live/queues/") && !post) {
             return queue.queueLive(session, URLDecoder.decode(path.substring("/console/live/queues/".length()),
                     StandardCharsets.UTF_8));

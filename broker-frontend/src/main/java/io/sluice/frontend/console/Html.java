@@ -183,35 +183,69 @@ final class Html {
             })();
             """;
 
-    /** Draws a queue page's charts (again after each reload of its live region) from its JSON data block with uPlot (no inline script: the CSP allows none). */
+    /**
+     * Draws a queue page's charts from {@code data-history} (JSON, {@code ?range=} seconds), in the range picked with
+     * the {@code data-range} buttons (kept in the browser's local storage, so it survives reloads and restarts), again
+     * after each reload of the page's live region. A chart is replaced only once its new data arrived (no blank
+     * flash). Each chart box says what it shows in {@code data-range} and {@code data-points}.
+     */
     static final String CHARTS = """
             (function () {
               'use strict';
+              var box = document.getElementById('charts');
+              if (!box || typeof uPlot === 'undefined') { return; }
               var zone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'local time';
               var whole = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000,
                 500000, 1000000, 2000000, 5000000, 10000000];
-              function draw() {
-                var data = document.getElementById('history-data');
-                if (!data || typeof uPlot === 'undefined') { return; }
-                var d = JSON.parse(data.textContent);
-                function chart(id, title, series, values, counts) {
-                  var box = document.getElementById(id);
-                  if (!box) { return; }
-                  box.textContent = '';
-                  var width = Math.max(260, Math.min(box.clientWidth || 600, 1160));
-                  new uPlot({ title: title + ' (times in ' + zone + ')', width: width, height: 220, series: series,
-                    scales: { x: { time: true, range: [d.now - 3600, d.now] },
-                      y: { range: function (u, min, max) { return [0, Math.max(counts ? 5 : 1, max || 0)]; } } },
-                    axes: [{}, counts ? { incrs: whole } : {}] }, values, box);
-                }
-                chart('depth-chart', 'Messages', [{}, { label: 'visible', stroke: '#1f6feb', width: 2 },
-                  { label: 'in flight', stroke: '#d97706', width: 2 }, { label: 'delayed', stroke: '#6b7280', width: 2 }],
-                  [d.t, d.visible, d.inflight, d.delayed], true);
-                chart('age-chart', 'Age of the oldest message (s)', [{}, { label: 'oldest', stroke: '#b42318', width: 2 }],
-                  [d.t, d.oldest], true);
-                chart('rate-chart', 'Messages per second', [{}, { label: 'sent', stroke: '#1a7f37', width: 2 },
-                  { label: 'received', stroke: '#7c3aed', width: 2 }], [d.t, d.sent, d.received], false);
+              var stored = null;
+              try { stored = window.localStorage.getItem('sluice.chart-range'); } catch (e) { /* storage off */ }
+              var range = /^(900|3600|21600|86400)$/.test(stored || '') ? stored : '3600';
+              var asked = 0;
+              function mark() {
+                document.querySelectorAll('button[data-range]').forEach(function (b) {
+                  b.classList.toggle('active', b.getAttribute('data-range') === range);
+                });
               }
+              function chart(id, title, series, values, counts, d) {
+                var target = document.getElementById(id);
+                if (!target) { return; }
+                var width = Math.max(260, Math.min(target.clientWidth || 600, 1160));
+                var next = document.createElement('div');
+                new uPlot({ title: title + ' (times in ' + zone + ')', width: width, height: 220, series: series,
+                  scales: { x: { time: true, range: [d.from, d.now] },
+                    y: { range: function (u, min, max) { return [0, Math.max(counts ? 5 : 1, max || 0)]; } } },
+                  axes: [{}, counts ? { incrs: whole } : {}] }, values, next);
+                target.replaceChildren(next);
+                target.setAttribute('data-range', String(d.now - d.from));
+                target.setAttribute('data-points', String(d.t.length));
+              }
+              function draw() {
+                var mine = ++asked;
+                fetch(box.getAttribute('data-history') + '?range=' + range, { credentials: 'same-origin',
+                    redirect: 'manual' })
+                  .then(function (r) { return r.ok ? r.json() : null; })
+                  .then(function (d) {
+                    if (!d || mine !== asked) { return; }
+                    chart('depth-chart', 'Messages', [{}, { label: 'visible', stroke: '#1f6feb', width: 2 },
+                      { label: 'in flight', stroke: '#d97706', width: 2 },
+                      { label: 'delayed', stroke: '#6b7280', width: 2 }],
+                      [d.t, d.visible, d.inflight, d.delayed], true, d);
+                    chart('age-chart', 'Age of the oldest message (s)', [{}, { label: 'oldest', stroke: '#b42318',
+                      width: 2 }], [d.t, d.oldest], true, d);
+                    chart('rate-chart', 'Messages per second', [{}, { label: 'sent', stroke: '#1a7f37', width: 2 },
+                      { label: 'received', stroke: '#7c3aed', width: 2 }], [d.t, d.sent, d.received], false, d);
+                  })
+                  .catch(function () { /* the next reload tries again */ });
+              }
+              document.addEventListener('click', function (e) {
+                var t = e.target;
+                if (!(t instanceof Element) || !t.hasAttribute('data-range')) { return; }
+                range = t.getAttribute('data-range');
+                try { window.localStorage.setItem('sluice.chart-range', range); } catch (err) { /* storage off */ }
+                mark();
+                draw();
+              });
+              mark();
               draw();
               document.addEventListener('sluice:refreshed', draw);
             })();
@@ -240,6 +274,8 @@ final class Html {
             .pager a { margin: 0 .5rem; }
             .hint { display: block; font-size: .8rem; color: var(--muted); }
             progress.redrive-progress { width: 8rem; vertical-align: middle; }
+            button.range { background: #e8eefc; color: var(--fg); padding: .25rem .7rem; }
+            button.range.active { background: var(--accent); color: #fff; }
             pre.full-body { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 30rem; overflow: auto;
                             background: var(--bg); padding: .5rem; border: 1px solid var(--line); }
             tr.message-details > td { padding-top: 0; }

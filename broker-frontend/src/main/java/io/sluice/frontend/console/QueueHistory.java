@@ -3,6 +3,7 @@ package io.sluice.frontend.console;
 import io.sluice.catalog.QueueMetadata;
 import io.sluice.frontend.action.QueueAttributeActions;
 import io.sluice.frontend.service.SqsServices;
+import io.sluice.partition.HistoryPoint;
 import io.sluice.partition.PartitionId;
 import io.sluice.partition.QueueCounts;
 import java.util.ArrayList;
@@ -12,6 +13,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -79,30 +81,148 @@ public final class QueueHistory {
             return new float[] {sentRate[p], receivedRate[p]};
         }
 
-        /** The samples, oldest first, as a JSON object of arrays (numbers only); {@code now}: the chart's right edge. */
-        synchronized String json(long nowSeconds) {
-            StringBuilder t = new StringBuilder();
-            StringBuilder v = new StringBuilder();
-            StringBuilder i = new StringBuilder();
-            StringBuilder d = new StringBuilder();
-            StringBuilder o = new StringBuilder();
-            StringBuilder sr = new StringBuilder();
-            StringBuilder rr = new StringBuilder();
+        /** Appends the samples at or after {@code fromSeconds}, oldest first. */
+        synchronized void appendTo(ChartData chart, long fromSeconds) {
             for (int k = 0; k < size; k++) {
                 int p = (next - size + k + POINTS) % POINTS;
-                String sep = k == 0 ? "" : ",";
-                t.append(sep).append(at[p]);
-                v.append(sep).append(visible[p]);
-                i.append(sep).append(inflight[p]);
-                d.append(sep).append(delayed[p]);
-                o.append(sep).append(oldestSeconds[p]);
-                sr.append(sep).append(sentRate[p] < 0 ? "null" : String.format(Locale.ROOT, "%.1f", sentRate[p]));
-                rr.append(sep).append(receivedRate[p] < 0 ? "null"
-                        : String.format(Locale.ROOT, "%.1f", receivedRate[p]));
+                if (at[p] >= fromSeconds) {
+                    chart.add(at[p], visible[p], inflight[p], delayed[p], oldestSeconds[p], sentRate[p],
+                            receivedRate[p]);
+                }
             }
-            return "{\"now\":" + nowSeconds + ",\"t\":[" + t + "],\"visible\":[" + v + "],\"inflight\":[" + i + "],\"delayed\":[" + d
-                    + "],\"oldest\":[" + o + "],\"sent\":[" + sr + "],\"received\":[" + rr + "]}";
         }
+
+        /** When the oldest sample kept was taken (seconds), or -1 with none. */
+        synchronized long firstAtSeconds() {
+            return size == 0 ? -1 : at[(next - size + POINTS) % POINTS];
+        }
+    }
+
+    /** A chart's points, oldest first, rendered as the JSON object of arrays the charts' script draws. */
+    static final class ChartData {
+        private final StringBuilder t = new StringBuilder();
+        private final StringBuilder v = new StringBuilder();
+        private final StringBuilder i = new StringBuilder();
+        private final StringBuilder d = new StringBuilder();
+        private final StringBuilder o = new StringBuilder();
+        private final StringBuilder sr = new StringBuilder();
+        private final StringBuilder rr = new StringBuilder();
+        private int points;
+
+        void add(long atSeconds, long visible, long inflight, long delayed, long oldestSeconds, float sent,
+                 float received) {
+            String sep = points++ == 0 ? "" : ",";
+            t.append(sep).append(atSeconds);
+            v.append(sep).append(visible);
+            i.append(sep).append(inflight);
+            d.append(sep).append(delayed);
+            o.append(sep).append(oldestSeconds);
+            sr.append(sep).append(sent < 0 ? "null" : String.format(Locale.ROOT, "%.1f", sent));
+            rr.append(sep).append(received < 0 ? "null" : String.format(Locale.ROOT, "%.1f", received));
+        }
+
+        int points() {
+            return points;
+        }
+
+        /** The JSON: the range's ends ({@code from}, {@code now}, seconds) and the arrays (numbers only). */
+        String json(long fromSeconds, long nowSeconds) {
+            return "{\"from\":" + fromSeconds + ",\"now\":" + nowSeconds + ",\"t\":[" + t + "],\"visible\":[" + v
+                    + "],\"inflight\":[" + i + "],\"delayed\":[" + d + "],\"oldest\":[" + o + "],\"sent\":["
+                    + sr + "],\"received\":[" + rr + "]}";
+        }
+    }
+
+    /**
+     * Recorded minutes summed over a queue's partitions, appended to {@code chart}: for each minute in
+     * {@code [fromMinute, toMinute)} each partition's figures are its last point at or before it, if that point is
+     * at most the keep-alive old (else the minute is a gap: a replica was not recording then); rates are the totals'
+     * growth since the previous minute shown.
+     */
+    static void appendRecorded(ChartData chart, List<List<HistoryPoint>> partitions, long fromMinute, long toMinute) {
+        int[] cursor = new int[partitions.size()];
+        long lastSent = -1;
+        long lastReceived = -1;
+        long lastMinute = -1;
+        for (long m = fromMinute; m < toMinute; m++) {
+            long visible = 0;
+            long inflight = 0;
+            long delayed = 0;
+            long oldest = -1;
+            long sent = 0;
+            long received = 0;
+            boolean known = true;
+            for (int p = 0; p < partitions.size() && known; p++) {
+                List<HistoryPoint> points = partitions.get(p);
+                while (cursor[p] + 1 < points.size() && points.get(cursor[p] + 1).minute() <= m) {
+                    cursor[p]++;
+                }
+                HistoryPoint h = points.isEmpty() ? null : points.get(cursor[p]);
+                if (h == null || h.minute() > m || m - h.minute() > KEEPALIVE_MINUTES) {
+                    known = false;
+                    break;
+                }
+                visible += h.visible();
+                inflight += h.inflight();
+                delayed += h.delayed();
+                if (h.oldestRetentionBaseMillis() >= 0 && (oldest < 0 || h.oldestRetentionBaseMillis() < oldest)) {
+                    oldest = h.oldestRetentionBaseMillis();
+                }
+                sent = sent < 0 || h.sentTotal() < 0 ? -1 : sent + h.sentTotal();
+                received = received < 0 || h.receivedTotal() < 0 ? -1 : received + h.receivedTotal();
+            }
+            if (!known || partitions.isEmpty()) {
+                lastMinute = -1;
+                continue;
+            }
+            long seconds = lastMinute < 0 ? 0 : (m - lastMinute) * 60;
+            chart.add(m * 60, visible, inflight, delayed, oldest < 0 ? 0 : Math.max(0, (m * 60_000 - oldest) / 1000),
+                    Series.rate(lastSent, sent, seconds), Series.rate(lastReceived, received, seconds));
+            lastSent = sent;
+            lastReceived = received;
+            lastMinute = m;
+        }
+    }
+
+    /** The replicas write a point at least this often ({@code ShardHistory}'s keep-alive). */
+    static final int KEEPALIVE_MINUTES = 10;
+
+    /** The ranges the charts offer, in seconds: 15 minutes, an hour, 6 hours, a day. */
+    static final List<Integer> RANGES = List.of(900, 3_600, 21_600, 86_400);
+
+    /**
+     * A queue's chart over the last {@code rangeSeconds}: this node's 10-second samples where it has them, and before
+     * them the minutes its partitions' replicas recorded (kept across restarts and leader changes); the JSON the
+     * charts' script draws.
+     */
+    CompletableFuture<String> chart(QueueMetadata queue, int rangeSeconds) {
+        long now = services.nowMillis();
+        long from = now - rangeSeconds * 1000L;
+        Series s = series.get(queue.queueId());
+        long firstSampled = s == null || s.firstAtSeconds() < 0 ? Long.MAX_VALUE : s.firstAtSeconds() * 1000;
+        long recordedTo = Math.min(now, firstSampled);
+        CompletableFuture<List<List<HistoryPoint>>> recorded;
+        if (recordedTo <= from) {
+            recorded = CompletableFuture.completedFuture(List.of());
+        } else {
+            List<CompletableFuture<List<HistoryPoint>>> parts = services.partitionIds(queue).stream()
+                    .map(id -> services.partitions().history(id, from, recordedTo)
+                            .exceptionally(e -> List.of())) // a shard that cannot answer leaves a gap
+                    .toList();
+            recorded = CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
+                    .thenApply(v -> parts.stream().map(CompletableFuture::join).toList());
+        }
+        return recorded.thenApply(parts -> {
+            ChartData chart = new ChartData();
+            if (!parts.isEmpty()) { // up to the minute of the first sample here, or this minute when there is none
+                appendRecorded(chart, parts, Math.floorDiv(from, 60_000) + 1,
+                        Math.floorDiv(recordedTo, 60_000) + (s == null || s.firstAtSeconds() < 0 ? 1 : 0));
+            }
+            if (s != null) {
+                s.appendTo(chart, Math.max(from, Math.min(firstSampled, now)) / 1000);
+            }
+            return chart.json(from / 1000, now / 1000);
+        });
     }
 
     /** A queue's counts in the latest sample, and its rates since the one before (-1: not known). */
@@ -220,12 +340,5 @@ public final class QueueHistory {
     /** A signed-in console request came: keep sampling for the next hour. */
     void used() {
         lastUsedMillis = services.nowMillis();
-    }
-
-
-    /** The queue's samples as JSON, or null if it is not sampled (yet, or past the cap). */
-    String json(long queueId) {
-        Series s = series.get(queueId);
-        return s == null ? null : s.json(services.nowMillis() / 1000);
     }
 }

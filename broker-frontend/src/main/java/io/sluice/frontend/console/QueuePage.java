@@ -14,6 +14,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sluice.common.MessageAttributeValue;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsException;
+import io.sluice.frontend.action.ActionContext;
+import io.sluice.frontend.protocol.Protocol;
 import io.sluice.common.validation.QueueAttributeName;
 import io.sluice.frontend.console.Console.Response;
 import io.sluice.frontend.service.ConsumerActivity;
@@ -99,6 +101,27 @@ final class QueuePage {
                 .thenApply(v -> new Extras(peeked.join(), sources.join(), tasks.join(), tags.join()));
     }
 
+    /**
+     * A queue's chart data over one of {@link QueueHistory#RANGES} ({@code /console/live/history/<name>?range=s}):
+     * for a key that may read the queue's attributes.
+     */
+    CompletableFuture<Response> chart(ConsoleSessions.Session s, String name, String range) {
+        int seconds;
+        try {
+            seconds = Integer.parseInt(range == null ? "3600" : range);
+        } catch (NumberFormatException e) {
+            seconds = 3_600;
+        }
+        int chosen = QueueHistory.RANGES.contains(seconds) ? seconds : 3_600;
+        return ctx.api().queueUrl(s, name).thenCompose(url -> {
+            if (!ctx.api().allowed(s, "GetQueueAttributes", name)) {
+                throw new SqsException(SqsError.ACCESS_DENIED, "Access to the resource is denied.");
+            }
+            return ctx.services().catalog().get(name).map(q -> ctx.history().chart(q, chosen))
+                    .orElseGet(() -> CompletableFuture.failedFuture(ActionContext.queueDoesNotExist(Protocol.JSON)));
+        }).thenApply(json -> response(200, "application/json", json));
+    }
+
     /** The live region alone ({@code /console/live/queues/<name>}: what the page's script reloads). */
     CompletableFuture<Response> queueLive(ConsoleSessions.Session s, String name) {
         ConsoleApi api = ctx.api();
@@ -118,6 +141,15 @@ final class QueuePage {
         }
         b.append(redrive ? "" : flash).append("<p><a href=\"/console/queues\">All queues</a></p>");
         String action = "/console/queues/" + url(name);
+        // the charts redraw themselves with each reload of the live region, in the range picked (kept by the browser)
+        b.append("<h2>Charts</h2><p class=\"ranges\" id=\"ranges\">");
+        for (int range : QueueHistory.RANGES) {
+            b.append("<button type=\"button\" class=\"range\" id=\"range-").append(range).append("\" data-range=\"")
+                    .append(range).append("\">").append(Units.duration(range)).append("</button> ");
+        }
+        b.append("</p><div class=\"charts\" id=\"charts\" data-history=\"/console/live/history/").append(url(name))
+                .append("\"><div id=\"depth-chart\"></div><div id=\"age-chart\"></div><div id=\"rate-chart\"></div>")
+                .append("</div>");
         // the figures, attributes and redrives reload in place; "Redrive started." goes with the first reload, where
         // the redrive's own row says how it goes
         b.append("<div id=\"queue-live\" data-live=\"/console/live/queues/").append(url(name))
@@ -273,17 +305,6 @@ final class QueuePage {
     /** What reloads in place: the charts' data, the attributes in their units, the dead-letter sources and redrives. */
     private String live(ConsoleSessions.Session s, String name, Map<String, String> a, Extras x) {
         StringBuilder b = new StringBuilder();
-        String samples = ctx.services().catalog().get(name).map(q -> ctx.history().json(q.queueId())).orElse(null);
-        b.append("<h2>Last hour</h2>");
-        if (samples == null) {
-            b.append("<p class=\"muted\" id=\"no-history\">No samples yet (every ")
-                    .append(QueueHistory.EVERY_SECONDS).append(" s; at most the first queues by name are kept).</p>");
-        } else {
-            b.append("<div class=\"charts\"><div id=\"depth-chart\"></div><div id=\"age-chart\"></div>")
-                    .append("<div id=\"rate-chart\"></div></div>")
-                    .append("<script type=\"application/json\" id=\"history-data\">").append(samples)
-                    .append("</script>");
-        }
         String target = ConsoleApi.deadLetterTarget(a);
         if (target != null) {
             b.append("<p>Dead-letter queue: <a id=\"dlq-target\" href=\"/console/queues/").append(url(target))
