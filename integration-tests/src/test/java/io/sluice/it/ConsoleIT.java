@@ -411,6 +411,8 @@ class ConsoleIT {
             follow(driver, By.id("save-attributes"));
             assertTrue(driver.findElement(By.id("problem")).getText().startsWith("InvalidAttributeValue"),
                     driver.findElement(By.id("problem")).getText());
+            assertTrue(driver.findElement(By.id("error-DelaySeconds")).getText().contains("DelaySeconds"),
+                    "the refusal is shown next to the field");
             assertEquals("0", sqs.getQueueAttributes(b -> b.queueUrl(url(source)).attributeNames(
                     QueueAttributeName.DELAY_SECONDS)).attributesAsStrings().get("DelaySeconds"));
         } finally {
@@ -879,10 +881,15 @@ class ConsoleIT {
             ConsoleSession.screenshot(driver, "queue-phone");
             follow(driver, By.linkText("Cluster"));
             ConsoleSession.screenshot(driver, "cluster-phone");
-            driver.manage().window().setSize(new Dimension(1280, 900));
+            follow(driver, By.linkText("Usage"));
+            assertTrue(((Number) js.executeScript("return document.documentElement.scrollWidth - "
+                    + "document.documentElement.clientWidth")).doubleValue() <= 0, "the usage page fits the phone");
+            ConsoleSession.screenshot(driver, "usage-phone");
 
             follow(driver, By.id("sign-out"));
             assertTrue(driver.getCurrentUrl().endsWith("/console/login"));
+            ConsoleSession.screenshot(driver, "sign-in-phone");
+            driver.manage().window().setSize(new Dimension(1280, 900));
             driver.get(base + "/console/queues");
             assertTrue(driver.getCurrentUrl().endsWith("/console/login"), "signed out: back to the sign-in");
 

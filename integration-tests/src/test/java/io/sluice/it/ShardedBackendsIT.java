@@ -227,6 +227,13 @@ class ShardedBackendsIT {
             int n = 0;
             for (ShardInfo shard : before.shards().values()) {
                 PartitionId p = new PartitionId(100 + n++, 0);
+                // a shard first led by another replica hands its leadership to the preferred one (the first) once that
+                // answers steadily, and refuses writes while it does (LeaderSteppingDownException, which this raw
+                // client does not retry): write once the preferred replica leads
+                LocalCluster.Member preferred = backends.stream().filter(b -> b.name.equals(shard.replicas().get(0)))
+                        .findFirst().orElseThrow();
+                ClusterState.awaitTrue(shard.shardId() + " led by its preferred leader " + preferred.name, CEILING,
+                        () -> preferred.leads(shard.groupId()), cluster::state);
                 try (ShardClient client = new ShardClient(group(before, shard), 64, 2, Runnable::run)) {
                     commit(client, p, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS), "configure",
                             cluster::state);

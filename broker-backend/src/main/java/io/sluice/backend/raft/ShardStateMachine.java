@@ -305,7 +305,8 @@ public final class ShardStateMachine extends BaseStateMachine {
      */
     public void deleteStore() throws IOException {
         synchronized (this) {
-            core.close();
+            core.closeStore();
+            core.closeHistory();
             ShardSnapshots.deleteRecursively(storeDir);
             ShardSnapshots.deleteRecursively(ShardHistory.dirOf(storeDir));
         }

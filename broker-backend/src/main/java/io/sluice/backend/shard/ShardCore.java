@@ -22,6 +22,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -42,6 +45,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link #query} answers the read queries ({@link ShardQueries}) and parks {@code AWAIT} and
  *       {@code AWAIT_CONFIGURED}.</li>
  *   <li>What the shard's leader reads for its housekeeping (sweeps, hand-offs, move tasks, metrics, reconciling).</li>
+ *   <li>{@link #sampleHistory}: every replica records its partitions' counts for the console's charts
+ *       ({@link ShardHistory}, beside the store, outside the replicated state), at open, every minute and at close.</li>
  * </ul>
  *
  * <p>Thread-safe: every read and write of the store holds this object's lock.
@@ -67,9 +72,20 @@ public final class ShardCore implements AutoCloseable {
     private ShardStore store;
     /** The store's partitions (null while no store is open): the apply, read, stats and sweep logic. */
     private ShardPartitions partitions;
-    /** This replica's record of its partitions' counts for the charts (opened with the store, kept across stores). */
+    /**
+     * This replica's record of its partitions' counts for the charts: opened by its first sample (on the history
+     * thread, never in the way of opening the store), kept across stores; guarded by {@link #historyLock}.
+     */
     private ShardHistory history;
-    private boolean historySampling;
+    private final Object historyLock = new Object();
+    /** The periodic sample while a store is open (null when none is scheduled). */
+    private ScheduledFuture<?> historySampling;
+    /** Where every shard of the process takes its samples: one daemon thread, off the long polls' timer. */
+    private static final ScheduledExecutorService HISTORY_THREAD = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "sluice-shard-history");
+        t.setDaemon(true);
+        return t;
+    });
 
     /**
      * @param name       the shard's name in logs
@@ -118,43 +134,43 @@ public final class ShardCore implements AutoCloseable {
     }
 
     /**
-     * Opens the store (again, after {@link #closeStore}); its partitions are opened lazily. The first open also opens
-     * the history and starts sampling it every minute; every open records a point.
+     * Opens the store (again, after {@link #closeStore}); its partitions are opened lazily. The history records a point
+     * at once and every minute after, on its own thread.
      */
     public synchronized void open() {
         store = ShardStore.open(storeDir, durability);
         partitions = new ShardPartitions(store, name);
         partitions.applyFault(applyFault);
         seedLastStamp();
-        if (history == null) {
-            history = ShardHistory.open(storeDir);
-        }
-        if (!historySampling) {
-            historySampling = true;
-            awaits.timer().scheduleWithFixedDelay(this::sampleHistory, HISTORY_EVERY_SECONDS, HISTORY_EVERY_SECONDS,
+        if (historySampling == null) {
+            historySampling = HISTORY_THREAD.scheduleWithFixedDelay(this::sampleHistory, 0, HISTORY_EVERY_SECONDS,
                     TimeUnit.SECONDS);
+        } else {
+            HISTORY_THREAD.execute(this::sampleHistory); // a store reopened (a snapshot installed): its figures now
         }
-        sampleHistory();
     }
 
     /** How often a replica records its partitions' counts ({@link ShardHistory}). */
     static final int HISTORY_EVERY_SECONDS = 60;
 
-    /** Records the partitions' counts now in the history (a periodic task, at open and at close). */
+    /** Records the partitions' counts now in the history, opening it first if need be. */
     public void sampleHistory() {
-        ShardHistory to;
-        List<PartitionStats> stats;
-        long now;
-        synchronized (this) {
-            if (partitions == null || history == null) {
-                return;
-            }
-            to = history;
-            now = clock.now();
-            stats = partitions.stats(now);
-        }
         try {
-            to.record(now, stats);
+            synchronized (historyLock) {
+                List<PartitionStats> stats;
+                long now;
+                synchronized (this) {
+                    if (partitions == null) {
+                        return;
+                    }
+                    now = clock.now();
+                    stats = partitions.stats(now);
+                }
+                if (history == null) {
+                    history = ShardHistory.open(storeDir);
+                }
+                history.record(now, stats);
+            }
         } catch (RuntimeException e) { // charts only: never the shard's business
             LOG.warn("shard {}: history not recorded", name, e);
         }
@@ -162,11 +178,9 @@ public final class ShardCore implements AutoCloseable {
 
     /** The history of one partition's counts (the {@code HISTORY} query). */
     List<HistoryPoint> history(PartitionId partition, long fromMillis, long toMillis) {
-        ShardHistory from;
-        synchronized (this) {
-            from = history;
+        synchronized (historyLock) {
+            return history == null ? List.of() : history.read(partition, fromMillis, toMillis);
         }
-        return from == null ? List.of() : from.read(partition, fromMillis, toMillis);
     }
 
     /** Whether a store is open. */
@@ -472,7 +486,18 @@ public final class ShardCore implements AutoCloseable {
         sampleHistory();
         awaits.close();
         closeStore();
+        closeHistory();
+    }
+
+    /** Stops sampling and closes the history (the next {@link #open} starts again): before its folder is deleted. */
+    public void closeHistory() {
         synchronized (this) {
+            if (historySampling != null) {
+                historySampling.cancel(false);
+                historySampling = null;
+            }
+        }
+        synchronized (historyLock) {
             if (history != null) {
                 history.close();
                 history = null;

@@ -273,6 +273,7 @@ final class Html {
             td.name { overflow-wrap: anywhere; min-width: 8rem; }
             .pager a { margin: 0 .5rem; }
             .hint { display: block; font-size: .8rem; color: var(--muted); }
+            .field-error { display: block; font-size: .85rem; color: var(--bad); }
             progress.redrive-progress { width: 8rem; vertical-align: middle; }
             button.range { background: #e8eefc; color: var(--fg); padding: .25rem .7rem; }
             button.range.active { background: var(--accent); color: #fff; }

@@ -29,6 +29,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.regex.Pattern;
 
 /**
  * One queue's console page ({@code /console/queues/<name>}): its charts, attributes, a peek at its next messages, its
@@ -211,6 +212,10 @@ final class QueuePage {
             if (hint != null) {
                 b.append("<span class=\"hint\" id=\"hint-").append(n.wireName()).append("\">").append(esc(hint))
                         .append("</span>");
+            }
+            if (problem != null && Pattern.compile("\\b" + n.wireName() + "\\b").matcher(problem).find()) {
+                b.append("<span class=\"field-error\" id=\"error-").append(n.wireName()).append("\">")
+                        .append(esc(problem)).append("</span>"); // the refusal next to the value it refused
             }
             b.append("</p>");
         }

@@ -71,8 +71,8 @@ final class UsagePage {
                         - then.atMillis()) / 1000)).append(".")
                 .append(admin ? "" : " You see your own key only.").append("</p>")
                 .append("<div class=\"scroll\"><table id=\"usage\"><thead><tr><th>Access key</th>")
-                .append("<th class=\"num\">Requests</th><th class=\"num\">Requests/s</th><th class=\"num\">Throttled</th>")
-                .append("<th class=\"num\">Throttled/s</th></tr></thead><tbody>");
+                .append("<th class=\"num\">Requests</th><th class=\"num opt\">Requests/s</th>")
+                .append("<th class=\"num\">Throttled</th><th class=\"num opt\">Throttled/s</th></tr></thead><tbody>");
         int rows = 0;
         for (Map.Entry<String, long[]> e : now.usage().entrySet()) {
             if (!admin && !e.getKey().equals(s.accessKeyId())) {
@@ -94,9 +94,9 @@ final class UsagePage {
 
     private static String rate(long now, long[] was, int i, double seconds) {
         if (seconds <= 0) {
-            return "<td class=\"num\"></td>";
+            return "<td class=\"num opt\"></td>";
         }
         long before = was == null ? 0 : was[i];
-        return String.format(Locale.ROOT, "<td class=\"num\">%.1f</td>", Math.max(0, now - before) / seconds);
+        return String.format(Locale.ROOT, "<td class=\"num opt\">%.1f</td>", Math.max(0, now - before) / seconds);
     }
 }
