@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.PriorityQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Predicate;
 import java.util.function.ToDoubleFunction;
@@ -111,7 +112,8 @@ final class QueueListPage {
     }
 
     /**
-     * The rows of one view: the queues {@code listable} allows whose names contain the filter (ignoring case), sorted
+     * The rows of one view of {@code queues} (in name order, as the catalog lists them): the queues {@code listable}
+     * allows whose names contain the filter (ignoring case), sorted
      * (by name, or by a figure with the queues whose figures are not known here last, by name), and the view's page.
      * {@code total} counts every listable queue, {@code matching} those the filter keeps.
      */
@@ -131,19 +133,45 @@ final class QueueListPage {
                 matching.add(new Row(q, figures, sample == null ? nowMillis : sample.atMillis()));
             }
         }
-        Comparator<Row> byName = Comparator.comparing(r -> r.queue().name());
-        Comparator<Row> order;
-        if (view.sort().equals("name")) {
-            order = view.descending() ? byName.reversed() : byName;
-        } else {
-            Comparator<Row> byValue = Comparator.comparingDouble(r -> r.value(view.sort()));
-            order = Comparator.<Row, Boolean>comparing(r -> Double.isNaN(r.value(view.sort())) || r.value(view.sort()) < 0)
-                    .thenComparing(view.descending() ? byValue.reversed() : byValue).thenComparing(byName);
-        }
-        matching.sort(order);
         int from = Math.min((view.page() - 1) * PAGE_SIZE, matching.size());
-        return new Selection(List.copyOf(matching.subList(from, Math.min(from + PAGE_SIZE, matching.size()))),
-                matching.size(), total);
+        int to = Math.min(from + PAGE_SIZE, matching.size());
+        if (view.sort().equals("name")) { // the catalog lists queues by name already
+            List<Row> page = new ArrayList<>(to - from);
+            for (int i = from; i < to; i++) {
+                page.add(matching.get(view.descending() ? matching.size() - 1 - i : i));
+            }
+            return new Selection(page, matching.size(), total);
+        }
+        List<Keyed> keyed = new ArrayList<>(matching.size());
+        for (int i = 0; i < matching.size(); i++) {
+            double v = matching.get(i).value(view.sort());
+            keyed.add(new Keyed(matching.get(i), Double.isNaN(v) || v < 0, v, i));
+        }
+        Comparator<Keyed> byValue = Comparator.comparingDouble(Keyed::key);
+        // the queues without the figure last; ties by name, i.e. by their place in the catalog's order
+        Comparator<Keyed> order = Comparator.comparing(Keyed::unknown)
+                .thenComparing(view.descending() ? byValue.reversed() : byValue).thenComparingInt(Keyed::byName);
+        List<Keyed> sorted;
+        if (to <= keyed.size() / 4) { // an early page: keep the best `to` in a heap, not a sort of them all
+            PriorityQueue<Keyed> best = new PriorityQueue<>(to + 1, order.reversed());
+            for (Keyed k : keyed) {
+                best.add(k);
+                if (best.size() > to) {
+                    best.poll();
+                }
+            }
+            sorted = new ArrayList<>(best);
+            sorted.sort(order);
+        } else {
+            keyed.sort(order);
+            sorted = keyed;
+        }
+        return new Selection(sorted.subList(Math.min(from, sorted.size()), Math.min(to, sorted.size())).stream()
+                .map(Keyed::row).toList(), matching.size(), total);
+    }
+
+    /** A row with its sort key worked out once (a sort compares each row many times) and its place by name. */
+    private record Keyed(Row row, boolean unknown, double key, int byName) {
     }
 
     private static final Map<String, String> DONE = Map.of("deleted", "Queue deleted.");

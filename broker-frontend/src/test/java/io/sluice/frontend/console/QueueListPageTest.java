@@ -68,6 +68,19 @@ class QueueListPageTest {
         QueueListPage.Selection last = select(Map.of("page", "20"), n -> true, n -> true);
         assertEquals("zzz-deepest", last.rows().get(last.rows().size() - 1).queue().name());
         assertEquals(0, select(Map.of("page", "21"), n -> true, n -> true).rows().size());
+        QueueListPage.Selection reversed = select(Map.of("dir", "desc"), n -> true, n -> true);
+        assertEquals(List.of("zzz-deepest", "q-0998"), reversed.rows().subList(0, 2).stream()
+                .map(r -> r.queue().name()).toList(), "by name, last first");
+        // early pages come from a heap of the best, late ones from a full sort: both are the same order
+        List<String> expected = queues.stream().sorted(java.util.Comparator.<QueueMetadata>comparingInt(q ->
+                -figures.get(q.queueId()).counts().visible()).thenComparing(QueueMetadata::name))
+                .map(QueueMetadata::name).toList();
+        for (String page : List.of("1", "2", "18", "20")) {
+            int first = (Integer.parseInt(page) - 1) * QueueListPage.PAGE_SIZE;
+            assertEquals(expected.subList(first, Math.min(first + QueueListPage.PAGE_SIZE, expected.size())),
+                    select(Map.of("sort", "visible", "page", page), n -> true, n -> true).rows().stream()
+                            .map(r -> r.queue().name()).toList(), "page " + page + " by depth");
+        }
         assertEquals("q-0000", select(Map.of("page", "x", "sort", "nonsense"), n -> true, n -> true).rows().get(0)
                 .queue().name(), "unknown values fall back to the first page by name");
     }
