@@ -120,12 +120,13 @@ public final class Console {
         this.queue = new QueuePage(pages);
         this.cluster = new ClusterPage(clusterStatus, rebalance, this::isAdmin, this::nav, refreshSeconds);
         this.usage = new UsagePage(sqs::usageByKey, clockMillis, this::isAdmin, this::nav, refreshSeconds);
-        this.queueForms = Map.ofEntries(Map.entry("attributes", queue::setAttributes),
-                Map.entry("redrive", queue::redrive), Map.entry("cancel-redrive", queue::cancelRedrive),
-                Map.entry("send", queue::send), Map.entry("purge", queue::purge),
-                Map.entry("delete-queue", queue::deleteQueue), Map.entry("tag", queue::tag),
-                Map.entry("untag", queue::untag), Map.entry("poll", queue::poll),
-                Map.entry("delete-message", queue::deleteMessage), Map.entry("release-message", queue::releaseMessage));
+        QueueForms forms = new QueueForms(pages, queue);
+        this.queueForms = Map.ofEntries(Map.entry("attributes", forms::setAttributes),
+                Map.entry("redrive", forms::redrive), Map.entry("cancel-redrive", forms::cancelRedrive),
+                Map.entry("send", forms::send), Map.entry("purge", forms::purge),
+                Map.entry("delete-queue", forms::deleteQueue), Map.entry("tag", forms::tag),
+                Map.entry("untag", forms::untag), Map.entry("poll", forms::poll),
+                Map.entry("delete-message", forms::deleteMessage), Map.entry("release-message", forms::releaseMessage));
     }
 
     /** Answers a request under {@code /console}; never on an event loop (it may wait for a catalog read). */

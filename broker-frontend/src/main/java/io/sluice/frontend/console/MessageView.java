@@ -5,10 +5,12 @@ import static io.sluice.frontend.console.Html.esc;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sluice.common.MessageAttributeValue;
+import io.sluice.common.Utf8;
+import io.sluice.common.validation.SendRequest;
 import io.sluice.partition.StoredMessage;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.Base64;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -69,6 +71,36 @@ final class MessageView {
         return b.append("</tbody></table></div>").toString();
     }
 
+    /** A received message (the API's JSON) as the message view shows it. */
+    static Shown received(JsonNode m) {
+        JsonNode a = m.path("Attributes");
+        Map<String, MessageAttributeValue> attributes = new LinkedHashMap<>();
+        m.path("MessageAttributes").fields().forEachRemaining(e -> {
+            JsonNode v = e.getValue();
+            String type = v.path("DataType").asText("String");
+            attributes.put(e.getKey(), v.has("BinaryValue")
+                    ? MessageAttributeValue.ofBinary(type, Base64.getDecoder().decode(v.path("BinaryValue")
+                            .asText()))
+                    : MessageAttributeValue.ofString(type, v.path("StringValue").asText()));
+        });
+        Map<String, MessageAttributeValue> system = new LinkedHashMap<>();
+        if (a.has("AWSTraceHeader")) {
+            system.put("AWSTraceHeader", MessageAttributeValue.ofString("String", a.path("AWSTraceHeader").asText()));
+        }
+        if (a.has("ApproximateFirstReceiveTimestamp")) {
+            system.put("First received", MessageAttributeValue.ofString("String",
+                    Html.utc(a.path("ApproximateFirstReceiveTimestamp").asLong())));
+        }
+        StoredMessage stored = new StoredMessage(m.path("MessageId").asText(), m.path("Body").asText(), attributes,
+                system, a.path("SentTimestamp").asLong(), text(a, "MessageGroupId"), text(a, "MessageDeduplicationId"),
+                text(a, "SequenceNumber"), text(a, "SenderId"), text(a, "DeadLetterQueueSourceArn"));
+        return new Shown(stored, a.path("ApproximateReceiveCount").asInt(), m.path("ReceiptHandle").asText());
+    }
+
+    private static String text(JsonNode n, String field) {
+        return n.hasNonNull(field) ? n.path(field).asText() : null;
+    }
+
     /** The whole message, folded until opened. */
     static String details(String key, Shown s) {
         StoredMessage m = s.message();
@@ -127,17 +159,11 @@ final class MessageView {
 
     /** What the message counts toward the size limit: its body and its attributes (names, types, values). */
     static long size(StoredMessage m) {
-        long n = utf8(m.body());
-        if (m.attributes() != null) {
-            for (Map.Entry<String, MessageAttributeValue> a : m.attributes().entrySet()) {
-                n += a.getValue().sizeBytes(a.getKey());
-            }
-        }
-        return n;
+        return new SendRequest(m.body(), null, m.attributes(), null, null, null).sizeBytes();
     }
 
     private static long utf8(String s) {
-        return s == null ? 0 : s.getBytes(StandardCharsets.UTF_8).length;
+        return s == null ? 0 : Utf8.length(s);
     }
 
     /** The body pretty-printed when it is a JSON object or array, else as it is. */

@@ -2,28 +2,22 @@ package io.sluice.frontend.console;
 
 import static io.sluice.frontend.console.ConsoleHttp.csrf;
 import static io.sluice.frontend.console.ConsoleHttp.page;
-import static io.sluice.frontend.console.ConsoleHttp.redirect;
 import static io.sluice.frontend.console.ConsoleHttp.response;
-import static io.sluice.frontend.console.ConsoleHttp.unwrap;
 import static io.sluice.frontend.console.Html.esc;
 import static io.sluice.frontend.console.Html.url;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sluice.common.MessageAttributeValue;
 import io.sluice.common.SqsError;
 import io.sluice.common.SqsException;
-import io.sluice.frontend.action.ActionContext;
-import io.sluice.frontend.protocol.Protocol;
 import io.sluice.common.validation.QueueAttributeName;
+import io.sluice.frontend.action.ActionContext;
 import io.sluice.frontend.console.Console.Response;
+import io.sluice.frontend.protocol.Protocol;
 import io.sluice.frontend.service.ConsumerActivity;
 import io.sluice.partition.PeekedMessage;
 import io.sluice.partition.StoredMessage;
 import java.util.ArrayList;
-import java.util.Base64;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -32,9 +26,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.regex.Pattern;
 
 /**
- * One queue's console page ({@code /console/queues/<name>}): its charts, attributes, a peek at its next messages, its
- * dead-letter sources and redrives; and the page's forms (edit attributes, send, purge, start or cancel a redrive),
- * each an SQS action whose refusal is shown on the page.
+ * One queue's console page ({@code /console/queues/<name>}): its charts, attributes, consumers, a peek at its next
+ * messages, its dead-letter sources and redrives, tags and the forms {@link QueueForms} answers; the live region the
+ * page reloads and the charts' data.
  */
 final class QueuePage {
     private final PageContext ctx;
@@ -63,7 +57,7 @@ final class QueuePage {
     }
 
     /** @param polled what a poll just received (shown with delete and release), or null */
-    private CompletableFuture<Response> queuePage(ConsoleSessions.Session s, String name, String done,
+    CompletableFuture<Response> queuePage(ConsoleSessions.Session s, String name, String done,
                                                   String problem, boolean peek, List<MessageView.Shown> polled) {
         ConsoleApi api = ctx.api();
         return api.queueUrl(s, name).thenCompose(url -> api.attributes(s, url).thenCompose(a -> extras(s, name, url,
@@ -388,193 +382,5 @@ final class QueuePage {
             case RETENTION_EXPIRED -> "retention period ended";
             case SOURCE_QUEUE_DELETED -> "source queue deleted";
         };
-    }
-
-    CompletableFuture<Response> setAttributes(ConsoleSessions.Session s, String name,
-                                              Map<String, String> form) {
-        return ctx.api().queueUrl(s, name).thenCompose(url -> ctx.api().attributes(s, url).thenCompose(current -> {
-            ObjectNode changed = JsonNodeFactory.instance.objectNode();
-            for (QueueAttributeName n : QueueAttributeName
-                    .values()) {
-                // only what this user changed on the page (not what someone else changed since it was shown)
-                String v = normalize(form.get(n.wireName()));
-                String was = normalize(form.get("was-" + n.wireName()));
-                if (n.settable() && !n.wireName().equals("FifoQueue") && v != null && was != null && !v.equals(was)) {
-                    changed.put(n.wireName(), v);
-                }
-            }
-            if (changed.isEmpty()) {
-                return CompletableFuture.completedFuture(null);
-            }
-            ObjectNode req = JsonNodeFactory.instance.objectNode().put("QueueUrl", url);
-            req.set("Attributes", changed);
-            return ctx.api().call(s, "SetQueueAttributes", req);
-        })).thenApply(out -> redirect("/console/queues/" + url(name) + "?done=attributes"))
-                .exceptionallyCompose(e -> actionFailed(s, name, e));
-    }
-
-    /** Form values as browsers send them back (a textarea's line ends become CR LF). */
-    private static String normalize(String v) {
-        return v == null ? null : v.replace("\r\n", "\n");
-    }
-
-    CompletableFuture<Response> redrive(ConsoleSessions.Session s, String name, Map<String, String> form) {
-        String rate = form.getOrDefault("rate", "").trim();
-        return ctx.api().queueUrl(s, name).thenCompose(url -> ctx.api().attributes(s, url)).thenCompose(a -> {
-            ObjectNode req = JsonNodeFactory.instance.objectNode().put("SourceArn", a.get("QueueArn"));
-            if (!rate.isEmpty()) {
-                try {
-                    req.put("MaxNumberOfMessagesPerSecond", Integer.parseInt(rate));
-                } catch (NumberFormatException e) {
-                    throw new SqsException(SqsError.INVALID_PARAMETER_VALUE, "The rate must be a whole number.");
-                }
-            }
-            return ctx.api().call(s, "StartMessageMoveTask", req);
-        }).thenApply(out -> redirect("/console/queues/" + url(name) + "?done=redrive"))
-                .exceptionallyCompose(e -> actionFailed(s, name, e));
-    }
-
-    CompletableFuture<Response> cancelRedrive(ConsoleSessions.Session s, String name,
-                                              Map<String, String> form) {
-        return ctx.api().call(s, "CancelMessageMoveTask", JsonNodeFactory.instance.objectNode()
-                .put("TaskHandle", form.getOrDefault("task", "")))
-                .thenApply(out -> redirect("/console/queues/" + url(name) + "?done=cancelled"))
-                .exceptionallyCompose(e -> actionFailed(s, name, e));
-    }
-
-    CompletableFuture<Response> send(ConsoleSessions.Session s, String name, Map<String, String> form) {
-        String body = normalize(form.getOrDefault("body", "")); // typed line breaks, not the form's CR LF
-        return ctx.api().queueUrl(s, name).thenCompose(url -> {
-            ObjectNode req = JsonNodeFactory.instance.objectNode().put("QueueUrl", url).put("MessageBody", body);
-            if (!form.getOrDefault("group", "").isEmpty()) {
-                req.put("MessageGroupId", form.get("group"));
-            }
-            if (!form.getOrDefault("dedup", "").isEmpty()) {
-                req.put("MessageDeduplicationId", form.get("dedup"));
-            }
-            return ctx.api().call(s, "SendMessage", req);
-        }).thenApply(out -> redirect("/console/queues/" + url(name) + "?done=sent"))
-                .exceptionallyCompose(e -> actionFailed(s, name, e));
-    }
-
-    /** Deletes the queue once its name is typed in the confirmation field; then the list says so. */
-    CompletableFuture<Response> deleteQueue(ConsoleSessions.Session s, String name, Map<String, String> form) {
-        if (!name.equals(form.get("confirm"))) {
-            return queuePage(s, name, null, "Not deleted: type the queue's name exactly to confirm.");
-        }
-        return ctx.api().queueUrl(s, name).thenCompose(url -> ctx.api().call(s, "DeleteQueue",
-                        JsonNodeFactory.instance.objectNode().put("QueueUrl", url)))
-                .thenApply(out -> redirect("/console/queues?done=deleted"))
-                .exceptionallyCompose(e -> actionFailed(s, name, e));
-    }
-
-    CompletableFuture<Response> tag(ConsoleSessions.Session s, String name, Map<String, String> form) {
-        ObjectNode tags = JsonNodeFactory.instance.objectNode().put(form.getOrDefault("key", "").trim(),
-                form.getOrDefault("value", "").trim());
-        return ctx.api().queueUrl(s, name).thenCompose(url -> {
-            ObjectNode req = JsonNodeFactory.instance.objectNode().put("QueueUrl", url);
-            req.set("Tags", tags);
-            return ctx.api().call(s, "TagQueue", req);
-        }).thenApply(out -> redirect("/console/queues/" + url(name) + "?done=tagged"))
-                .exceptionallyCompose(e -> actionFailed(s, name, e));
-    }
-
-    CompletableFuture<Response> untag(ConsoleSessions.Session s, String name, Map<String, String> form) {
-        return ctx.api().queueUrl(s, name).thenCompose(url -> {
-            ObjectNode req = JsonNodeFactory.instance.objectNode().put("QueueUrl", url);
-            req.putArray("TagKeys").add(form.getOrDefault("key", ""));
-            return ctx.api().call(s, "UntagQueue", req);
-        }).thenApply(out -> redirect("/console/queues/" + url(name) + "?done=untagged"))
-                .exceptionallyCompose(e -> actionFailed(s, name, e));
-    }
-
-    /** A real receive with the visibility, count and wait chosen in the form; the page shows what it received. */
-    CompletableFuture<Response> poll(ConsoleSessions.Session s, String name, Map<String, String> form) {
-        ObjectNode req = JsonNodeFactory.instance.objectNode();
-        try {
-            req.put("VisibilityTimeout", Integer.parseInt(form.getOrDefault("visibility", "30").trim()))
-                    .put("MaxNumberOfMessages", Integer.parseInt(form.getOrDefault("max", "10").trim()))
-                    .put("WaitTimeSeconds", Integer.parseInt(form.getOrDefault("wait", "0").trim()));
-        } catch (NumberFormatException e) {
-            return queuePage(s, name, null, "Not polled: the visibility timeout, count and wait are whole numbers.");
-        }
-        req.putArray("MessageSystemAttributeNames").add("All");
-        req.putArray("MessageAttributeNames").add("All");
-        return ctx.api().queueUrl(s, name).thenCompose(url -> ctx.api().call(s, "ReceiveMessage",
-                        req.put("QueueUrl", url)))
-                .thenCompose(out -> {
-                    List<MessageView.Shown> polled = new ArrayList<>();
-                    out.path("Messages").forEach(m -> polled.add(received(m)));
-                    return queuePage(s, name, null, null, false, polled);
-                })
-                .exceptionallyCompose(e -> actionFailed(s, name, e));
-    }
-
-    /** A received message (the API's JSON) as the message view shows it. */
-    static MessageView.Shown received(JsonNode m) {
-        JsonNode a = m.path("Attributes");
-        Map<String, MessageAttributeValue> attributes = new LinkedHashMap<>();
-        m.path("MessageAttributes").fields().forEachRemaining(e -> {
-            JsonNode v = e.getValue();
-            String type = v.path("DataType").asText("String");
-            attributes.put(e.getKey(), v.has("BinaryValue")
-                    ? MessageAttributeValue.ofBinary(type, Base64.getDecoder().decode(v.path("BinaryValue")
-                            .asText()))
-                    : MessageAttributeValue.ofString(type, v.path("StringValue").asText()));
-        });
-        Map<String, MessageAttributeValue> system = new LinkedHashMap<>();
-        if (a.has("AWSTraceHeader")) {
-            system.put("AWSTraceHeader", MessageAttributeValue.ofString("String", a.path("AWSTraceHeader").asText()));
-        }
-        if (a.has("ApproximateFirstReceiveTimestamp")) {
-            system.put("First received", MessageAttributeValue.ofString("String",
-                    Html.utc(a.path("ApproximateFirstReceiveTimestamp").asLong())));
-        }
-        StoredMessage stored = new StoredMessage(m.path("MessageId").asText(), m.path("Body").asText(), attributes,
-                system, a.path("SentTimestamp").asLong(), text(a, "MessageGroupId"), text(a, "MessageDeduplicationId"),
-                text(a, "SequenceNumber"), text(a, "SenderId"), text(a, "DeadLetterQueueSourceArn"));
-        return new MessageView.Shown(stored, a.path("ApproximateReceiveCount").asInt(), m.path("ReceiptHandle").asText());
-    }
-
-    private static String text(JsonNode n, String field) {
-        return n.hasNonNull(field) ? n.path(field).asText() : null;
-    }
-
-    /** Deletes one message a poll received (by its receipt handle). */
-    CompletableFuture<Response> deleteMessage(ConsoleSessions.Session s, String name, Map<String, String> form) {
-        return ctx.api().queueUrl(s, name).thenCompose(url -> ctx.api().call(s, "DeleteMessage",
-                        JsonNodeFactory.instance.objectNode().put("QueueUrl", url)
-                                .put("ReceiptHandle", form.getOrDefault("receipt", ""))))
-                .thenApply(out -> redirect("/console/queues/" + url(name) + "?done=deleted"))
-                .exceptionallyCompose(e -> actionFailed(s, name, e));
-    }
-
-    /** Makes a message a poll received visible again at once (its visibility timeout set to 0). */
-    CompletableFuture<Response> releaseMessage(ConsoleSessions.Session s, String name, Map<String, String> form) {
-        return ctx.api().queueUrl(s, name).thenCompose(url -> ctx.api().call(s, "ChangeMessageVisibility",
-                        JsonNodeFactory.instance.objectNode().put("QueueUrl", url)
-                                .put("ReceiptHandle", form.getOrDefault("receipt", "")).put("VisibilityTimeout", 0)))
-                .thenApply(out -> redirect("/console/queues/" + url(name) + "?done=released"))
-                .exceptionallyCompose(e -> actionFailed(s, name, e));
-    }
-
-    CompletableFuture<Response> purge(ConsoleSessions.Session s, String name, Map<String, String> form) {
-        if (!name.equals(form.get("confirm"))) {
-            return queuePage(s, name, null, "Not purged: type the queue's name exactly to confirm.");
-        }
-        return ctx.api().queueUrl(s, name).thenCompose(url -> ctx.api().call(s, "PurgeQueue",
-                        JsonNodeFactory.instance.objectNode().put("QueueUrl", url)))
-                .thenApply(out -> redirect("/console/queues/" + url(name) + "?done=purged"))
-                .exceptionallyCompose(e -> actionFailed(s, name, e));
-    }
-
-    /** An action the API refused (its SQS error shown on the queue's page); anything else goes to the error page. */
-    private CompletableFuture<Response> actionFailed(ConsoleSessions.Session s, String name, Throwable e) {
-        Throwable cause = unwrap(e);
-        if (cause instanceof SqsException sqsError && sqsError.failure().error() != SqsError.ACCESS_DENIED) {
-            return queuePage(s, name, null, sqsError.failure().error().queryCode() + ": "
-                             + sqsError.failure().message());
-        }
-        return CompletableFuture.failedFuture(cause);
     }
 }
