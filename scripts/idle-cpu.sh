@@ -29,7 +29,9 @@ snapshot() { # snapshot FILE: "process tid name ticks" for every thread of every
       name=${name%)*}
       rest=${line##*) }
       set -- $rest
-      echo "$(basename "$pidfile" .pid) ${stat#/proc/*/task/} ${name// /_} $(( ${12} + ${13} ))" >> "$out"
+      tid=${stat#/proc/*/task/}; tid=${tid%/stat}
+      switches=$(awk '/^voluntary_ctxt_switches/ { print $2 }' /proc/"$pid"/task/"$tid"/status 2>/dev/null || echo 0)
+      echo "$(basename "$pidfile" .pid) $tid ${name// /_} $(( ${12} + ${13} )) ${switches:-0}" >> "$out"
     done
   done
 }
@@ -37,16 +39,19 @@ snapshot "$dir/before"
 sleep "$window"
 snapshot "$dir/after"
 awk -v hz="$hz" -v window="$window" -v groups="$dir/groups" '
-  FNR == NR { before[$1 " " $2] = $4; next }
+  FNR == NR { before[$1 " " $2] = $4; beforeWakes[$1 " " $2] = $5; next }
   {
     ticks = $4 - (($1 " " $2) in before ? before[$1 " " $2] : 0)
+    wakes = $5 - (($1 " " $2) in beforeWakes ? beforeWakes[$1 " " $2] : 0)
     group = $3; gsub(/@group-[0-9A-Fa-f]+/, "@group-X", group); gsub(/[0-9]+/, "N", group)
-    proc[$1] += ticks; grp[group] += ticks; total += ticks
+    proc[$1] += ticks; grp[group] += ticks; total += ticks; grpWakes[group] += wakes; allWakes += wakes
   }
   END {
-    printf "idle cluster: %.1f %% of a core over %d s\n", 100 * total / hz / window, window
+    printf "idle cluster: %.1f %% of a core over %d s, %.0f wake-ups a second\n", 100 * total / hz / window, window, allWakes / window
     for (p in proc) printf "  %-12s %5.1f %%\n", p, 100 * proc[p] / hz / window
-    for (g in grp) if (grp[g] > 0) printf "%.2f %s\n", 100 * grp[g] / hz / window, g > groups
+    for (g in grp) if (grp[g] > 0 || grpWakes[g] > 0) printf "%.2f %s %.1f\n", 100 * grp[g] / hz / window, g, grpWakes[g] / window > groups
   }' "$dir/before" "$dir/after"
-echo "by thread group (all processes, % of a core, the 20 largest):"
-sort -rn "$dir/groups" | head -20 | awk '{ printf "  %6.2f  %s\n", $1, $2 }'
+echo "by thread group (all processes: % of a core, wake-ups a second; the 25 largest by CPU):"
+sort -rn "$dir/groups" | head -25 | awk '{ printf "  %6.2f  %7.1f/s  %s\n", $1, $3, $2 }'
+echo "by wake-ups (the 15 most frequent):"
+sort -k3 -rn "$dir/groups" | head -15 | awk '{ printf "  %7.1f/s  %6.2f  %s\n", $3, $1, $2 }'
