@@ -336,11 +336,12 @@ public final class BackendServer implements AutoCloseable, LocalLeaders {
 
     /**
      * Starts this backend's replica of {@code group} (whose peers include this backend) with the group's membership:
-     * a new shard's replicas elect a leader among themselves; a replica added to a shard that exists is caught up by
-     * the shard's leader once that leader changes the membership (the others hold the log and refuse it their votes).
-     * With {@code newcomer} it starts with no membership instead and waits, never campaigning, until the shard's
-     * leader adds it: for a one-replica shard moved here, which started as the group's only member would elect itself
-     * on an empty log (two leaders of one shard, one of them without its data).
+     * a new shard's replicas elect a leader among themselves. With {@code newcomer} (a replica added to a shard that
+     * exists) it starts with no membership instead and waits, never campaigning, until the shard's leader adds it
+     * and catches it up. Started with the new membership it would campaign whenever the leader is slower than an
+     * election timeout to add it: a one-replica shard's replica would elect itself on an empty log (two leaders of one
+     * shard, one of them without its data); with more replicas the leader, not yet counting it a member, answers its
+     * pre-vote SHUTDOWN and Ratis closes the replica for good.
      */
     public void join(RaftGroup group, boolean newcomer) {
         ShardStateMachine dropped = machines.get(group.getGroupId());
