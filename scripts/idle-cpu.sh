@@ -2,7 +2,8 @@
 # What an idle cluster costs: starts deploy/local/cluster.sh (combined by default), lets it settle, then reads every
 # process's and every thread's CPU time from /proc over a window with nothing to do, and prints the cluster's CPU as
 # a share of one core, per process and per thread group (thread names with their numbers taken out: "grpc-default-
-# executor-12" counts as "grpc-default-executor-N"). Issue 46's target: an idle 3-node cluster under 5 % of a core.
+# executor-12" counts as "grpc-default-executor-N"), with each group's wake-ups a second (voluntary context switches).
+# Issue 46's target: an idle 3-node cluster under 5 % of a core.
 # Usage: scripts/idle-cpu.sh [SETTLE_SECONDS [WINDOW_SECONDS]]   (default 240 and 60)
 # Environment: SLUICE_TOPOLOGY (combined, the default here, or split), SLUICE_SHARDS, SLUICE_JAR, SLUICE_JAVA_OPTS,
 # SLUICE_CLUSTER_BASE_PORT as deploy/local/cluster.sh takes them.
