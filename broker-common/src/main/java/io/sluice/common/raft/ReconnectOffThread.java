@@ -12,6 +12,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
 import org.apache.ratis.client.RaftClientRpc;
 import org.apache.ratis.proto.RaftProtos.RaftClientRequestProto;
@@ -54,7 +55,10 @@ import org.apache.ratis.protocol.exceptions.TimeoutIOException;
 final class ReconnectOffThread implements RaftClientRpc {
     /** How long a member that let an attempt time out is passed over while another one is not. */
     static final long SUSPECT_MILLIS = 2_000;
-    /** How often a client looks for writes that wait long enough to ask who leads. */
+    /**
+     * How often a client with writes pending looks for ones that wait long enough to ask who leads. The tick runs
+     * only while writes are pending: an idle client's timer is not armed (it woke its thread 5 times a second each).
+     */
     static final long PROBE_EVERY_MILLIS = 200;
     private static final ExecutorService RECONNECTS = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "sluice-raft-reconnect");
@@ -83,7 +87,10 @@ final class ReconnectOffThread implements RaftClientRpc {
     private final Runnable stopHints;
     /** Who asks the other members who leads; null for a client that does not ask. */
     private final LeaderProbe probe;
-    private final ScheduledFuture<?> probing;
+    /** Whether a look at the pending writes is scheduled ({@link #armProbe}). */
+    private final AtomicBoolean probeArmed = new AtomicBoolean();
+    private volatile ScheduledFuture<?> probing;
+    private volatile boolean closed;
 
     /** @param askWhoLeads ask the other members who leads when a write waits at a silent one ({@link LeaderProbe}) */
     ReconnectOffThread(RaftClientRpc rpc, RaftGroup group, boolean askWhoLeads) {
@@ -92,8 +99,6 @@ final class ReconnectOffThread implements RaftClientRpc {
         group.getPeers().forEach(p -> peers.put(p.getId(), p));
         this.stopHints = LeaderHints.listen(groupId, leader -> RECONNECTS.execute(() -> leaderIs(leader)));
         this.probe = askWhoLeads ? new LeaderProbe(rpc, groupId, RECONNECTS) : null;
-        this.probing = askWhoLeads ? TICKS.scheduleWithFixedDelay(this::askIfWritesWait, PROBE_EVERY_MILLIS,
-                PROBE_EVERY_MILLIS, TimeUnit.MILLISECONDS) : null;
     }
 
     @Override
@@ -114,8 +119,11 @@ final class ReconnectOffThread implements RaftClientRpc {
     private CompletableFuture<RaftClientReply> track(RaftClientRequest request,
                                                      CompletableFuture<RaftClientReply> answer) {
         CompletableFuture<RaftClientReply> attempt = new CompletableFuture<>();
-        pending.put(attempt, new Attempt(request.getServerId(), System.nanoTime(),
-                request.is(RaftClientRequestProto.TypeCase.WRITE)));
+        boolean write = request.is(RaftClientRequestProto.TypeCase.WRITE);
+        pending.put(attempt, new Attempt(request.getServerId(), System.nanoTime(), write));
+        if (write) {
+            armProbe();
+        }
         answer.whenComplete((r, e) -> {
             pending.remove(attempt);
             if (e != null) {
@@ -158,6 +166,29 @@ final class ReconnectOffThread implements RaftClientRpc {
      * loaded leader, whose writes often wait that long, keeps its clients from asking.
      */
     private void askIfWritesWait() {
+        probeArmed.set(false);
+        try {
+            askIfWritesWaitNow();
+        } finally {
+            if (pending.values().stream().anyMatch(Attempt::write)) {
+                armProbe();
+            }
+        }
+    }
+
+    /** Schedules a look at the pending writes in {@link #PROBE_EVERY_MILLIS}, unless one is scheduled already. */
+    private void armProbe() {
+        if (probe != null && !closed && probeArmed.compareAndSet(false, true)) {
+            probing = TICKS.schedule(this::askIfWritesWait, PROBE_EVERY_MILLIS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Whether a look at the pending writes is scheduled (tests: an idle client has none). */
+    boolean probeArmed() {
+        return probeArmed.get();
+    }
+
+    private void askIfWritesWaitNow() {
         long askAfter = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(LeaderProbe.ASK_AFTER_MILLIS);
         Set<RaftPeerId> waitedAt = pending.values().stream()
                 .filter(a -> a.write() && a.sentNanos() - askAfter <= 0)
@@ -253,9 +284,11 @@ final class ReconnectOffThread implements RaftClientRpc {
 
     @Override
     public void close() throws IOException {
+        closed = true;
         stopHints.run();
-        if (probing != null) {
-            probing.cancel(false);
+        ScheduledFuture<?> tick = probing;
+        if (tick != null) {
+            tick.cancel(false);
         }
         rpc.close();
     }

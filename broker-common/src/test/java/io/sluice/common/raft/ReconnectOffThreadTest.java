@@ -341,4 +341,23 @@ class ReconnectOffThreadTest {
             rpc.close();
         }
     }
+
+    @Test
+    void anIdleClientKeepsNoTimer() throws Exception {
+        Scripted scripted = new Scripted();
+        scripted.roles.put(B, leading(B, RaftPeerId.valueOf("c"), 30));
+        ReconnectOffThread rpc = rpc(scripted);
+        try {
+            assertFalse(rpc.probeArmed(), "no write sent: no look at pending writes is scheduled");
+            assertTrue(rpc.sendRequestAsync(to(A)).join().isSuccess());
+            await().atMost(Duration.ofSeconds(10)).until(() -> !rpc.probeArmed()); // the tick after the answer ends it
+            Thread.sleep(3 * ReconnectOffThread.PROBE_EVERY_MILLIS);
+            assertFalse(rpc.probeArmed(), "the write was answered: the timer stays off");
+            scripted.hanging.add(A);
+            rpc.sendRequestAsync(to(A));
+            assertTrue(rpc.probeArmed(), "a write pending: its client looks at it");
+        } finally {
+            rpc.close();
+        }
+    }
 }
