@@ -35,8 +35,8 @@ import org.apache.ratis.util.TimeDuration;
  *   <li>log segments of 8 MB, at most 2 cached per group (defaults: 32 MB and 6, i.e. up to ~200 MB of heap per
  *       group): a backend hosts tens of groups in a bounded heap; a follower lagging past the cache is served from
  *       the segment files (or a snapshot);</li>
- *   <li>a leader's appends to a follower at least {@link #APPEND_SPACING_MS} apart (Ratis' default; settable for
- *       measurements): entries that come sooner go together in the next append.</li>
+ *   <li>a leader's appends to a follower at least {@link #APPEND_SPACING_MS} apart (Ratis' default is 1 ms):
+ *       entries that come sooner go together in the next append.</li>
  * </ul>
  */
 public final class RatisSettings {
@@ -87,17 +87,15 @@ public final class RatisSettings {
 
     /**
      * The shortest time between two appends a leader sends one follower (Ratis' {@code
-     * raft.server.log.appender.wait-time.min}): Ratis' default, 1 ms. An entry that finds the last append to a follower
+     * raft.server.log.appender.wait-time.min}; Ratis' default is 1 ms). An entry that finds the last append to a follower
      * sent longer ago than this goes at once; one that comes sooner waits out the rest, and the entries that arrive
      * meanwhile go with it in one append. Each append costs the follower a gRPC message and its executor, a forced log
      * write and a reply whatever it carries, so a longer spacing cuts the replicated path's CPU under load: 10 ms
      * against 1 ms, 3-node combined cluster at 8 producers / 8 consumers, two interleaved series: 1.23x and 1.18x the
      * rate at 0.78x and 0.83x the CPU per message, ~7-8 ms more median latency at light load (docs/performance.md,
-     * "Fewer, fuller appends"). Not the default yet: CI's PartitionIT then failed once to hand a shard's leadership back
-     * to its preferred replica within 120 s after a cut healed (cause not found); set
-     * {@link #APPEND_SPACING_PROPERTY} to measure or use it.
+     * "Fewer, fuller appends"). A lone write finds the last append long gone and is not delayed.
      */
-    public static final int APPEND_SPACING_MS = 1;
+    public static final int APPEND_SPACING_MS = 10;
 
     /** A JVM system property that overrides {@link #APPEND_SPACING_MS} (benchmarks compare settings with it). */
     public static final String APPEND_SPACING_PROPERTY = "sluice.raft.append-spacing-ms";
