@@ -1,5 +1,6 @@
 package io.sluice.it;
 
+import io.sluice.common.ReceiptHandle;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -150,9 +151,10 @@ final class History {
                     continue; // the window had ended (as far as the client can tell)
                 }
                 String what = String.format("%s: %s received at +%d ms and again at +%d ms (window to +%d ms;"
-                                + " receive counts %d then %d, the first request +%d..+%d ms, the second +%d..+%d ms;"
-                                + " faults meanwhile: %s)", first.queue(), first.body(), ms(first.start()),
-                        ms(second.end()), ms(windowEnd), first.receiveCount(), second.receiveCount(), ms(first.start()),
+                                + " receive counts %d then %d; stored at %s then %s; the first request +%d..+%d ms,"
+                                + " the second +%d..+%d ms; faults meanwhile: %s)", first.queue(), first.body(),
+                        ms(first.start()), ms(second.end()), ms(windowEnd), first.receiveCount(),
+                        second.receiveCount(), storedAt(first), storedAt(second), ms(first.start()),
                         ms(first.end()), ms(second.start()), ms(second.end()),
                         faultsBetween(first.start() - TimeUnit.SECONDS.toNanos(10), second.end()));
                 if (overlapsPause(first.start(), second.end())) {
@@ -251,5 +253,14 @@ final class History {
         Map<String, Integer> counts = new java.util.TreeMap<>();
         faults.forEach(f -> counts.merge(f.kind(), 1, Integer::sum));
         return counts;
+    }
+
+    /**
+     * Where a delivered message is stored, from its receipt handle: partition and sequence number. Two deliveries of one
+     * message id at the same place are one stored message leased twice; at two places, the send was stored twice.
+     */
+    static String storedAt(Receive r) {
+        return r.receipt() == null ? "?" : ReceiptHandle.decode(r.receipt())
+                .map(h -> "partition " + h.partition() + " seq " + h.seq()).orElse("?");
     }
 }

@@ -1,7 +1,9 @@
 package io.sluice.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.common.ReceiptHandle;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -47,5 +49,16 @@ class HistoryTest {
     @Test
     void theSameLeaseAnsweredTwiceIsAFinding() {
         assertEquals(1, doubles(receive(2, 1_000, 1_010), receive(2, 1_500, 1_510)));
+    }
+
+    @Test
+    void aFindingSaysWhetherTheMessageWasStoredTwice() {
+        History h = new History();
+        h.receives.add(new History.Receive("q", "body", "id-1", new ReceiptHandle(7, 0, 41, 1).encode(), 1, ms(1_000),
+                ms(1_010), VISIBILITY, 0));
+        h.receives.add(new History.Receive("q", "body", "id-1", new ReceiptHandle(7, 0, 58, 1).encode(), 1, ms(1_500),
+                ms(1_510), VISIBILITY, 0));
+        String finding = h.check(Map.of(), Set.of(), SLACK_MILLIS).unexplainedDoubleDeliveries().get(0);
+        assertTrue(finding.contains("stored at partition 0 seq 41 then partition 0 seq 58"), finding);
     }
 }
