@@ -152,11 +152,12 @@ final class History {
                 }
                 String what = String.format("%s: %s received at +%d ms and again at +%d ms (window to +%d ms;"
                                 + " receive counts %d then %d; stored at %s then %s; the first request +%d..+%d ms,"
-                                + " the second +%d..+%d ms; faults meanwhile: %s)", first.queue(), first.body(),
-                        ms(first.start()), ms(second.end()), ms(windowEnd), first.receiveCount(),
+                                + " the second +%d..+%d ms; faults meanwhile: %s; +0 is %s)", first.queue(),
+                        first.body(), ms(first.start()), ms(second.end()), ms(windowEnd), first.receiveCount(),
                         second.receiveCount(), storedAt(first), storedAt(second), ms(first.start()),
                         ms(first.end()), ms(second.start()), ms(second.end()),
-                        faultsBetween(first.start() - TimeUnit.SECONDS.toNanos(10), second.end()));
+                        faultsBetween(first.start() - TimeUnit.SECONDS.toNanos(10), second.end()),
+                        originWallClock());
                 if (overlapsPause(first.start(), second.end())) {
                     acrossPause.add(what);
                 } else {
@@ -248,6 +249,12 @@ final class History {
         return TimeUnit.NANOSECONDS.toMillis(nanos - origin);
     }
 
+    /** The wall clock (UTC) of +0 ms in the findings, to find their moments in the nodes' logs. */
+    private String originWallClock() {
+        ms(0); // fixes the origin
+        return java.time.Instant.now().minusNanos(System.nanoTime() - origin).toString();
+    }
+
     /** Faults by kind, for the report. */
     Map<String, Integer> faultCounts() {
         Map<String, Integer> counts = new java.util.TreeMap<>();
@@ -256,8 +263,8 @@ final class History {
     }
 
     /**
-     * Where a delivered message is stored, from its receipt handle: partition and sequence number. Two deliveries of one
-     * message id at the same place are one stored message leased twice; at two places, the send was stored twice.
+     * Where a delivered message is stored, from its receipt handle: partition and sequence number. Two deliveries of
+     * one message id at the same place are one stored message leased twice; at two places, the send was stored twice.
      */
     static String storedAt(Receive r) {
         return r.receipt() == null ? "?" : ReceiptHandle.decode(r.receipt())
