@@ -1,6 +1,7 @@
 package io.sluice.it;
 
 import io.sluice.common.ReceiptHandle;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -242,17 +243,21 @@ final class History {
 
     private long origin = Long.MAX_VALUE;
 
-    private long ms(long nanos) {
+    /** +0 ms of the findings (nanoTime): the first send's start. */
+    private long origin() {
         if (origin == Long.MAX_VALUE) {
             origin = sends.stream().mapToLong(Send::start).min().orElse(0);
         }
-        return TimeUnit.NANOSECONDS.toMillis(nanos - origin);
+        return origin;
+    }
+
+    private long ms(long nanos) {
+        return TimeUnit.NANOSECONDS.toMillis(nanos - origin());
     }
 
     /** The wall clock (UTC) of +0 ms in the findings, to find their moments in the nodes' logs. */
     private String originWallClock() {
-        ms(0); // fixes the origin
-        return java.time.Instant.now().minusNanos(System.nanoTime() - origin).toString();
+        return Instant.now().minusNanos(System.nanoTime() - origin()).toString();
     }
 
     /** Faults by kind, for the report. */
