@@ -272,7 +272,9 @@ final class History {
      * one message id at the same place are one stored message leased twice; at two places, the send was stored twice.
      */
     static String storedAt(Receive r) {
-        return r.receipt() == null ? "?" : ReceiptHandle.decode(r.receipt())
-                .map(h -> "partition " + h.partition() + " seq " + h.seq()).orElse("?");
+        // a client's handle is sealed: the handle's own encoding, then a MAC (ReceiptHandleSeal)
+        return r.receipt() == null || r.receipt().length() < ReceiptHandle.ENCODED_LENGTH ? "?"
+                : ReceiptHandle.decode(r.receipt().substring(0, ReceiptHandle.ENCODED_LENGTH))
+                        .map(h -> "partition " + h.partition() + " seq " + h.seq()).orElse("?");
     }
 }

@@ -54,10 +54,13 @@ class HistoryTest {
     @Test
     void aFindingSaysWhereEachCopyIsStoredAndWhenItsTimesStart() {
         History h = new History();
-        h.receives.add(new History.Receive("q", "body", "id-1", new ReceiptHandle(7, 0, 41, 1).encode(), 1, ms(1_000),
-                ms(1_010), VISIBILITY, 0));
-        h.receives.add(new History.Receive("q", "body", "id-1", new ReceiptHandle(7, 0, 58, 1).encode(), 1, ms(1_500),
-                ms(1_510), VISIBILITY, 0));
+        // as clients hold them: sealed (the handle, then its MAC)
+        io.sluice.frontend.service.ReceiptHandleSeal seal = new io.sluice.frontend.service.ReceiptHandleSeal(
+                () -> java.util.Base64.getEncoder().encodeToString(new byte[32]));
+        h.receives.add(new History.Receive("q", "body", "id-1", seal.seal(new ReceiptHandle(7, 0, 41, 1)), 1,
+                ms(1_000), ms(1_010), VISIBILITY, 0));
+        h.receives.add(new History.Receive("q", "body", "id-1", seal.seal(new ReceiptHandle(7, 0, 58, 1)), 1,
+                ms(1_500), ms(1_510), VISIBILITY, 0));
         String finding = h.check(Map.of(), Set.of(), SLACK_MILLIS).unexplainedDoubleDeliveries().get(0);
         assertTrue(finding.contains("stored at partition 0 seq 41 then partition 0 seq 58"), finding);
         assertTrue(finding.matches(".*; \\+0 is \\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z\\)"),

@@ -7,9 +7,14 @@ import java.util.List;
 
 /**
  * The binary form of partition commands in a shard's log: a batch of {@code (partition, command)} pairs, which is
- * what one Raft entry carries (group commit). Format {@code version(1) count(4) then per pair: queueId(8)
- * partition(4) typeId(1) fields}; the type ids are {@link PartitionCommand#typeId()}'s. Add types and trailing
- * fields, never renumber or reorder.
+ * what one Raft entry carries (group commit). Format {@code version(1) [writer(8) entry(8)] count(4) then per pair:
+ * queueId(8) partition(4) typeId(1) fields}; the type ids are {@link PartitionCommand#typeId()}'s. Add types and
+ * trailing fields, never renumber or reorder.
+ *
+ * <p>Version 2 carries the entry's id: the writer that made it (a random number per {@code ShardClient}) and its
+ * number among that writer's entries, which lets a shard apply an entry once however many times its log holds it
+ * (a retried Raft call that Ratis' retry cache no longer recognises: {@code EntryIds}). Version 1 (no id; entries
+ * logged before ids existed, and writers that never retry) decodes with writer 0.
  */
 public final class CommandCodec {
     private CommandCodec() {
@@ -33,24 +38,71 @@ public final class CommandCodec {
         return w.toBytes();
     }
 
-    /** Bytes a batch adds to its pieces: the version and the count. */
-    public static final int BATCH_HEADER_BYTES = 5;
+    /**
+     * A decoded entry: its commands and its id, {@code writer} 0 when it has none.
+     *
+     * @param entry the entry's number among its writer's entries (from 1)
+     */
+    public record Batch(long writer, long entry, List<Addressed> commands) {
+        public Batch {
+            commands = List.copyOf(commands);
+        }
 
-    /** A batch of pairs encoded by {@link #encodeOne}. */
+        /** An entry without an id: applied each time the log holds it. */
+        public static Batch anonymous(List<Addressed> commands) {
+            return new Batch(0, 0, commands);
+        }
+    }
+
+    private static final byte V2 = 2;
+
+    /** Bytes a batch adds to its pieces at most: the version, the entry id and the count. */
+    public static final int BATCH_HEADER_BYTES = 21;
+
+    /** A batch without an id (version 1) of pairs encoded by {@link #encodeOne}. */
     public static byte[] join(List<byte[]> pieces) {
-        int size = BATCH_HEADER_BYTES;
+        return join(0, 0, pieces);
+    }
+
+    /**
+     * A batch of pairs encoded by {@link #encodeOne}, as entry {@code entry} of {@code writer} (version 2), or without
+     * an id when {@code writer} is 0 (version 1).
+     */
+    public static byte[] join(long writer, long entry, List<byte[]> pieces) {
+        int size = writer == 0 ? 5 : BATCH_HEADER_BYTES;
         for (byte[] p : pieces) {
             size += p.length;
         }
         ByteBuffer out = ByteBuffer.allocate(size);
-        out.put((byte) Bytes.V1).putInt(pieces.size());
+        if (writer == 0) {
+            out.put(Bytes.V1);
+        } else {
+            out.put(V2).putLong(writer).putLong(entry);
+        }
+        out.putInt(pieces.size());
         pieces.forEach(out::put);
         return out.array();
     }
 
     public static List<Addressed> decode(byte[] bytes) {
+        return decodeBatch(bytes).commands();
+    }
+
+    /** An entry with its id (writer 0 for a version 1 entry). */
+    public static Batch decodeBatch(byte[] bytes) {
         Bytes.Reader r = new Bytes.Reader(bytes);
-        r.version();
+        int version = r.u8();
+        long writer = 0;
+        long entry = 0;
+        if (version == V2) {
+            writer = r.i64();
+            entry = r.i64();
+            if (writer == 0 || entry <= 0) {
+                throw new IllegalArgumentException("invalid entry id " + writer + "/" + entry);
+            }
+        } else if (version != Bytes.V1) {
+            throw new IllegalStateException("unknown record format version " + version);
+        }
         int n = r.i32();
         if (n < 0 || n > 100_000) {
             throw new IllegalArgumentException("implausible batch size " + n);
@@ -60,7 +112,7 @@ public final class CommandCodec {
             PartitionId pid = new PartitionId(r.i64(), r.i32());
             out.add(new Addressed(pid, readCommand(r, r.u8())));
         }
-        return out;
+        return new Batch(writer, entry, out);
     }
 
     private static void writeCommand(Bytes.Writer w, PartitionCommand c) {

@@ -41,8 +41,9 @@ import java.util.Arrays;
  *
  * Bodies ({@code b}) and states ({@code s}) live in separate ranges so that rebuilding the in-memory index at
  * open reads only the small state records, and a lease rewrites a few dozen bytes, not the body. Sequence
- * numbers are big-endian so a range scan visits messages in send order. Queue id 0 holds shard-level keys
- * such as the applied log index.
+ * numbers are big-endian so a range scan visits messages in send order. Queue id 0 holds shard-level keys:
+ * the applied log index ({@code i}), the apply digest ({@code h}) and the applied entry ids ({@code r writer(8)},
+ * {@link EntryIds}).
  */
 public final class PartitionKeys {
     static final byte CONFIG = 'c';
@@ -254,6 +255,20 @@ public final class PartitionKeys {
     /** Shard-level key holding the last applied log index (queue id 0 is never a real queue). */
     public static byte[] appliedIndexKey() {
         return ByteBuffer.allocate(PREFIX_LENGTH + 1).putLong(0).putInt(0).put((byte) 'i').array();
+    }
+
+    /** A writer's record in the shard's table of applied entry ids ({@link EntryIds}): a shard-level key. */
+    static byte[] entryIdKey(long writer) {
+        return ByteBuffer.allocate(PREFIX_LENGTH + 9).putLong(0).putInt(0).put((byte) 'r').putLong(writer).array();
+    }
+
+    /** Where the entry-id records start (inclusive) and end (exclusive). */
+    static byte[] entryIdsStart() {
+        return ByteBuffer.allocate(PREFIX_LENGTH + 1).putLong(0).putInt(0).put((byte) 'r').array();
+    }
+
+    static byte[] entryIdsEnd() {
+        return ByteBuffer.allocate(PREFIX_LENGTH + 1).putLong(0).putInt(0).put((byte) 's').array();
     }
 
     /** The shard's apply digest ({@code ShardStore#applied}): a shard-level key, like the applied index. */

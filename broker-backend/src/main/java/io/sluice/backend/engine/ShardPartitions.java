@@ -56,10 +56,37 @@ public final class ShardPartitions {
     /** A test's stand-in for a bug in the engine: throws for the commands it chooses. */
     private volatile Consumer<CommandCodec.Addressed> applyFault = a -> { };
 
+    /** The entries applied, by id: an entry the log holds twice is applied once. */
+    private final EntryIds entryIds;
+
     /** @param name how log lines name this shard */
     public ShardPartitions(ShardStore store, String name) {
         this.store = store;
         this.name = name;
+        this.entryIds = EntryIds.load(store);
+    }
+
+    /**
+     * As {@link #apply(List, long, long, boolean)}, for an entry with an id: one applied before under the same id (a
+     * Raft call its log holds twice) changes nothing but the id table, and each of its commands is answered
+     * InternalError, as an outcome unknown (the first application's answer is not kept).
+     */
+    public List<PartitionOutcome> apply(CommandCodec.Batch batch, long timeMillis, long index, boolean sync) {
+        List<Mutation> ids = new ArrayList<>(1);
+        if (entryIds.admit(batch.writer(), batch.entry(), index, timeMillis, ids)) {
+            return apply(batch.commands(), timeMillis, index, sync, ids);
+        }
+        LOG.warn("shard {}: entry {} is entry {} of writer {} again (or too old to tell): not applied twice; its {}"
+                + " commands are answered InternalError", name, index, batch.entry(),
+                Long.toHexString(batch.writer()), batch.commands().size());
+        store.write(ids, index, sync);
+        List<PartitionOutcome> outcomes = new ArrayList<>(batch.commands().size());
+        for (int i = 0; i < batch.commands().size(); i++) {
+            outcomes.add(new PartitionOutcome(new PartitionResponse.Rejected(SqsError.INTERNAL_FAILURE.withMessage(
+                    "This request reached its shard twice; its first outcome is not known here. Retry.")),
+                    List.of(), List.of()));
+        }
+        return outcomes;
     }
 
     /**
@@ -72,7 +99,13 @@ public final class ShardPartitions {
      * @throws StorageException the store failed: the caller must stop
      */
     public List<PartitionOutcome> apply(List<CommandCodec.Addressed> batch, long timeMillis, long index, boolean sync) {
-        List<Mutation> mutations = new ArrayList<>();
+        List<Mutation> ids = new ArrayList<>(1);
+        entryIds.admit(0, 0, index, timeMillis, ids); // no id; the table's pruning still runs at its entries
+        return apply(batch, timeMillis, index, sync, ids);
+    }
+
+    private List<PartitionOutcome> apply(List<CommandCodec.Addressed> batch, long timeMillis, long index,
+                                         boolean sync, List<Mutation> mutations) {
         List<PartitionOutcome> outcomes = new ArrayList<>(batch.size());
         Set<PartitionId> broken = new HashSet<>();
         for (CommandCodec.Addressed a : batch) {

@@ -54,6 +54,17 @@ public final class ShardClient implements AutoCloseable {
     private record Pending(PartitionId partition, byte[] encoded, CompletableFuture<PartitionOutcome> done) {
     }
 
+    /** The commands of one entry, and its number among this client's entries. */
+    private record Entry(long number, List<Pending> commands) {
+    }
+
+    /**
+     * This client's entries' writer id (random, never 0): with an entry's number, its id, which the shard applies
+     * once however many times its log holds it (EntryIds: Ratis' retry cache does not survive a restart or a
+     * snapshot, and a call retried to a replica that lost it is appended again).
+     */
+    private final long writer = newWriterId();
+
     private final RaftGroup group;
     private final RaftTransport transport;
     private final LocalLeaders local;
@@ -126,7 +137,7 @@ public final class ShardClient implements AutoCloseable {
                     + " bytes does not fit a shard log entry (" + maxEntryBytes + " bytes)"));
             return done;
         }
-        List<Pending> batch;
+        Entry batch;
         synchronized (this) {
             queue.add(new Pending(partition, encoded, done));
             batch = takeBatchIfAllowed();
@@ -138,7 +149,7 @@ public final class ShardClient implements AutoCloseable {
     }
 
     /** Caller holds the lock. */
-    private List<Pending> takeBatchIfAllowed() {
+    private Entry takeBatchIfAllowed() {
         if (queue.isEmpty() || inFlight >= maxInFlight) {
             return null;
         }
@@ -153,7 +164,16 @@ public final class ShardClient implements AutoCloseable {
         inFlight++;
         entriesSent++;
         commandsSent += batch.size();
-        return batch;
+        return new Entry(entriesSent, batch);
+    }
+
+    private static long newWriterId() {
+        long id;
+        do {
+            java.util.UUID random = java.util.UUID.randomUUID(); // SecureRandom: unique across processes too
+            id = random.getMostSignificantBits() ^ random.getLeastSignificantBits();
+        } while (id == 0);
+        return id;
     }
 
     private RaftClient newClient() {
@@ -200,11 +220,13 @@ public final class ShardClient implements AutoCloseable {
                 });
     }
 
-    private void send(List<Pending> batch) {
+    private void send(Entry next) {
+        List<Pending> batch = next.commands();
         RaftClient used = client;
         CompletableFuture<RaftClientReply> reply;
         try {
-            byte[] encoded = CommandCodec.join(batch.stream().map(Pending::encoded).toList());
+            byte[] encoded = CommandCodec.join(writer, next.number(),
+                    batch.stream().map(Pending::encoded).toList());
             Message entry = Message.valueOf(ByteString.copyFrom(encoded));
             // not led here (or refused before its append): over the network, with the client's retries
             reply = LocalLeaders.send(local, group.getGroupId(), entry, false, () -> used.async().send(entry),
@@ -216,17 +238,17 @@ public final class ShardClient implements AutoCloseable {
             if (error != null) {
                 replaceIfClosed(used, error);
             }
-            List<Pending> next;
+            Entry following;
             try {
                 complete(used, batch, r, error);
             } finally { // whatever completing did, the slot is freed
                 synchronized (this) {
                     inFlight--;
-                    next = takeBatchIfAllowed();
+                    following = takeBatchIfAllowed();
                 }
             }
-            if (next != null) {
-                send(next);
+            if (following != null) {
+                send(following);
             }
         }, completions);
     }

@@ -54,7 +54,9 @@ import org.slf4j.LoggerFactory;
  *   <li>{@link #applyTransaction} applies every command of the entry to its partition's engine, writes all their
  *       mutations and the entry's index in <em>one</em> WriteBatch, and answers the outcomes in order
  *       ({@link OutcomeCodec}). An entry at or below the stored applied index (already durable before a restart)
- *       is skipped: replay after a crash re-applies exactly the entries the store lost.</li>
+ *       is skipped: replay after a crash re-applies exactly the entries the store lost. An entry whose id
+ *       ({@code ShardClient}'s writer and entry number) was applied before is not applied again
+ *       ({@code EntryIds}): Ratis' retry cache forgets calls across a restart or a snapshot, this table does not.</li>
  *   <li>Domain errors are answers; a command that throws anyway is answered InternalError on every replica alike;
  *       a storage failure stops the process (fail-stop) rather than let this replica diverge.</li>
  *   <li>Effects reach listeners only on the leader (only the primary executes them).</li>
@@ -215,9 +217,9 @@ public final class ShardStateMachine extends BaseStateMachine {
     @Override
     public TransactionContext startTransaction(RaftClientRequest request) throws IOException {
         ByteString batch = request.getMessage().getContent();
-        List<CommandCodec.Addressed> decoded;
+        CommandCodec.Batch decoded;
         try {
-            decoded = CommandCodec.decode(batch.toByteArray()); // refuse what does not decode: it never reaches the log
+            decoded = CommandCodec.decodeBatch(batch.toByteArray()); // what does not decode never reaches the log
         } catch (RuntimeException e) {
             throw new IOException("not a command batch: " + e.getMessage(), e);
         }
@@ -235,10 +237,9 @@ public final class ShardStateMachine extends BaseStateMachine {
         ByteString data = entry.getStateMachineLogEntry().getLogData();
         synchronized (this) {
             long leaderTime = data.substring(0, 8).asReadOnlyByteBuffer().getLong();
-            @SuppressWarnings("unchecked")
-            List<CommandCodec.Addressed> batch = trx.getStateMachineContext() instanceof List<?> decoded
-                    ? (List<CommandCodec.Addressed>) decoded // the leader decoded it in startTransaction
-                    : CommandCodec.decode(data.substring(8).toByteArray());
+            CommandCodec.Batch batch = trx.getStateMachineContext() instanceof CommandCodec.Batch decoded
+                    ? decoded // the leader decoded it in startTransaction
+                    : CommandCodec.decodeBatch(data.substring(8).toByteArray());
             // Every replica computes the answer: Ratis keeps each replica's reply in its retry cache, and a client
             // that retries a committed request on a new leader gets the reply cached there (OutcomeReply).
             List<PartitionOutcome> outcomes;
@@ -254,7 +255,7 @@ public final class ShardStateMachine extends BaseStateMachine {
             // committed on a majority: durable as the shard's contract says
             core.durable(ShardPartitions.effectsOf(outcomes), trx.getServerRole() == RaftPeerRole.LEADER);
             return CompletableFuture.completedFuture(new OutcomeReply(String.valueOf(getGroupId()), core::withBodies,
-                    batch, outcomes));
+                    batch.commands(), outcomes));
         }
     }
 

@@ -223,7 +223,12 @@ public final class ShardCore implements AutoCloseable {
      * @return the outcomes in order, or null when the store holds the entry already (replayed after a restart)
      * @throws io.sluice.backend.storage.StorageException the store failed: memory may no longer match the disk
      */
-    public synchronized List<PartitionOutcome> apply(List<CommandCodec.Addressed> batch, long leaderTime, long index) {
+    public List<PartitionOutcome> apply(List<CommandCodec.Addressed> batch, long leaderTime, long index) {
+        return apply(CommandCodec.Batch.anonymous(batch), leaderTime, index);
+    }
+
+    /** As {@link #apply(List, long, long)}, for an entry with an id: applied once however often the log holds it. */
+    public synchronized List<PartitionOutcome> apply(CommandCodec.Batch batch, long leaderTime, long index) {
         if (partitions == null) {
             throw new IllegalStateException("shard " + name + " is closed");
         }

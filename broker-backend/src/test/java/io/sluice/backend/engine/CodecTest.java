@@ -55,6 +55,23 @@ class CodecTest {
         assertEquals(batch, CommandCodec.decode(CommandCodec.encode(batch)));
     }
 
+    /** Version 2 carries the entry's id; version 1 (logged before ids) decodes as an entry without one. */
+    @Test
+    void anEntryCarriesItsIdAndOneWithoutAnIdStillDecodes() {
+        List<CommandCodec.Addressed> batch = everyCommand();
+        List<byte[]> pieces = batch.stream().map(CommandCodec::encodeOne).toList();
+        CommandCodec.Batch withId = CommandCodec.decodeBatch(CommandCodec.join(-42, 7, pieces));
+        assertEquals(new CommandCodec.Batch(-42, 7, batch), withId);
+        byte[] v1 = CommandCodec.join(pieces);
+        assertEquals(1, v1[0], "no id: the version 1 layout, as logged before ids existed");
+        assertEquals(CommandCodec.Batch.anonymous(batch), CommandCodec.decodeBatch(v1));
+        assertEquals(CommandCodec.join(pieces).length + CommandCodec.BATCH_HEADER_BYTES - 5,
+                CommandCodec.join(1, 1, pieces).length, "the header bound covers the id");
+        byte[] noEntry = CommandCodec.join(5, 1, pieces);
+        noEntry[16] = 0; // entry number 1 -> 0: an id that no writer makes
+        assertThrows(IllegalArgumentException.class, () -> CommandCodec.decodeBatch(noEntry));
+    }
+
     @Test
     void everyResponseTypeRoundTripsAndRepliesCarryNoBodies(@TempDir Path dir) {
         try (EngineFixture q = new EngineFixture(dir, PartitionConfig.STANDARD_DEFAULTS)) {

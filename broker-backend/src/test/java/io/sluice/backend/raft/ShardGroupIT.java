@@ -241,6 +241,54 @@ class ShardGroupIT {
                 .delivered().size(), "the stamp is bound to the store's last one: the lease holds");
     }
 
+    static List<PartitionOutcome> submitEntry(RaftClient client, byte[] entry) throws IOException {
+        RaftClientReply reply = client.io().send(Message.valueOf(ByteString.copyFrom(entry)));
+        if (!reply.isSuccess()) {
+            throw new IOException("not committed", reply.getException());
+        }
+        return OutcomeCodec.decode(reply.getMessage().getContent().toByteArray());
+    }
+
+    /**
+     * An entry the log holds twice is applied once. Here the same entry (same writer, same number) goes through two
+     * clients, so Ratis' retry cache, which knows calls by client, cannot tell; in the field, it is a call retried to
+     * a replica that restarted from a snapshot, whose retry cache knows nothing the snapshot covers. The second copy
+     * is answered InternalError and stores nothing, on every replica alike; the writer's next entry applies; and
+     * after every replica restarted (a cold retry cache everywhere) the first entry is still refused.
+     */
+    @Test
+    void anEntryTheLogHoldsTwiceIsAppliedOnce() throws Exception {
+        startGroup();
+        RaftClient one = client(40);
+        RaftClient other = client(40);
+        submit(one, List.of(at(P, new PartitionCommand.Configure(PartitionConfig.STANDARD_DEFAULTS))));
+        long writer = 0x5EED;
+        byte[] first = CommandCodec.join(writer, 1, List.of(CommandCodec.encodeOne(
+                at(P, new PartitionCommand.Send(List.of(NewMessage.of("m1", "once")))))));
+
+        assertInstanceOf(PartitionResponse.Sent.class, submitEntry(one, first).get(0).response());
+        PartitionResponse again = submitEntry(other, first).get(0).response();
+        assertInstanceOf(PartitionResponse.Rejected.class, again, "the same entry applied twice: " + again);
+        assertEquals(io.sluice.common.SqsError.INTERNAL_FAILURE, ((PartitionResponse.Rejected) again).failure().error());
+        byte[] second = CommandCodec.join(writer, 2, List.of(CommandCodec.encodeOne(
+                at(P, new PartitionCommand.Send(List.of(NewMessage.of("m2", "next")))))));
+        assertInstanceOf(PartitionResponse.Sent.class, submitEntry(other, second).get(0).response());
+        awaitSameState(List.of("r1", "r2", "r3"));
+
+        for (RaftServer server : servers.values()) {
+            server.close();
+        }
+        for (String id : List.copyOf(servers.keySet())) {
+            start(id);
+        }
+        assertInstanceOf(PartitionResponse.Rejected.class, submitEntry(client(40), first).get(0).response(),
+                "the table survives a restart of every replica");
+        List<String> bodies = submit(client(40), List.of(at(P, new PartitionCommand.Receive(10, 60, null)))).get(0)
+                .delivered().stream().map(d -> d.message().body()).sorted().toList();
+        assertEquals(List.of("next", "once"), bodies, "each message stored once");
+        awaitSameState(List.of("r1", "r2", "r3"));
+    }
+
     /**
      * A command that throws while applied (a bug: the engine answers domain errors as values) is answered InternalError
      * on every replica alike, the rest of its entry applies, and the group goes on; a storage failure stops the
