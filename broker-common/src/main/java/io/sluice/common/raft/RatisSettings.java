@@ -35,7 +35,7 @@ import org.apache.ratis.util.TimeDuration;
  *   <li>log segments of 8 MB, at most 2 cached per group (defaults: 32 MB and 6, i.e. up to ~200 MB of heap per
  *       group): a backend hosts tens of groups in a bounded heap; a follower lagging past the cache is served from
  *       the segment files (or a snapshot);</li>
- *   <li>a leader's appends to a follower at least {@link #APPEND_SPACING_MS} apart (Ratis' default; settable):
+ *   <li>a leader's appends to a follower at least {@link #APPEND_SPACING_MS} apart (10 ms; Ratis' default 1 ms):
  *       entries that come sooner go together in the next append.</li>
  * </ul>
  */
@@ -87,17 +87,16 @@ public final class RatisSettings {
 
     /**
      * The shortest time between two appends a leader sends one follower (Ratis' {@code
-     * raft.server.log.appender.wait-time.min}): Ratis' default, 1 ms. An entry that finds the last append to a follower
-     * sent longer ago than this goes at once; one that comes sooner waits out the rest, and the entries that arrive
-     * meanwhile go with it in one append. Each append costs the follower a gRPC message and its executor, a forced log
-     * write and a reply whatever it carries, so a longer spacing cuts the replicated path's CPU under load: 10 ms
-     * against 1 ms, 3-node combined cluster at 8 producers / 8 consumers, two interleaved series: 1.23x and 1.18x the
-     * rate at 0.78x and 0.83x the CPU per message, ~7-8 ms more median latency at light load (docs/performance.md,
-     * "Fewer, fuller appends"). Not the default yet: the 30-minute nemesis has an open finding (a message delivered
-     * twice inside its visibility window after a split, docs/reliability.md) that its seed reproduces with either
-     * spacing; the spacing becomes the default once a run is clean. Set {@link #APPEND_SPACING_PROPERTY} to use it.
+     * raft.server.log.appender.wait-time.min}; Ratis' default is 1 ms). An entry that finds the last append to a
+     * follower sent longer ago than this goes at once; one that comes sooner waits out the rest, and the entries that
+     * arrive meanwhile go with it in one append. Each append costs the follower a gRPC message and its executor, a
+     * forced log write and a reply whatever it carries, so a longer spacing cuts the replicated path's CPU under load:
+     * 10 ms against 1 ms, 3-node combined cluster at 8 producers / 8 consumers, two interleaved series: 1.23x and 1.18x
+     * the rate at 0.78x and 0.83x the CPU per message, ~7-8 ms more median latency at light load (docs/performance.md,
+     * "Fewer, fuller appends"). The default since the 30-minute nemesis ran clean with it (docs/reliability.md,
+     * Figures); {@link #APPEND_SPACING_PROPERTY} sets another.
      */
-    public static final int APPEND_SPACING_MS = 1;
+    public static final int APPEND_SPACING_MS = 10;
 
     /** A JVM system property that overrides {@link #APPEND_SPACING_MS} (benchmarks compare settings with it). */
     public static final String APPEND_SPACING_PROPERTY = "sluice.raft.append-spacing-ms";
