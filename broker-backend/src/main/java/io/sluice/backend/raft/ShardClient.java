@@ -63,7 +63,14 @@ public final class ShardClient implements AutoCloseable {
      * once however many times its log holds it (EntryIds: Ratis' retry cache does not survive a restart or a
      * snapshot, and a call retried to a replica that lost it is appended again).
      */
-    private final long writer = newWriterId();
+    private final long writer = writerId(System.getProperty(ENTRY_IDS_PROPERTY));
+
+    /**
+     * A JVM system property: {@code false} makes this process's shard clients write entries without ids (the log
+     * format of releases before 2026-12-08, which older replicas can read) for the rolling upgrade from such a
+     * release (operations.md, Rolling upgrade). Default true.
+     */
+    public static final String ENTRY_IDS_PROPERTY = "sluice.shard.entry-ids";
 
     private final RaftGroup group;
     private final RaftTransport transport;
@@ -167,7 +174,11 @@ public final class ShardClient implements AutoCloseable {
         return new Entry(entriesSent, batch);
     }
 
-    private static long newWriterId() {
+    /** A new writer id, or 0 (entries without ids) when {@code entryIds} is "false". */
+    static long writerId(String entryIds) {
+        if ("false".equalsIgnoreCase(entryIds)) {
+            return 0;
+        }
         long id;
         do {
             java.util.UUID random = java.util.UUID.randomUUID(); // SecureRandom: unique across processes too
