@@ -3,18 +3,20 @@ package io.sluice.backend.engine;
 import io.sluice.backend.storage.ShardStore;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
  * The entries a shard has applied, by id ({@code writer}, {@code entry}: {@code CommandCodec.Batch}), so that an entry
- * its log holds twice is applied once. Ratis deduplicates a retried call through its retry cache, but that cache
- * lives in memory and is filled only by the entries a replica applied since it started: a replica restarted from a
- * snapshot, or given one by its leader, knows nothing of the calls the snapshot covers, and appends such a call again
- * when it leads and the call is retried to it. The nemesis test saw the result (one Send stored twice under one
- * message id, docs/reliability.md). This table is the shard's own record, replicated like the rest of its state: the
- * same on every replica, written in the entry's own WriteBatch, part of every snapshot.
+ * its log holds twice is applied once. Ratis deduplicates a retried call through its retry cache, but not always: the
+ * 30-minute nemesis saw 10-11 calls appended a second time per run (in the cases read closely, by a leader that had
+ * applied the first copy and had not restarted; how, not pinned down), and one Send stored twice under one message id
+ * before this table (docs/reliability.md). The cache is also in memory only, filled by the entries a replica applied
+ * since it started, so a replica restarted from a snapshot knows nothing of the calls the snapshot covers. This table
+ * is the shard's own record, replicated like the rest of its state: the same on every replica, written in the entry's
+ * own WriteBatch, part of every snapshot.
  *
  * <p>Per writer: the highest entry number applied, which of the {@link #WINDOW} numbers below it were applied
  * (a bitmap), and the leader time of its last entry. A writer keeps at most a few entries outstanding and retries
@@ -132,7 +134,7 @@ public final class EntryIds {
     /** Shifts the bitmap towards older entries by {@code by} places (bit i becomes bit i + by). */
     private static void shift(long[] seen, long by) {
         if (by >= WINDOW) {
-            java.util.Arrays.fill(seen, 0);
+            Arrays.fill(seen, 0);
             return;
         }
         int words = (int) (by / 64);

@@ -18,6 +18,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.SortedSet;
 import java.util.TreeSet;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
@@ -60,8 +61,8 @@ public final class ShardClient implements AutoCloseable {
 
     /**
      * This client's entries' writer id (random, never 0): with an entry's number, its id, which the shard applies
-     * once however many times its log holds it (EntryIds: Ratis' retry cache does not survive a restart or a
-     * snapshot, and a call retried to a replica that lost it is appended again).
+     * once however many times its log holds it (EntryIds: Ratis appends some retried calls a second time, and its
+     * retry cache does not survive a restart or a snapshot).
      */
     private final long writer = writerId(System.getProperty(ENTRY_IDS_PROPERTY));
 
@@ -181,7 +182,7 @@ public final class ShardClient implements AutoCloseable {
         }
         long id;
         do {
-            java.util.UUID random = java.util.UUID.randomUUID(); // SecureRandom: unique across processes too
+            UUID random = UUID.randomUUID(); // SecureRandom: unique across processes too
             id = random.getMostSignificantBits() ^ random.getLeastSignificantBits();
         } while (id == 0);
         return id;

@@ -56,7 +56,7 @@ import org.slf4j.LoggerFactory;
  *       ({@link OutcomeCodec}). An entry at or below the stored applied index (already durable before a restart)
  *       is skipped: replay after a crash re-applies exactly the entries the store lost. An entry whose id
  *       ({@code ShardClient}'s writer and entry number) was applied before is not applied again
- *       ({@code EntryIds}): Ratis' retry cache forgets calls across a restart or a snapshot, this table does not.</li>
+ *       ({@code EntryIds}): Ratis' retry cache misses some retried calls, and forgets all across a restart.</li>
  *   <li>Domain errors are answers; a command that throws anyway is answered InternalError on every replica alike;
  *       a storage failure stops the process (fail-stop) rather than let this replica diverge.</li>
  *   <li>Effects reach listeners only on the leader (only the primary executes them).</li>
